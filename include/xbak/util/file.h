@@ -1,0 +1,82 @@
+// Thin RAII layer over POSIX file descriptors. All reads and writes are
+// "full": they loop over short reads/writes and EINTR, so callers never see a
+// partial transfer except at end of file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.Release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) { Reset(); fd_ = o.Release(); }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release() { int f = fd_; fd_ = -1; return f; }
+  void Reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// A file opened for reading or writing, remembering its path for error messages.
+class File {
+ public:
+  static Result<File> OpenRead(const std::string& path);
+  // Creates a new file (fails if it exists) with mode 0640 (before umask).
+  static Result<File> CreateNew(const std::string& path);
+  // Opens for writing, creating it if needed; does not truncate.
+  static Result<File> OpenWrite(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+
+  // Reads up to n bytes at offset; returns the count, short only at EOF.
+  Result<size_t> PRead(void* buf, size_t n, uint64_t offset) const;
+  Status PWrite(const void* buf, size_t n, uint64_t offset);
+  // Sequential write at the current position.
+  Status Write(const void* buf, size_t n);
+  Status Sync();
+  Status Truncate(uint64_t size);
+  Result<uint64_t> Size() const;
+  Status Close();
+
+ private:
+  File(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
+
+// Creates every missing directory of `path` with mode 0750 (before umask).
+Status MakeDirs(const std::string& path);
+// fsync() on a directory, so that a rename or create inside it is durable.
+Status SyncDir(const std::string& path);
+// Writes `content` to path via a temporary file, fsync and rename: readers see
+// either the old file or the complete new one, never a torn one.
+Status WriteFileAtomic(const std::string& path, std::string_view content);
+Result<std::string> ReadSmallFile(const std::string& path, size_t limit = 1 << 20);
+bool PathExists(const std::string& path);
+// True if `path` does not exist or is an empty directory.
+Result<bool> IsEmptyOrMissingDir(const std::string& path);
+// Joins two path parts with exactly one '/'.
+std::string JoinPath(std::string_view a, std::string_view b);
+
+}  // namespace xbak

@@ -1,0 +1,195 @@
+#include "xbak/util/file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+namespace xbak {
+
+void UniqueFd::Reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Result<File> File::OpenRead(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", path, errno);
+  return File(UniqueFd(fd), path);
+}
+
+Result<File> File::CreateNew(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+  if (fd < 0) return ErrnoError("create", path, errno);
+  return File(UniqueFd(fd), path);
+}
+
+Result<File> File::OpenWrite(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return ErrnoError("open for writing", path, errno);
+  return File(UniqueFd(fd), path);
+}
+
+Result<size_t> File::PRead(void* buf, size_t n, uint64_t offset) const {
+  auto* p = static_cast<char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd_.get(), p + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("read", path_ + " at offset " + std::to_string(offset + done), errno);
+    }
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+Status File::PWrite(const void* buf, size_t n, uint64_t offset) {
+  const auto* p = static_cast<const char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = ::pwrite(fd_.get(), p + done, n - done, static_cast<off_t>(offset + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write", path_ + " at offset " + std::to_string(offset + done), errno);
+    }
+    done += static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status File::Write(const void* buf, size_t n) {
+  const auto* p = static_cast<const char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = ::write(fd_.get(), p + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write", path_, errno);
+    }
+    done += static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status File::Sync() {
+  if (::fdatasync(fd_.get()) != 0) return ErrnoError("fsync", path_, errno);
+  return Status::Ok();
+}
+
+Status File::Truncate(uint64_t size) {
+  if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return ErrnoError("truncate", path_, errno);
+  return Status::Ok();
+}
+
+Result<uint64_t> File::Size() const {
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat", path_, errno);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status File::Close() {
+  int fd = fd_.Release();
+  if (fd >= 0 && ::close(fd) != 0) return ErrnoError("close", path_, errno);
+  return Status::Ok();
+}
+
+Status MakeDirs(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    cur = path.substr(0, pos);
+    if (cur.empty()) continue;
+    if (::mkdir(cur.c_str(), 0750) != 0 && errno != EEXIST) return ErrnoError("mkdir", cur, errno);
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
+  if (!S_ISDIR(st.st_mode)) return Error(ErrorCode::kIo, path + " exists and is not a directory");
+  return Status::Ok();
+}
+
+Status SyncDir(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open directory", path, errno);
+  UniqueFd guard(fd);
+  if (::fsync(fd) != 0) return ErrnoError("fsync directory", path, errno);
+  return Status::Ok();
+}
+
+static std::string DirName(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view content) {
+  std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());
+  XBAK_ASSIGN_OR_RETURN(File f, File::CreateNew(tmp));
+  Status st = f.Write(content.data(), content.size());
+  if (st.ok()) st = f.Sync();
+  if (st.ok()) st = f.Close();
+  if (!st.ok()) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("rename to", path, err);
+  }
+  return SyncDir(DirName(path));
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+  if (size > limit) {
+    return Error(ErrorCode::kInvalidArgument,
+                 path + " is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) +
+                     " expected for this file");
+  }
+  std::string out(size, '\0');
+  XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(out.data(), out.size(), 0));
+  out.resize(n);
+  return out;
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+Result<bool> IsEmptyOrMissingDir(const std::string& path) {
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return true;
+    return ErrnoError("open directory", path, errno);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> guard(d, ::closedir);
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") return false;
+  }
+  return true;
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  while (!b.empty() && b.front() == '/') b.remove_prefix(1);
+  out += '/';
+  out += b;
+  return out;
+}
+
+}  // namespace xbak
