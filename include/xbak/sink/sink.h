@@ -1,0 +1,42 @@
+// Where a backup's files go. The copy threads see only this interface: a
+// directory on disk, an xbstream on stdout, or N FIFOs all look the same.
+// A file is written sequentially from offset 0 (or with explicit offsets for
+// formats that need to patch a header later) and then closed; a file that was
+// never closed is not part of the backup.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+class SinkFile {
+ public:
+  virtual ~SinkFile() = default;
+  // Appends n bytes. Thread-compatible: one thread per SinkFile at a time.
+  virtual Status Write(const void* data, size_t n) = 0;
+  // Marks the file complete. After Close the object must not be used.
+  virtual Status Close() = 0;
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Creates `relpath` (a path relative to the backup root, '/'-separated, no
+  // "..") for writing. Thread-safe: copy threads call it concurrently.
+  virtual Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) = 0;
+  // Makes everything written so far durable (fsync / flush of the stream).
+  virtual Status Flush() = 0;
+  // Human-readable description for messages, e.g. "directory /backups/full".
+  virtual std::string Describe() const = 0;
+};
+
+// Writes files under `root`, which must be empty or missing (it is created).
+// Files are created with O_EXCL, so nothing pre-existing is ever overwritten.
+Result<std::unique_ptr<Sink>> MakeDirectorySink(const std::string& root);
+
+}  // namespace xbak
