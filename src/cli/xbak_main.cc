@@ -1,1 +1,212 @@
-int main() { return 0; }
+// xbak: hot backup for MariaDB 10.11 InnoDB. Option names follow
+// xtrabackup/mariabackup so operators can switch without relearning.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "xbak/backup/backup.h"
+#include "xbak/backup/copy_back.h"
+#include "xbak/util/log.h"
+#include "xbak/util/options_file.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: xbak MODE [OPTIONS]\n"
+    "Hot backup of a running MariaDB 10.11 server (InnoDB, Aria, MyISAM, ...).\n\n"
+    "Modes:\n"
+    "  --backup       copy a running server into --target-dir (or --stream=xbstream to stdout)\n"
+    "  --prepare      make a backup consistent (not implemented yet: use mariabackup --prepare)\n"
+    "  --copy-back    restore a prepared backup into an empty --datadir\n"
+    "  --move-back    like --copy-back, but moves the files\n\n"
+    "Option files: --defaults-file=F replaces ~/.my.cnf; groups [client] and [xbak] give the\n"
+    "connection, [mysqld]/[mariadbd] give datadir for --copy-back. The password may also come from\n"
+    "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
+
+std::string DefaultsFileFromArgs(int argc, char** argv, bool* no_defaults) {
+  std::string f;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.rfind("--defaults-file=", 0) == 0) f = a.substr(16);
+    if (a == "--no-defaults") *no_defaults = true;
+  }
+  return f;
+}
+
+// Overwrites a password given on the command line in our own argv, as the
+// mysql clients do, so it does not show in `ps`. Returns the command line
+// with the password masked, for xtrabackup_info.
+std::string MaskPassword(int argc, char** argv) {
+  std::string cmd;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    char* secret = nullptr;
+    if (a.rfind("--password=", 0) == 0) secret = argv[i] + 11;
+    else if (a.rfind("-p", 0) == 0 && a.size() > 2 && a[1] == 'p') secret = argv[i] + 2;
+    std::string shown = a;
+    if (secret != nullptr) {
+      shown = a.substr(0, static_cast<size_t>(secret - argv[i])) + "...";
+      for (char* c = secret; *c; c++) *c = 'x';
+    }
+    cmd += (cmd.empty() ? "" : " ") + shown;
+  }
+  return cmd;
+}
+
+int Fail(const xbak::Status& st) {
+  xbak::LogError(st.message());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader of our stdout/FIFO that goes away must give a clear EPIPE error,
+  // not kill us silently with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  std::string tool_command = MaskPassword(argc, argv);
+
+  po::options_description modes("Modes");
+  modes.add_options()("backup", "take a backup")("prepare", "prepare a backup")(
+      "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
+      "help", "show this help")("version", "show the version");
+
+  po::options_description conn("Connection (also from [client]/[xbak] in option files)");
+  conn.add_options()("user,u", po::value<std::string>(), "user name")(
+      "password,p", po::value<std::string>(), "password (prefer MYSQL_PWD or an option file)")(
+      "host,H", po::value<std::string>(), "server host (the server must be on this machine)")(
+      "port,P", po::value<unsigned>(), "TCP port")("socket,S", po::value<std::string>(), "unix socket")(
+      "defaults-file", po::value<std::string>(), "read options only from this file")(
+      "no-defaults", "read no option file");
+
+  po::options_description general("Backup and restore");
+  general.add_options()("target-dir", po::value<std::string>(), "backup directory")(
+      "datadir,h", po::value<std::string>(), "server datadir (default: asked from the server)")(
+      "parallel", po::value<int>()->default_value(1), "copy threads")(
+      "stream", po::value<std::string>(), "xbstream: write the backup to stdout as an xbstream")(
+      "slave-info", "record the replication position of this replica in xtrabackup_slave_info")(
+      "lock-wait-timeout", po::value<unsigned>()->default_value(0),
+      "seconds BACKUP STAGE may wait for a lock (0: server default)")(
+      "log-copy-timeout", po::value<unsigned>()->default_value(60),
+      "fail if the redo log copy makes no progress for this many seconds")(
+      "page-retries", po::value<int>()->default_value(10), "re-reads of a page with a bad checksum")(
+      "apply-log-only", "accepted for compatibility (prepare)")(
+      "force-non-empty-directories", "copy-back into a non-empty datadir (never overwrites files)")(
+      "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
+      "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
+      "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
+      "progress-interval", po::value<unsigned>()->default_value(2), "seconds between progress lines (0: none)");
+
+  po::options_description all;
+  all.add(modes).add(conn).add(general);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    bool no_defaults = false;
+    std::string defaults = DefaultsFileFromArgs(argc, argv, &no_defaults);
+    if (!no_defaults) {
+      std::string file = defaults;
+      bool must = !file.empty();
+      if (file.empty() && std::getenv("HOME")) file = std::string(std::getenv("HOME")) + "/.my.cnf";
+      if (!file.empty()) {
+        // Connection options from the client groups, paths from the server
+        // groups; [xbak] last so it wins.
+        auto client = xbak::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
+        auto server = xbak::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
+        if (!client.ok()) return Fail(client.status());
+        if (!server.ok()) return Fail(server.status());
+        std::vector<std::string> args;
+        auto take = [&](const xbak::OptionMap& m, std::initializer_list<const char*> keys) {
+          for (const char* k : keys) {
+            auto it = m.find(k);
+            if (it != m.end()) args.push_back(std::string("--") + k + "=" + it->second.value);
+          }
+        };
+        take(client.value(), {"user", "password", "host", "port", "socket"});
+        take(server.value(), {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir",
+                              "innodb-undo-directory"});
+        // Command-line values were stored first and win.
+        po::store(po::command_line_parser(args).options(all).run(), vm);
+      }
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "xbak: " << e.what() << "\n(see xbak --help)\n";
+    return 2;
+  }
+
+  if (vm.count("help")) {
+    std::cout << kUsage << all << "\n";
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "xbak " << XBAK_VERSION << "\n";
+    return 0;
+  }
+  int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
+                                vm.count("move-back"));
+  if (nmodes != 1) {
+    std::cerr << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back (see --help)\n";
+    return 2;
+  }
+  auto str = [&](const char* k) { return vm.count(k) ? vm[k].as<std::string>() : std::string(); };
+  int parallel = vm["parallel"].as<int>();
+  if (parallel < 1 || parallel > 256) {
+    std::cerr << "xbak: --parallel must be between 1 and 256, got " << parallel << "\n";
+    return 2;
+  }
+
+  if (vm.count("backup")) {
+    xbak::BackupOptions o;
+    o.conn.user = str("user");
+    o.conn.password = str("password");
+    if (o.conn.password.empty() && std::getenv("MYSQL_PWD")) o.conn.password = std::getenv("MYSQL_PWD");
+    o.conn.host = str("host");
+    o.conn.port = vm.count("port") ? vm["port"].as<unsigned>() : 0;
+    o.conn.socket = str("socket");
+    o.target_dir = str("target-dir");
+    o.stream = str("stream");
+    if (!o.stream.empty() && o.stream != "xbstream" && o.stream != "mbstream") {
+      std::cerr << "xbak: --stream supports only xbstream, got '" << o.stream << "'\n";
+      return 2;
+    }
+    if (!o.stream.empty() && isatty(STDOUT_FILENO)) {
+      std::cerr << "xbak: --stream writes binary data to stdout; redirect it to a file or a pipe\n";
+      return 2;
+    }
+    o.datadir = str("datadir");
+    o.parallel = parallel;
+    o.slave_info = vm.count("slave-info") > 0;
+    o.page_retries = vm["page-retries"].as<int>();
+    o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
+    o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
+    o.tool_command = tool_command;
+    o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    xbak::Status st = xbak::RunBackup(o);
+    return st.ok() ? 0 : Fail(st);
+  }
+  if (vm.count("prepare")) {
+    xbak::LogError("xbak --prepare is not implemented yet. Prepare xbak's backups with "
+                   "`mariabackup --prepare --target-dir=DIR`: they are in mariabackup's format.");
+    return 3;
+  }
+  xbak::CopyBackOptions o;
+  o.backup_dir = str("target-dir");
+  o.datadir = str("datadir");
+  o.log_dir = str("innodb-log-group-home-dir");
+  o.data_home_dir = str("innodb-data-home-dir");
+  o.undo_dir = str("innodb-undo-directory");
+  o.move = vm.count("move-back") > 0;
+  o.force_non_empty = vm.count("force-non-empty-directories") > 0;
+  o.parallel = parallel;
+  xbak::Status st = xbak::RunCopyBack(o);
+  return st.ok() ? 0 : Fail(st);
+}

@@ -1,0 +1,38 @@
+// `xbak --backup`: a hot, consistent copy of a running MariaDB 10.11 server.
+//
+// The sequence (see docs/design.md):
+//  1. start following the redo log from the current checkpoint;
+//  2. BACKUP STAGE START; copy every InnoDB file page by page in parallel
+//     while the server keeps writing (the redo log covers the changes);
+//  3. BACKUP STAGE FLUSH, BLOCK_DDL: reconcile tables created, renamed or
+//     dropped meanwhile; copy the non-InnoDB files;
+//  4. BACKUP STAGE BLOCK_COMMIT: record the binlog/GTID position, make the
+//     redo copy reach the server's current LSN, stop it;
+//  5. BACKUP STAGE END; write the metadata, xtrabackup_checkpoints last.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "xbak/mysql/connection.h"
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct BackupOptions {
+  ConnectOptions conn;
+  std::string target_dir;   // destination directory (ignored with --stream)
+  std::string stream;       // "" (directory) or "xbstream" (to stdout)
+  std::string datadir;      // overrides @@datadir
+  int parallel = 1;
+  bool slave_info = false;
+  int page_retries = 10;
+  unsigned lock_wait_timeout_s = 0;  // 0: server default
+  unsigned log_wait_timeout_s = 60;  // no redo progress for this long fails the backup
+  std::string tool_command;          // for xtrabackup_info (password removed)
+  std::chrono::milliseconds progress_interval{2000};
+};
+
+Status RunBackup(const BackupOptions& opts);
+
+}  // namespace xbak

@@ -1,0 +1,25 @@
+// `xbak --copy-back` / `--move-back`: puts a prepared backup into an empty
+// datadir. Refuses a backup that was not prepared and a non-empty datadir
+// (unless forced), so it never overwrites data it was not told to.
+#pragma once
+
+#include <string>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct CopyBackOptions {
+  std::string backup_dir;     // --target-dir
+  std::string datadir;        // destination
+  std::string log_dir;        // innodb_log_group_home_dir (default: datadir)
+  std::string data_home_dir;  // innodb_data_home_dir (default: datadir)
+  std::string undo_dir;       // innodb_undo_directory (default: datadir)
+  bool move = false;          // --move-back: rename instead of copy
+  bool force_non_empty = false;
+  int parallel = 1;
+};
+
+Status RunCopyBack(const CopyBackOptions& opts);
+
+}  // namespace xbak

@@ -1,0 +1,70 @@
+// Where a server keeps its files, and which of them a backup takes. Built
+// from SHOW GLOBAL VARIABLES (or overridden by options), then used to list
+// the InnoDB tablespaces and the other files to copy.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct ServerLayout {
+  std::string datadir;        // absolute, no trailing '/'
+  std::string log_dir;        // directory of ib_logfile0
+  std::string data_home_dir;  // directory of the ibdata files
+  std::string undo_dir;
+  std::string aria_log_dir;
+  std::vector<std::string> system_files;  // ibdata1, ibdata2, ... (names as in data_file_path)
+  std::string data_file_path;             // innodb_data_file_path, verbatim
+  uint32_t page_size = 16384;
+  uint64_t log_file_size = 0;
+  uint32_t undo_tablespaces = 0;
+  std::string checksum_algorithm;
+  std::string compression_level;
+  std::string version;  // @@version
+};
+
+// Builds the layout from the server's variables; `datadir_override` (from
+// --datadir) wins over @@datadir. Relative directories are resolved against
+// the datadir, as the server does.
+Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string>& vars,
+                                         const std::string& datadir_override);
+
+// Parses "ibdata1:12M;ibdata2:50M:autoextend" into file names.
+Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec);
+
+// One file the backup copies. `rel` is its path inside the backup.
+struct SourceFile {
+  std::string path;  // absolute path on the server
+  std::string rel;   // path inside the backup, '/'-separated
+  uint64_t size = 0;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+struct InnodbFiles {
+  std::vector<SourceFile> system;      // ibdata*, in order (page numbers continue across them)
+  std::vector<SourceFile> undo;        // undo001...
+  std::vector<SourceFile> tablespaces; // db/t.ibd (file-per-table)
+};
+
+// Lists the InnoDB data files: system tablespace, undo tablespaces and every
+// db/*.ibd under the datadir. .isl (DATA DIRECTORY) tables are refused with a
+// clear error for now.
+Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout);
+
+// Lists the non-InnoDB files a backup must copy: table definitions and
+// non-transactional engines' files in each database directory, and the Aria
+// control file and logs.
+Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout);
+
+// True for the database directory names a backup skips.
+bool IsSkippedDatabaseDir(const std::string& name);
+
+}  // namespace xbak

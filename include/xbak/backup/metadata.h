@@ -1,0 +1,77 @@
+// The metadata files of a backup directory, in mariabackup's exact text
+// formats so that either tool can read what the other wrote:
+//   xtrabackup_checkpoints  (backup type and LSNs; written LAST, so its
+//                            presence means the backup is complete)
+//   xtrabackup_info         (who/when/what, for humans and tooling)
+//   xtrabackup_binlog_info  (binlog file, position and GTID at the copy point)
+//   backup-my.cnf           (server settings needed by --prepare)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+inline constexpr const char* kCheckpointsFile = "xtrabackup_checkpoints";
+inline constexpr const char* kInfoFile = "xtrabackup_info";
+inline constexpr const char* kBinlogInfoFile = "xtrabackup_binlog_info";
+inline constexpr const char* kSlaveInfoFile = "xtrabackup_slave_info";
+inline constexpr const char* kBackupCnfFile = "backup-my.cnf";
+
+struct Checkpoints {
+  std::string backup_type;  // "full-backuped", "incremental" or "log-applied"
+  uint64_t from_lsn = 0;
+  uint64_t to_lsn = 0;
+  uint64_t last_lsn = 0;
+  bool recover_binlog_info = false;
+};
+
+std::string FormatCheckpoints(const Checkpoints& c);
+// `origin` names the file in error messages.
+Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin);
+
+struct BinlogPosition {
+  std::string file;  // empty when the server has no binary log
+  uint64_t position = 0;
+  std::string gtid;  // gtid_current_pos
+};
+
+std::string FormatBinlogInfo(const BinlogPosition& b);
+
+struct BackupInfo {
+  std::string uuid;
+  std::string tool_command;
+  std::string tool_version;
+  std::string server_version;
+  std::string start_time;  // "YYYY-MM-DD HH:MM:SS"
+  std::string end_time;
+  uint64_t lock_time_s = 0;
+  BinlogPosition binlog;
+  uint64_t from_lsn = 0;
+  uint64_t to_lsn = 0;
+  bool incremental = false;
+  std::string format = "file";  // "file" or "xbstream"
+  bool compressed = false;
+};
+
+std::string FormatInfo(const BackupInfo& i);
+
+struct ServerSettings {
+  std::string checksum_algorithm;
+  std::string data_file_path;
+  uint64_t log_file_size = 0;
+  uint32_t page_size = 16384;
+  uint32_t undo_tablespaces = 0;
+  std::string compression_level = "6";
+};
+
+std::string FormatBackupCnf(const ServerSettings& s);
+
+// A random RFC 4122 version 4 UUID (from /dev/urandom via OpenSSL-free code).
+std::string NewUuid();
+// Local time as "YYYY-MM-DD HH:MM:SS".
+std::string NowString();
+
+}  // namespace xbak

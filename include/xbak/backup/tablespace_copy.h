@@ -1,0 +1,43 @@
+// Copies one InnoDB data file of a live server page by page, validating every
+// page's checksum. A page that fails is re-read a bounded number of times
+// (the server may have been writing it at that instant); one that stays bad
+// fails the backup with the file, page number and both checksums.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "xbak/backup/layout.h"
+#include "xbak/sink/sink.h"
+#include "xbak/util/progress.h"
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct TablespaceCopyOptions {
+  uint32_t page_size = 16384;       // the server's innodb_page_size (logical)
+  int max_retries = 10;             // re-reads of a page that fails validation
+  uint32_t first_page_no = 0;       // page number of the file's first page (ibdata2... continue ibdata1)
+  bool is_system = false;           // space 0: the doublewrite area is not validated
+  uint32_t system_flags = 0;        // FSP flags of space 0, for ibdata2.. which have no page 0
+  const std::atomic<bool>* cancel = nullptr;  // set when another copy failed
+};
+
+struct TablespaceCopyResult {
+  bool vanished = false;        // the file was dropped before we could open it
+  bool deferred = false;        // page 0 was all zero (created, not yet flushed)
+  uint32_t space_id = 0;        // from page 0 (0 if deferred)
+  uint32_t flags = 0;           // FSP flags from page 0
+  uint64_t pages = 0;
+  uint64_t retried_pages = 0;
+};
+
+Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
+                      const TablespaceCopyOptions& opts, TablespaceCopyResult* result);
+
+// Copies any file as-is in large blocks (non-InnoDB files).
+Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
+                     bool* vanished);
+
+}  // namespace xbak

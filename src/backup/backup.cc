@@ -1,0 +1,439 @@
+#include "xbak/backup/backup.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "xbak/backup/layout.h"
+#include "xbak/backup/metadata.h"
+#include "xbak/backup/tablespace_copy.h"
+#include "xbak/innodb/log_copier.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/mysql/connection.h"
+#include "xbak/sink/sink.h"
+#include "xbak/sink/xbstream_sink.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/progress.h"
+
+#ifndef XBAK_VERSION
+#define XBAK_VERSION "0.1.0"
+#endif
+
+namespace xbak {
+namespace {
+
+constexpr unsigned long kMinServerVersion = 100800;  // the redo log format we read appeared in 10.8
+
+Status WriteSmallFile(Sink& sink, const std::string& rel, const std::string& content) {
+  XBAK_ASSIGN_OR_RETURN(auto f, sink.Create(rel));
+  XBAK_RETURN_IF_ERROR(f->Write(content.data(), content.size()));
+  return f->Close();
+}
+
+// "db/t.ibd" -> "db/t": the name mariabackup's .ren/.del/.new markers use.
+std::string SpaceName(const std::string& rel) {
+  return rel.size() > 4 && rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel;
+}
+
+Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave) {
+  auto rows = c.Query(
+      "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
+      "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
+      "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')");
+  if (!rows.ok()) return rows.status();
+  std::set<std::string> have;
+  for (auto& r : rows.value()) {
+    if (!r.empty() && r[0]) have.insert(*r[0]);
+  }
+  std::vector<std::string> need = {"RELOAD", "PROCESS"};
+  if (need_binlog) need.push_back("BINLOG MONITOR");
+  if (need_slave) need.push_back("SLAVE MONITOR");
+  std::string missing;
+  for (auto& p : need) {
+    if (have.count(p) == 0 && have.count("SUPER") == 0) missing += (missing.empty() ? "" : ", ") + p;
+  }
+  if (!missing.empty()) {
+    return Error(ErrorCode::kServer,
+                 "the backup user lacks privileges: " + missing +
+                     " (RELOAD for BACKUP STAGE and FLUSH, PROCESS for SHOW ENGINE INNODB STATUS, "
+                     "BINLOG MONITOR for SHOW MASTER STATUS, SLAVE MONITOR for --slave-info)");
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> ServerLsn(Connection& c) {
+  XBAK_ASSIGN_OR_RETURN(auto rows, c.Query("SHOW ENGINE INNODB STATUS"));
+  for (auto& r : rows) {
+    if (r.size() < 3 || !r[2]) continue;
+    const std::string& s = *r[2];
+    size_t p = s.find("\nLog sequence number ");
+    if (p == std::string::npos) continue;
+    return static_cast<uint64_t>(std::strtoull(s.c_str() + p + 21, nullptr, 10));
+  }
+  return Error(ErrorCode::kServer, "SHOW ENGINE INNODB STATUS did not report a 'Log sequence number'");
+}
+
+Result<std::string> SlaveInfo(Connection& c) {
+  XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
+  XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
+  if (rows.empty()) {
+    LogWarning("--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
+               "no xtrabackup_slave_info written");
+    return std::string();
+  }
+  std::string sql;
+  bool any_gtid = false;
+  for (auto& r : rows) any_gtid = any_gtid || (r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty());
+  std::string slave_pos = gtid.value_or("");
+  if (!slave_pos.empty() && any_gtid) sql += "SET GLOBAL gtid_slave_pos = '" + slave_pos + "';\n";
+  for (auto& r : rows) {
+    std::string name = r["Connection_name"];
+    std::string prefix = "CHANGE MASTER " + (name.empty() ? std::string() : "'" + name + "' ");
+    bool uses_gtid = r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty();
+    if (!slave_pos.empty() && uses_gtid) {
+      sql += prefix + "TO master_use_gtid = slave_pos;\n";
+    } else {
+      sql += prefix + "TO MASTER_LOG_FILE='" + r["Relay_Master_Log_File"] +
+             "', MASTER_LOG_POS=" + r["Exec_Master_Log_Pos"] + ";\n";
+    }
+  }
+  return sql;
+}
+
+// Everything one backup run holds; methods are the steps in order.
+class BackupRun {
+ public:
+  explicit BackupRun(const BackupOptions& o) : o_(o), progress_("backup", o.progress_interval) {}
+
+  Status Run() {
+    start_time_ = NowString();
+    XBAK_RETURN_IF_ERROR(Connect());
+    XBAK_RETURN_IF_ERROR(OpenSink());
+    XBAK_RETURN_IF_ERROR(StartLogCopy());
+    Status st = CopyEverything();
+    if (!st.ok()) {
+      if (copier_) (void)copier_->Stop();
+      if (staged_) (void)conn_->Execute("BACKUP STAGE END");
+      return st;
+    }
+    return Finish();
+  }
+
+ private:
+  Status Connect() {
+    XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
+    if (conn_->ServerVersion() < kMinServerVersion) {
+      return Error(ErrorCode::kUnsupported, "server version " + std::to_string(conn_->ServerVersion()) +
+                                                " is older than MariaDB 10.8; xbak reads the 10.8+ redo log only");
+    }
+    XBAK_ASSIGN_OR_RETURN(vars_, conn_->GlobalVariables());
+    if (vars_["version"].find("MariaDB") == std::string::npos) {
+      return Error(ErrorCode::kUnsupported, "the server is not MariaDB (version '" + vars_["version"] + "')");
+    }
+    bool log_bin = vars_["log_bin"] == "ON";
+    XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, log_bin, o_.slave_info));
+    XBAK_ASSIGN_OR_RETURN(layout_, LayoutFromVariables(vars_, o_.datadir));
+    if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
+      return ErrnoError("cannot read the server's datadir (is xbak running on the database host, as a user "
+                        "that may read it?)",
+                        layout_.datadir, errno);
+    }
+    if (o_.lock_wait_timeout_s > 0) {
+      XBAK_RETURN_IF_ERROR(conn_->Execute("SET SESSION lock_wait_timeout=" + std::to_string(o_.lock_wait_timeout_s)));
+    }
+    LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " + layout_.datadir);
+    return Status::Ok();
+  }
+
+  Status OpenSink() {
+    if (o_.stream.empty()) {
+      if (o_.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir is required");
+      XBAK_ASSIGN_OR_RETURN(sink_, MakeDirectorySink(o_.target_dir));
+    } else {
+      XBAK_ASSIGN_OR_RETURN(sink_, MakeXbstreamSink(STDOUT_FILENO));
+    }
+    return Status::Ok();
+  }
+
+  Status StartLogCopy() {
+    innodb::LogCopier::Options lo;
+    lo.log_path = JoinPath(layout_.log_dir, "ib_logfile0");
+    XBAK_ASSIGN_OR_RETURN(copier_, innodb::LogCopier::Open(lo));
+    XBAK_ASSIGN_OR_RETURN(log_out_, sink_->Create("ib_logfile0"));
+    std::string creator = "Backup " + VersionNumber();
+    auto header = innodb::MakeBackupLogHeader(copier_->format(), copier_->checkpoint_lsn(),
+                                              copier_->checkpoint_end_lsn(), creator);
+    XBAK_RETURN_IF_ERROR(log_out_->Write(header.data(), header.size()));
+    SinkFile* out = log_out_.get();
+    XBAK_RETURN_IF_ERROR(copier_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); },
+                                        [](const innodb::FileOp&, uint64_t) {}));
+    LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()));
+    return Status::Ok();
+  }
+
+  std::string VersionNumber() const {
+    std::string v = vars_.count("version") ? vars_.at("version") : std::string();
+    size_t dash = v.find('-');
+    return dash == std::string::npos ? v : v.substr(0, dash);
+  }
+
+  Status CopyEverything() {
+    XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE START"));
+    staged_ = true;
+    XBAK_RETURN_IF_ERROR(CopyInnodb());
+    XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE FLUSH"));
+    XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
+    LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
+    XBAK_RETURN_IF_ERROR(ReconcileDdl());
+    XBAK_RETURN_IF_ERROR(CopyOthers());
+    auto t0 = std::chrono::steady_clock::now();
+    XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_COMMIT"));
+    XBAK_RETURN_IF_ERROR(UnderBlockCommit());
+    XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE END"));
+    staged_ = false;
+    lock_time_s_ = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0).count());
+    return Status::Ok();
+  }
+
+  Status CopyInnodb() {
+    XBAK_ASSIGN_OR_RETURN(InnodbFiles files, ListInnodbFiles(layout_));
+    std::vector<const SourceFile*> jobs;
+    // The system tablespace first (ibdata2.. need space 0's flags from ibdata1).
+    XBAK_RETURN_IF_ERROR(CopySystem(files.system));
+    for (auto& f : files.undo) jobs.push_back(&f);
+    for (auto& f : files.tablespaces) jobs.push_back(&f);
+    std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->size > b->size; });
+    for (auto* f : jobs) progress_.AddTotal(f->size, 1);
+    LogInfo("copying " + std::to_string(jobs.size() + files.system.size()) + " InnoDB files with " +
+            std::to_string(o_.parallel) + " thread(s)");
+    return RunParallel(
+        jobs.size(), o_.parallel,
+        [&](size_t i) {
+          const SourceFile& f = *jobs[i];
+          TablespaceCopyOptions to;
+          to.page_size = layout_.page_size;
+          to.max_retries = o_.page_retries;
+          to.cancel = &cancel_;
+          TablespaceCopyResult r;
+          XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
+          std::lock_guard<std::mutex> l(mu_);
+          if (!r.vanished) copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred};
+          if (r.deferred) deferred_++;
+          return Status::Ok();
+        },
+        &cancel_);
+  }
+
+  Status CopySystem(const std::vector<SourceFile>& system) {
+    uint32_t next_page = 0;
+    uint32_t flags = 0;
+    for (auto& f : system) {
+      progress_.AddTotal(f.size, 1);
+      TablespaceCopyOptions to;
+      to.page_size = layout_.page_size;
+      to.max_retries = o_.page_retries;
+      to.first_page_no = next_page;
+      to.is_system = true;
+      to.system_flags = flags;
+      to.cancel = &cancel_;
+      TablespaceCopyResult r;
+      XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
+      if (r.vanished) return Error(ErrorCode::kIo, "system tablespace file " + f.path + " disappeared");
+      if (next_page == 0) flags = r.flags;
+      next_page += static_cast<uint32_t>(r.pages);
+    }
+    return Status::Ok();
+  }
+
+  // Under BLOCK_DDL no table can be created, renamed or dropped. Compare the
+  // .ibd files now present with those copied (by inode, which a rename keeps
+  // and a re-creation changes) and write mariabackup's markers, which both
+  // `mariabackup --prepare` and `xbak --prepare` apply:
+  //   db/t.ren  (content: the new name)  a table renamed during the backup
+  //   db/t.del                           a table dropped during the backup
+  //   db/t.new  (a full copy)            a table created during the backup
+  Status ReconcileDdl() {
+    XBAK_ASSIGN_OR_RETURN(InnodbFiles now, ListInnodbFiles(layout_));
+    std::set<std::pair<dev_t, ino_t>> seen;
+    std::vector<const SourceFile*> fresh;
+    for (auto& f : now.tablespaces) {
+      auto it = copied_.find({f.dev, f.ino});
+      if (it == copied_.end()) {
+        fresh.push_back(&f);
+        continue;
+      }
+      seen.insert(it->first);
+      if (it->second.rel != f.rel) {
+        LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) + " during the backup");
+        XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
+      }
+    }
+    for (auto& [key, c] : copied_) {
+      if (seen.count(key)) continue;
+      LogInfo("table " + SpaceName(c.rel) + " was dropped during the backup");
+      XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, SpaceName(c.rel) + ".del", ""));
+    }
+    for (auto* f : fresh) {
+      LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
+      progress_.AddTotal(f->size, 1);
+      TablespaceCopyOptions to;
+      to.page_size = layout_.page_size;
+      to.max_retries = o_.page_retries;
+      TablespaceCopyResult r;
+      XBAK_RETURN_IF_ERROR(CopyTablespace(*f, SpaceName(f->rel) + ".new", *sink_, progress_, to, &r));
+    }
+    return Status::Ok();
+  }
+
+  static bool CopiedAtCommit(const SourceFile& f) {
+    // Statistics tables and the Aria log change under BLOCK_DDL (the server
+    // still commits); they are copied under BLOCK_COMMIT, like mariabackup.
+    static const char* const kLate[] = {"mysql/table_stats.", "mysql/column_stats.", "mysql/index_stats.",
+                                        "mysql/general_log.", "mysql/slow_log."};
+    for (const char* p : kLate) {
+      if (f.rel.rfind(p, 0) == 0) return true;
+    }
+    return f.rel.rfind("aria_log", 0) == 0;
+  }
+
+  Status CopyOthers() {
+    XBAK_ASSIGN_OR_RETURN(others_, ListOtherFiles(layout_));
+    std::vector<const SourceFile*> jobs;
+    for (auto& f : others_) {
+      if (!CopiedAtCommit(f)) jobs.push_back(&f);
+    }
+    return CopyPlainList(jobs);
+  }
+
+  Status CopyPlainList(const std::vector<const SourceFile*>& jobs) {
+    for (auto* f : jobs) progress_.AddTotal(f->size, 1);
+    return RunParallel(
+        jobs.size(), o_.parallel,
+        [&](size_t i) {
+          bool vanished = false;
+          return CopyPlainFile(*jobs[i], jobs[i]->rel, *sink_, progress_, &vanished);
+        },
+        &cancel_);
+  }
+
+  Status UnderBlockCommit() {
+    std::vector<const SourceFile*> late;
+    for (auto& f : others_) {
+      if (CopiedAtCommit(f)) late.push_back(&f);
+    }
+    XBAK_RETURN_IF_ERROR(CopyPlainList(late));
+    // Binary log position and GTID: nothing commits now, so this is exactly
+    // the point the restored data corresponds to.
+    XBAK_ASSIGN_OR_RETURN(auto master, conn_->QueryNamed("SHOW MASTER STATUS"));
+    if (!master.empty() && !master[0]["File"].empty()) {
+      binlog_.file = master[0]["File"];
+      binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
+      XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
+      binlog_.gtid = gtid.value_or("");
+      XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
+      LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
+              binlog_.gtid);
+    }
+    if (o_.slave_info) {
+      XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
+      if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kSlaveInfoFile, si));
+    }
+    XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, ServerLsn(*conn_));
+    XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
+    XBAK_ASSIGN_OR_RETURN(auto ckpt, copier_->ReadLiveCheckpoint());
+    to_lsn_ = ckpt.checkpoint_lsn;
+    uint64_t target = std::max(server_lsn, to_lsn_);
+    progress_.SetNote("waiting for the redo log copy to reach LSN " + std::to_string(target));
+    XBAK_RETURN_IF_ERROR(copier_->WaitUntil(target, std::chrono::seconds(o_.log_wait_timeout_s)));
+    XBAK_RETURN_IF_ERROR(copier_->Stop());
+    last_lsn_ = copier_->copied_lsn();
+    copier_stopped_ = true;
+    XBAK_RETURN_IF_ERROR(log_out_->Close().With("closing the backup's ib_logfile0"));
+    LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
+            std::to_string(last_lsn_));
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    ServerSettings s;
+    s.checksum_algorithm = layout_.checksum_algorithm;
+    s.data_file_path = layout_.data_file_path;
+    s.log_file_size = layout_.log_file_size;
+    s.page_size = layout_.page_size;
+    s.undo_tablespaces = layout_.undo_tablespaces;
+    s.compression_level = layout_.compression_level;
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kBackupCnfFile, FormatBackupCnf(s)));
+    BackupInfo info;
+    info.uuid = NewUuid();
+    info.tool_command = o_.tool_command;
+    info.tool_version = XBAK_VERSION;
+    info.server_version = vars_["version"];
+    info.start_time = start_time_;
+    info.end_time = NowString();
+    info.lock_time_s = lock_time_s_;
+    info.binlog = binlog_;
+    info.to_lsn = to_lsn_;
+    info.format = o_.stream.empty() ? "file" : "mbstream";
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kInfoFile, FormatInfo(info)));
+    // Everything else must be durable before the file that declares the
+    // backup complete exists.
+    XBAK_RETURN_IF_ERROR(sink_->Flush());
+    Checkpoints c{"full-backuped", 0, to_lsn_, last_lsn_, false};
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kCheckpointsFile, FormatCheckpoints(c)));
+    XBAK_RETURN_IF_ERROR(sink_->Flush());
+    progress_.Finish(true);
+    if (deferred_ > 0) {
+      LogInfo(std::to_string(deferred_) + " tablespace(s) had no page 0 on disk yet (recently created); "
+                                          "the copied redo log restores them at prepare");
+    }
+    LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " + std::to_string(last_lsn_) +
+            " in " + sink_->Describe());
+    return Status::Ok();
+  }
+
+  struct CopiedSpace {
+    std::string rel;
+    uint32_t space_id;
+    bool deferred;
+  };
+
+  const BackupOptions& o_;
+  Progress progress_;
+  std::unique_ptr<Connection> conn_;
+  std::map<std::string, std::string> vars_;
+  ServerLayout layout_;
+  std::unique_ptr<Sink> sink_;
+  std::unique_ptr<innodb::LogCopier> copier_;
+  std::unique_ptr<SinkFile> log_out_;
+  std::atomic<bool> cancel_{false};
+  std::mutex mu_;
+  std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;
+  std::vector<SourceFile> others_;
+  size_t deferred_ = 0;
+  bool staged_ = false;
+  bool copier_stopped_ = false;
+  BinlogPosition binlog_;
+  uint64_t to_lsn_ = 0, last_lsn_ = 0, lock_time_s_ = 0;
+  std::string start_time_;
+};
+
+}  // namespace
+
+Status RunBackup(const BackupOptions& opts) {
+  BackupRun run(opts);
+  Status st = run.Run();
+  if (!st.ok() && opts.stream.empty()) {
+    LogError("the backup in " + opts.target_dir +
+             " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. Remove it and retry.");
+  }
+  return st;
+}
+
+}  // namespace xbak

@@ -1,0 +1,162 @@
+#include "xbak/backup/copy_back.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "xbak/backup/metadata.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/progress.h"
+
+namespace xbak {
+namespace {
+
+struct Item {
+  std::string src;
+  std::string dest;
+  uint64_t size;
+};
+
+bool IsMetadataFile(const std::string& name) {
+  return name == kBackupCnfFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
+         name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
+         name.ends_with(".meta") || name.ends_with(".xbpartial");
+}
+
+bool IsUndo(const std::string& n) {
+  return n.size() == 7 && n.rfind("undo", 0) == 0 && std::all_of(n.begin() + 4, n.end(), ::isdigit);
+}
+
+Status Walk(const std::string& root, const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* out) {
+  std::string dir = rel.empty() ? root : JoinPath(root, rel);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return ErrnoError("cannot read backup directory", dir, errno);
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    std::string r = rel.empty() ? n : rel + "/" + n;
+    struct stat st {};
+    if (::lstat(JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", JoinPath(root, r), errno);
+    if (S_ISLNK(st.st_mode)) {
+      return Error(ErrorCode::kInvalidArgument, "backup contains a symbolic link " + JoinPath(root, r) +
+                                                    "; refusing to follow it");
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (!rel.empty()) {
+        return Error(ErrorCode::kInvalidArgument, "unexpected nested directory " + JoinPath(root, r) + " in backup");
+      }
+      XBAK_RETURN_IF_ERROR(Walk(root, r, out));
+      out->push_back({r + "/", 0});  // the directory itself, even if empty
+    } else if (S_ISREG(st.st_mode)) {
+      out->push_back({r, static_cast<uint64_t>(st.st_size)});
+    }
+  }
+  return Status::Ok();
+}
+
+Status CopyOne(const Item& it, bool move, Progress& progress) {
+  if (move) {
+    if (::rename(it.src.c_str(), it.dest.c_str()) == 0) {
+      progress.AddDone(it.size);
+      progress.FileDone();
+      return Status::Ok();
+    }
+    if (errno != EXDEV) return ErrnoError("rename " + it.src + " to", it.dest, errno);
+  }
+  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(it.src));
+  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(it.dest));
+  std::vector<uint8_t> buf(4 << 20);
+  uint64_t off = 0;
+  for (;;) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
+    if (n == 0) break;
+    XBAK_RETURN_IF_ERROR(out.Write(buf.data(), n));
+    off += n;
+    progress.AddDone(n);
+  }
+  XBAK_RETURN_IF_ERROR(out.Sync());
+  XBAK_RETURN_IF_ERROR(out.Close());
+  if (move && ::unlink(it.src.c_str()) != 0) return ErrnoError("remove", it.src, errno);
+  progress.FileDone();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunCopyBack(const CopyBackOptions& o) {
+  if (o.backup_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir (the backup) is required");
+  if (o.datadir.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--datadir is required (or datadir= in the [mysqld] group of --defaults-file)");
+  }
+  std::string cp_path = JoinPath(o.backup_dir, kCheckpointsFile);
+  auto text = ReadSmallFile(cp_path);
+  if (!text.ok()) {
+    return Error(ErrorCode::kInvalidArgument, o.backup_dir + " is not a complete backup: " + text.status().message());
+  }
+  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
+  if (cp.backup_type != "log-applied" && cp.backup_type != "full-prepared") {
+    return Error(ErrorCode::kInvalidArgument,
+                 "the backup in " + o.backup_dir + " is not prepared (backup_type = " + cp.backup_type +
+                     "); run --prepare first: restoring it as it is would give an inconsistent server");
+  }
+  std::string log_dir = o.log_dir.empty() ? o.datadir : o.log_dir;
+  std::string home = o.data_home_dir.empty() ? o.datadir : o.data_home_dir;
+  std::string undo = o.undo_dir.empty() ? o.datadir : o.undo_dir;
+  for (const std::string& d : {o.datadir, log_dir, home, undo}) {
+    XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(d));
+    if (!empty && !o.force_non_empty) {
+      return Error(ErrorCode::kAlreadyExists, "destination " + d +
+                                                  " is not empty; refusing to restore over existing files "
+                                                  "(use --force-non-empty-directories to add to it; existing "
+                                                  "files are never overwritten)");
+    }
+    XBAK_RETURN_IF_ERROR(MakeDirs(d));
+  }
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(Walk(o.backup_dir, "", &entries));
+  std::vector<Item> items;
+  Progress progress(o.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000));
+  for (auto& [rel, size] : entries) {
+    if (rel.ends_with("/")) {
+      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(o.datadir, rel.substr(0, rel.size() - 1))));
+      continue;
+    }
+    std::string name = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
+    bool top = rel.find('/') == std::string::npos;
+    if (top && IsMetadataFile(name)) continue;
+    if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial"))) continue;
+    std::string dest_dir = o.datadir;
+    if (top && name == "ib_logfile0") dest_dir = log_dir;
+    else if (top && name.rfind("ibdata", 0) == 0) dest_dir = home;
+    else if (top && IsUndo(name)) dest_dir = undo;
+    items.push_back({JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size});
+    progress.AddTotal(size, 1);
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(items.size(), o.parallel,
+                                   [&](size_t i) { return CopyOne(items[i], o.move, progress); }, &cancel));
+  // Make the new directory entries durable.
+  std::vector<std::string> dirs = {o.datadir, log_dir, home, undo};
+  for (auto& it : items) dirs.push_back(it.dest.substr(0, it.dest.rfind('/')));
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  for (auto& d : dirs) XBAK_RETURN_IF_ERROR(SyncDir(d));
+  progress.Finish(true);
+  LogInfo("restored " + std::to_string(items.size()) + " files into " + o.datadir +
+          "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
+  return Status::Ok();
+}
+
+}  // namespace xbak

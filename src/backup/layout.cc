@@ -1,0 +1,190 @@
+#include "xbak/backup/layout.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+std::string StripSlash(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+std::string Resolve(const std::string& datadir, const std::string& p) {
+  if (p.empty() || p == "." || p == "./") return datadir;
+  if (p[0] == '/') return StripSlash(p);
+  std::string rel = p;
+  if (rel.rfind("./", 0) == 0) rel = rel.substr(2);
+  return StripSlash(JoinPath(datadir, rel));
+}
+
+Result<std::vector<std::string>> ListDir(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return ErrnoError("cannot read directory", dir, errno);
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<SourceFile> Stat(const std::string& path, const std::string& rel) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
+  return SourceFile{path, rel, static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino};
+}
+
+bool IsDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool EndsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// Table definitions and non-transactional engines' files: the same list of
+// extensions mariabackup copies, so restores look the same.
+const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG", ".TRN",
+                                        ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
+
+}  // namespace
+
+bool IsSkippedDatabaseDir(const std::string& name) {
+  return name.empty() || name[0] == '.' || name == "lost+found" || name[0] == '#';
+}
+
+Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec) {
+  std::vector<std::string> names;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t semi = spec.find(';', pos);
+    std::string item = spec.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
+    pos = semi == std::string::npos ? spec.size() + 1 : semi + 1;
+    if (item.empty()) continue;
+    size_t colon = item.find(':');
+    if (colon == 0 || colon == std::string::npos) {
+      return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path '" + spec + "' has no file size in '" +
+                                                    item + "'");
+    }
+    std::string name = item.substr(0, colon);
+    if (item.find(":raw") != std::string::npos || item.find("newraw") != std::string::npos) {
+      return Error(ErrorCode::kUnsupported, "raw device system tablespace '" + name + "' is not supported");
+    }
+    names.push_back(name);
+  }
+  if (names.empty()) return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path is empty");
+  return names;
+}
+
+Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string>& vars,
+                                         const std::string& datadir_override) {
+  auto get = [&](const char* k) -> std::string {
+    auto it = vars.find(k);
+    return it == vars.end() ? std::string() : it->second;
+  };
+  ServerLayout l;
+  l.datadir = StripSlash(datadir_override.empty() ? get("datadir") : datadir_override);
+  if (l.datadir.empty()) return Error(ErrorCode::kInvalidArgument, "cannot tell the datadir: use --datadir");
+  l.log_dir = Resolve(l.datadir, get("innodb_log_group_home_dir"));
+  l.data_home_dir = Resolve(l.datadir, get("innodb_data_home_dir"));
+  l.undo_dir = Resolve(l.datadir, get("innodb_undo_directory"));
+  l.aria_log_dir = Resolve(l.datadir, get("aria_log_dir_path"));
+  l.data_file_path = get("innodb_data_file_path");
+  if (l.data_file_path.empty()) l.data_file_path = "ibdata1:12M:autoextend";
+  XBAK_ASSIGN_OR_RETURN(l.system_files, ParseDataFilePath(l.data_file_path));
+  std::string ps = get("innodb_page_size");
+  l.page_size = ps.empty() ? 16384 : static_cast<uint32_t>(std::stoul(ps));
+  if (l.page_size < 4096 || l.page_size > 65536 || (l.page_size & (l.page_size - 1)) != 0) {
+    return Error(ErrorCode::kInvalidArgument, "unexpected innodb_page_size " + ps);
+  }
+  std::string lfs = get("innodb_log_file_size");
+  l.log_file_size = lfs.empty() ? 0 : std::stoull(lfs);
+  std::string ut = get("innodb_undo_tablespaces");
+  l.undo_tablespaces = ut.empty() ? 0 : static_cast<uint32_t>(std::stoul(ut));
+  l.checksum_algorithm = get("innodb_checksum_algorithm");
+  if (l.checksum_algorithm.empty()) l.checksum_algorithm = "full_crc32";
+  l.compression_level = get("innodb_compression_level");
+  if (l.compression_level.empty()) l.compression_level = "6";
+  l.version = get("version");
+  return l;
+}
+
+Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
+  InnodbFiles out;
+  for (const auto& name : layout.system_files) {
+    std::string path = name[0] == '/' ? name : JoinPath(layout.data_home_dir, name);
+    std::string rel = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(path, rel));
+    out.system.push_back(f);
+  }
+  XBAK_ASSIGN_OR_RETURN(auto undo_names, ListDir(layout.undo_dir));
+  for (const auto& n : undo_names) {
+    if (n.size() == 7 && n.rfind("undo", 0) == 0 && std::all_of(n.begin() + 4, n.end(), ::isdigit)) {
+      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(JoinPath(layout.undo_dir, n), n));
+      out.undo.push_back(f);
+    }
+  }
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
+  for (const auto& db : top) {
+    std::string dbdir = JoinPath(layout.datadir, db);
+    if (IsSkippedDatabaseDir(db) || !IsDir(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    for (const auto& n : files) {
+      if (EndsWith(n, ".isl")) {
+        return Error(ErrorCode::kUnsupported, "table " + db + "/" + n.substr(0, n.size() - 4) +
+                                                  " uses DATA DIRECTORY (" + JoinPath(dbdir, n) +
+                                                  "); xbak does not back up such tables yet");
+      }
+      if (!EndsWith(n, ".ibd")) continue;
+      auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
+      if (!f.ok()) {
+        if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so
+        return f.status();
+      }
+      out.tablespaces.push_back(f.value());
+    }
+  }
+  return out;
+}
+
+Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout) {
+  std::vector<SourceFile> out;
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
+  for (const auto& db : top) {
+    std::string dbdir = JoinPath(layout.datadir, db);
+    if (IsSkippedDatabaseDir(db) || !IsDir(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    for (const auto& n : files) {
+      bool wanted = false;
+      for (const char* ext : kOtherExtensions) wanted = wanted || EndsWith(n, ext);
+      if (!wanted) continue;
+      auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
+      if (!f.ok()) {
+        if (f.status().code() == ErrorCode::kNotFound) continue;
+        return f.status();
+      }
+      out.push_back(f.value());
+    }
+  }
+  XBAK_ASSIGN_OR_RETURN(auto aria, ListDir(layout.aria_log_dir));
+  for (const auto& n : aria) {
+    if (n == "aria_log_control" || (n.rfind("aria_log.", 0) == 0 && n.size() == 17)) {
+      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(JoinPath(layout.aria_log_dir, n), n));
+      out.push_back(f);
+    }
+  }
+  return out;
+}
+
+}  // namespace xbak

@@ -1,0 +1,128 @@
+#include "xbak/util/options_file.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::string NormaliseKey(std::string k) {
+  std::replace(k.begin(), k.end(), '_', '-');
+  return k;
+}
+
+// Removes quotes and a trailing comment from a value, as my_load_defaults does.
+std::string CleanValue(const std::string& raw) {
+  std::string v = Trim(raw);
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) {
+    char q = v.front();
+    size_t end = v.find(q, 1);
+    if (end != std::string::npos) return v.substr(1, end - 1);
+  }
+  size_t hash = v.find(" #");
+  if (hash != std::string::npos) v = Trim(v.substr(0, hash));
+  return v;
+}
+
+constexpr int kMaxIncludeDepth = 10;
+
+Status ParseInto(const std::string& text, const std::string& origin, const std::vector<std::string>& groups,
+                 OptionMap* out, int depth);
+
+Status ReadInto(const std::string& path, const std::vector<std::string>& groups, OptionMap* out, int depth,
+                bool must_exist) {
+  if (depth > kMaxIncludeDepth) {
+    return Error(ErrorCode::kInvalidArgument, "option file " + path + ": !include nested too deeply");
+  }
+  auto text = ReadSmallFile(path, 4 << 20);
+  if (!text.ok()) {
+    if (!must_exist && text.status().code() == ErrorCode::kNotFound) return Status::Ok();
+    return text.status().With("reading option file");
+  }
+  return ParseInto(text.value(), path, groups, out, depth);
+}
+
+Status ParseInto(const std::string& text, const std::string& origin, const std::vector<std::string>& groups,
+                 OptionMap* out, int depth) {
+  // Options of each group are gathered separately so that the group order, not
+  // the file order, decides precedence (later groups in `groups` win).
+  std::vector<OptionMap> per_group(groups.size());
+  int current = -1;
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
+    line_no++;
+    std::string t = Trim(line);
+    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+    std::string where = origin + ":" + std::to_string(line_no);
+    if (t.rfind("!includedir", 0) == 0) {
+      std::string dir = Trim(t.substr(11));
+      std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+      if (!d) continue;  // as the mysql clients do: a missing include dir is ignored
+      std::vector<std::string> names;
+      while (struct dirent* e = ::readdir(d.get())) {
+        std::string n = e->d_name;
+        if (n.size() > 4 && (n.ends_with(".cnf"))) names.push_back(n);
+      }
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names) XBAK_RETURN_IF_ERROR(ReadInto(dir + "/" + n, groups, out, depth + 1, true));
+      continue;
+    }
+    if (t.rfind("!include", 0) == 0) {
+      XBAK_RETURN_IF_ERROR(ReadInto(Trim(t.substr(8)), groups, out, depth + 1, true));
+      continue;
+    }
+    if (t[0] == '[') {
+      size_t close = t.find(']');
+      if (close == std::string::npos) {
+        return Error(ErrorCode::kInvalidArgument, where + ": group header without ']'");
+      }
+      std::string g = Trim(t.substr(1, close - 1));
+      auto it = std::find(groups.begin(), groups.end(), g);
+      current = it == groups.end() ? -1 : static_cast<int>(it - groups.begin());
+      continue;
+    }
+    if (current < 0) continue;
+    size_t eq = t.find('=');
+    std::string key = NormaliseKey(Trim(eq == std::string::npos ? t : t.substr(0, eq)));
+    std::string value = eq == std::string::npos ? "" : CleanValue(t.substr(eq + 1));
+    if (key.empty()) return Error(ErrorCode::kInvalidArgument, where + ": option without a name");
+    per_group[current][key] = OptionValue{value, where};
+  }
+  for (auto& g : per_group) {
+    for (auto& [k, v] : g) (*out)[k] = v;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<OptionMap> ReadOptionFile(const std::string& path, const std::vector<std::string>& groups,
+                                 bool must_exist) {
+  OptionMap out;
+  XBAK_RETURN_IF_ERROR(ReadInto(path, groups, &out, 0, must_exist));
+  return out;
+}
+
+Result<OptionMap> ParseOptionText(const std::string& text, const std::string& origin,
+                                  const std::vector<std::string>& groups) {
+  OptionMap out;
+  XBAK_RETURN_IF_ERROR(ParseInto(text, origin, groups, &out, 0));
+  return out;
+}
+
+}  // namespace xbak

@@ -1,0 +1,165 @@
+# shellcheck shell=bash
+# Common setup for tests/integration/t_*.sh. Source it first thing:
+#
+#   #!/usr/bin/env bash
+#   set -euo pipefail
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   port=$(alloc_port)
+#   step "start source"; sb_init src "$port"; sb_start src
+#
+# CTest passes XBAK (the xbak binary), XBAK_SRC (source dir) and XBAK_BUILD (build dir); when run by
+# hand they default to <repo>, <repo>/build and <repo>/build/xbak.
+#
+# Gives: $TEST_NAME, $TEST_WORK (the per-test work dir, also $XBAK_WORK for the sandbox), all sb_*
+# functions of scripts/lib/sandbox.sh, a cleanup trap (servers stopped, ports released; on failure
+# the servers' error-log tails are printed and the work dir is kept), and:
+#   step "text"              log a step with elapsed times
+#   fail "msg"               fail the test now
+#   assert_eq EXP ACT [msg]  assert_ne A B [msg]  assert_file PATH [msg]  assert_dir PATH [msg]
+#   assert_contains FILE REGEX [msg]
+#   alloc_port               print a free TCP port reserved for this test (range $XBAK_PORT_RANGE)
+#   require_xbak             fail unless $XBAK is an executable
+#   xbak ARGS...             run $XBAK, logging the command line
+# Environment: XBAK_PORT_RANGE (lo-hi, default 24000-24999), XBAK_KEEP_WORK=1 (keep the work dir
+# after success too), XBAK_TEST_WORK_ROOT (default <repo>/.work/tests).
+
+TEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${XBAK_SRC:=$(cd "$TEST_LIB_DIR/../.." && pwd)}"
+: "${XBAK_BUILD:=$XBAK_SRC/build}"
+: "${XBAK:=$XBAK_BUILD/xbak}"
+export XBAK XBAK_SRC XBAK_BUILD
+TEST_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
+: "${XBAK_TEST_WORK_ROOT:=$XBAK_SRC/.work/tests}"
+TEST_WORK="$XBAK_TEST_WORK_ROOT/$TEST_NAME"
+export XBAK_WORK="$TEST_WORK"
+
+# shellcheck source=../../scripts/lib/sandbox.sh
+. "$XBAK_SRC/scripts/lib/sandbox.sh"
+
+# A previous run that was killed may have left servers behind in this test's work dir.
+sb_kill_all
+rm -rf "$TEST_WORK"
+mkdir -p "$TEST_WORK"
+
+_T_START=$(date +%s.%N)
+_T_LAST=$_T_START
+_T_STEP=""
+_t_fmt() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", b-a}'; }
+
+# step "text" : "[  12.34s] text" (total elapsed), after "      (previous step: 1.23s)"
+step() {
+  local now; now=$(date +%s.%N)
+  if [ -n "$_T_STEP" ]; then echo "          (took $(_t_fmt "$_T_LAST" "$now")s)"; fi
+  printf '[%8ss] %s\n' "$(_t_fmt "$_T_START" "$now")" "$*"
+  _T_LAST=$now
+  _T_STEP=$*
+}
+
+fail() {
+  echo "FAIL: $TEST_NAME: $*${_T_STEP:+ (during step: $_T_STEP)}" >&2
+  _T_FAILED=1
+  exit 1
+}
+
+assert_eq() { # EXPECTED ACTUAL [msg]
+  [ "$1" == "$2" ] || fail "${3:-assert_eq}: expected '$1', got '$2'"
+}
+assert_ne() { # A B [msg]
+  [ "$1" != "$2" ] || fail "${3:-assert_ne}: both are '$1'"
+}
+assert_file() { # PATH [msg] : a regular file
+  [ -f "$1" ] || fail "${2:-assert_file}: no file $1"
+}
+assert_dir() { # PATH [msg]
+  [ -d "$1" ] || fail "${2:-assert_dir}: no directory $1"
+}
+assert_contains() { # FILE REGEX [msg] : grep -E REGEX FILE matches
+  assert_file "$1"
+  grep -Eq -- "$2" "$1" || fail "${3:-assert_contains}: '$2' not found in $1"
+}
+
+require_xbak() {
+  [ -x "$XBAK" ] || fail "xbak binary not found or not executable: XBAK=$XBAK"
+}
+
+xbak() { # run the xbak under test, logging the command
+  echo "+ xbak $*" >&2
+  "$XBAK" "$@"
+}
+
+# --- ports -----------------------------------------------------------------------------------------
+: "${XBAK_PORT_RANGE:=24000-24999}"
+_PORT_LOCKS="${TMPDIR:-/tmp}/xbak-ports"
+_T_PORTS=()
+
+_port_in_use() { # PORT : something accepts connections on 127.0.0.1:PORT
+  (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null
+}
+
+# alloc_port : print a free port, reserved (lock dir with our pid) until this test exits
+alloc_port() {
+  local lo=${XBAK_PORT_RANGE%-*} hi=${XBAK_PORT_RANGE#*-} span start i p owner
+  span=$((hi - lo + 1))
+  mkdir -p "$_PORT_LOCKS" 2> /dev/null && chmod 1777 "$_PORT_LOCKS" 2> /dev/null || true
+  start=$(((RANDOM * 32768 + RANDOM + $$) % span))
+  for ((i = 0; i < span; i++)); do
+    p=$((lo + (start + i) % span))
+    if ! mkdir "$_PORT_LOCKS/$p" 2> /dev/null; then
+      owner=$(cat "$_PORT_LOCKS/$p/pid" 2> /dev/null || true)
+      if [ -n "$owner" ] && kill -0 "$owner" 2> /dev/null; then continue; fi
+      # stale lock (owner gone): take it over
+      rm -rf "$_PORT_LOCKS/$p" 2> /dev/null || continue
+      mkdir "$_PORT_LOCKS/$p" 2> /dev/null || continue
+    fi
+    echo $$ > "$_PORT_LOCKS/$p/pid"
+    if _port_in_use "$p"; then rm -rf "$_PORT_LOCKS/$p"; continue; fi
+    # alloc_port normally runs in $(...), a subshell: record the port in a file the trap reads
+    echo "$p" >> "$TEST_WORK/.ports"
+    echo "$p"
+    return 0
+  done
+  fail "no free port in $XBAK_PORT_RANGE"
+}
+
+_release_ports() {
+  local p
+  [ -f "$TEST_WORK/.ports" ] || return 0
+  while read -r p; do
+    [ "$(cat "$_PORT_LOCKS/$p/pid" 2> /dev/null)" = "$$" ] && rm -rf "${_PORT_LOCKS:?}/$p"
+  done < "$TEST_WORK/.ports"
+  rm -f "$TEST_WORK/.ports"
+}
+
+# --- exit handling -----------------------------------------------------------------------------------
+_on_err() { # LINE CMD : report the failing command (set -e path)
+  echo "FAIL: $TEST_NAME: command failed (status $1) at ${BASH_SOURCE[2]:-?}:$2: $3${_T_STEP:+ (during step: $_T_STEP)}" >&2
+  _T_FAILED=1
+}
+set -E
+trap '_on_err $? $LINENO "$BASH_COMMAND"' ERR
+
+_t_diagnostics() { # on failure, before the servers are stopped: the tails of their error logs
+  [ "$SB_EXIT_RC" -ne 0 ] || return 0
+  local log
+  while IFS= read -r log; do
+    echo "----- last 15 lines of ${log#"$TEST_WORK"/} -----" >&2
+    tail -n 15 "$log" >&2
+  done < <(find "$TEST_WORK" -path '*/run/error.log' -type f 2> /dev/null)
+}
+
+_t_finish() { # after the servers are stopped
+  _release_ports
+  local total; total=$(_t_fmt "$_T_START" "$(date +%s.%N)")
+  if [ "$SB_EXIT_RC" -eq 0 ]; then
+    [ -n "$_T_STEP" ] && echo "          (took $(_t_fmt "$_T_LAST" "$(date +%s.%N)")s)"
+    if [ "${XBAK_KEEP_WORK:-0}" != 1 ]; then rm -rf "$TEST_WORK"; fi
+    echo "PASS: $TEST_NAME (${total}s)"
+  else
+    echo "FAIL: $TEST_NAME (exit $SB_EXIT_RC after ${total}s); work dir kept: $TEST_WORK" >&2
+  fi
+}
+
+SB_ON_EXIT+=(_t_diagnostics)
+SB_ON_EXIT_LATE+=(_t_finish)
+sb_cleanup_on_exit
+echo "== $TEST_NAME (work dir $TEST_WORK)"

@@ -1,0 +1,106 @@
+// Byte compatibility with MariaDB's own mbstream, both directions. Skipped
+// where mariadb-backup is not installed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "stream/stream_test_util.h"
+#include "xbak/sink/xbstream_sink.h"
+#include "xbak/stream/xbstream.h"
+
+namespace xbak {
+namespace {
+
+using testing::TempDir;
+using testing::TreeContents;
+
+constexpr const char* kMbstream = "/usr/bin/mbstream";
+
+int Shell(const std::string& cmd) {
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::map<std::string, std::string> SampleFiles() {
+  return {
+      {"ibdata1", testing::Pattern(12 << 20, 1)},  // above mbstream's 10 MiB buffer
+      {"db/t1.ibd", testing::Pattern(65536 * 3 + 5, 2)},
+      {"db/t1.frm", testing::Pattern(1000, 3)},
+      {"db/empty.MYD", ""},
+      // mbstream creates only the last missing directory level (and exits 0
+      // when it cannot), so one level, as in a real backup (db/table files).
+      {"sub/c.txt", "hello\n"},
+      {"xtrabackup_checkpoints", "backup_type = full-backuped\n"},
+  };
+}
+
+TEST(MbstreamInterop, MbstreamExtractsOurStream) {
+  if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
+  TempDir t;
+  const auto files = SampleFiles();
+  {
+    auto out = File::CreateNew(t / "s.xb");
+    ASSERT_TRUE(out.ok());
+    auto sink = MakeXbstreamSink(out->fd());
+    ASSERT_TRUE(sink.ok());
+    // Interleave the files' chunks the way parallel copy threads would.
+    std::vector<std::pair<std::string, std::unique_ptr<SinkFile>>> open;
+    for (const auto& [path, data] : files) {
+      auto f = (*sink)->Create(path);
+      ASSERT_TRUE(f.ok());
+      open.emplace_back(path, std::move(f).value());
+    }
+    for (size_t off = 0;; off += 700000) {
+      bool any = false;
+      for (auto& [path, f] : open) {
+        const std::string& data = files.at(path);
+        if (off >= data.size()) continue;
+        any = true;
+        size_t n = std::min<size_t>(700000, data.size() - off);
+        ASSERT_TRUE(f->Write(data.data() + off, n).ok());
+      }
+      if (!any) break;
+    }
+    for (auto& [path, f] : open) ASSERT_TRUE(f->Close().ok());
+    ASSERT_TRUE((*sink)->Flush().ok());
+  }
+  ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
+  ASSERT_EQ(Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")), 0);
+  EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
+  EXPECT_EQ(TreeContents(t / "out"), files);
+}
+
+TEST(MbstreamInterop, WeExtractMbstreamsStream) {
+  if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
+  TempDir t;
+  const auto files = SampleFiles();
+  std::string args;
+  for (const auto& [path, data] : files) {
+    testing::WriteFile(t / ("src/" + path), data);
+    args += " " + path;
+  }
+  ASSERT_EQ(Shell("cd " + (t / "src") + " && " + kMbstream + " -c" + args + " > " + (t / "s.xb")), 0);
+  auto in = File::OpenRead(t / "s.xb");
+  ASSERT_TRUE(in.ok());
+  ExtractOptions o;
+  o.target_dir = t / "out";
+  Status st = ExtractStream(in->fd(), o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(TreeContents(t / "out"), files);
+}
+
+TEST(MbstreamInterop, DotSlashPathsFromMbstream) {
+  if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
+  TempDir t;
+  testing::WriteFile(t / "src/d/f", "data");
+  ASSERT_EQ(Shell("cd " + (t / "src") + " && " + kMbstream + " -c ./d/f > " + (t / "s.xb")), 0);
+  auto in = File::OpenRead(t / "s.xb");
+  ExtractOptions o;
+  o.target_dir = t / "out";
+  ASSERT_TRUE(ExtractStream(in->fd(), o).ok());
+  EXPECT_EQ(testing::ReadFileOrEmpty(t / "out/d/f"), "data");
+}
+
+}  // namespace
+}  // namespace xbak

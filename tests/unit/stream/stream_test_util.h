@@ -1,0 +1,115 @@
+// Helpers shared by the stream tests: scratch directories, in-memory fds,
+// chunk builders that can produce deliberately broken streams.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+
+namespace xbak::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_stream_XXXXXX").string();
+    char* p = ::mkdtemp(tmpl.data());
+    if (p != nullptr) path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+// An fd holding `bytes`, positioned at 0.
+inline UniqueFd MemFd(const std::string& bytes) {
+  int fd = ::memfd_create("xbstream_test", MFD_CLOEXEC);
+  if (fd < 0) return UniqueFd();
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return UniqueFd(fd);
+}
+
+inline UniqueFd EmptyMemFd() { return MemFd(""); }
+
+// Everything written to fd so far.
+inline std::string ReadAllFromStart(int fd) {
+  std::string out;
+  char buf[65536];
+  off_t off = 0;
+  while (true) {
+    ssize_t r = ::pread(fd, buf, sizeof(buf), off);
+    if (r <= 0) break;
+    out.append(buf, static_cast<size_t>(r));
+    off += r;
+  }
+  return out;
+}
+
+inline std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& content) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+// Raw chunk builders; `crc` and `type` may be set wrong on purpose.
+inline std::string PChunk(const std::string& path, const std::string& data, uint64_t offset) {
+  return EncodePayloadChunkHeader(path, data.size(), offset, XbstreamCrc32(data.data(), data.size())) + data;
+}
+inline std::string EChunk(const std::string& path) { return EncodeEofChunk(path); }
+
+inline std::string Pattern(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1103515245u + 12345u;
+    s[i] = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+// All regular files under dir, relative path -> content.
+inline std::map<std::string, std::string> TreeContents(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) {
+      out[std::filesystem::relative(it->path(), dir).string()] = ReadFileOrEmpty(it->path().string());
+    }
+  }
+  return out;
+}
+
+}  // namespace xbak::testing
