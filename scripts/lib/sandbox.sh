@@ -184,8 +184,8 @@ sb_init() {
   local args=(--defaults-file="$d/my.cnf" --skip-test-db)
   if _sb_is_root; then args+=(--user=mysql); else args+=(--auth-root-socket-user="$(id -un)"); fi
   if ! mariadb-install-db "${args[@]}" > "$d/run/install-db.log" 2>&1; then
-    _sb_err "mariadb-install-db for '$name' failed; last lines of $d/run/install-db.log:"
-    tail -n 30 "$d/run/install-db.log" >&2
+    _sb_err "mariadb-install-db for '$name' failed (full output: $d/run/install-db.log); server log:"
+    tail -n 15 "$d/run/error.log" >&2 2> /dev/null || head -n 5 "$d/run/install-db.log" >&2
     return 1
   fi
   _sb_log "initialised $name (port $port) in $(_sb_since "$t0") s"
@@ -268,8 +268,13 @@ sb_stop() {
   fi
   t0=$(_sb_now)
   kill -TERM "$pid" 2> /dev/null || true
-  for ((i = 0; i < SB_STOP_TIMEOUT * 10; i++)); do
+  for ((i = 1; i <= SB_STOP_TIMEOUT * 10; i++)); do
     kill -0 "$pid" 2> /dev/null || break
+    if ((i % 100 == 0)); then # still there after 10 s, 20 s, ...: say so and ask again
+      _sb_log "$name (pid $pid) still shutting down after $((i / 10)) s; last error-log line:" \
+        "$(tail -n 1 "$(sb_errlog "$name" 2> /dev/null)" 2> /dev/null || true)"
+      kill -TERM "$pid" 2> /dev/null || true
+    fi
     sleep 0.1
   done
   if kill -0 "$pid" 2> /dev/null; then
@@ -294,6 +299,10 @@ _sb_stop_dir() { # DIR : stop the instance living in DIR (any XBAK_WORK)
 
 # sb_kill_all : stop every instance under $XBAK_WORK (at any depth), cleanly if possible
 sb_kill_all() {
+  local f
+  for f in "${TMPDIR:-/tmp}"/xbak-sb-started.*; do # registries of shells that died without cleanup
+    [ -f "$f" ] && ! kill -0 "${f##*.}" 2> /dev/null && rm -f "$f" 2> /dev/null || true
+  done
   [ -d "$XBAK_WORK" ] || return 0
   local cnf
   while IFS= read -r cnf; do
@@ -346,22 +355,27 @@ sb_sql() {
 # sb_flush NAME : make InnoDB write out every dirty page (so no .ibd has an all-zero page 0 on disk),
 # then restore the flushing settings. Also flushes MyISAM/Aria tables.
 sb_flush() {
-  local name=${1:-} t0 pct lwm dirty i
+  local name=${1:-} t0 pct lwm cap capmax dirty=-1 dirty0 i
   t0=$(_sb_now)
-  read -r pct lwm < <(sb_sql "$name" "SELECT @@innodb_max_dirty_pages_pct, @@innodb_max_dirty_pages_pct_lwm") || return
-  sb_sql "$name" "FLUSH TABLES; SET GLOBAL innodb_max_dirty_pages_pct_lwm=0.001; SET GLOBAL innodb_max_dirty_pages_pct=0" || return
-  dirty=-1
-  for ((i = 0; i < SB_FLUSH_TIMEOUT * 5; i++)); do
+  read -r pct lwm cap capmax < <(sb_sql "$name" "SELECT @@innodb_max_dirty_pages_pct,
+    @@innodb_max_dirty_pages_pct_lwm, @@innodb_io_capacity, @@innodb_io_capacity_max") || return
+  # The page cleaner flushes at innodb_io_capacity pages/s (default 200): raise it meanwhile.
+  sb_sql "$name" "FLUSH TABLES; SET GLOBAL innodb_io_capacity_max = GREATEST($capmax, 100000);
+    SET GLOBAL innodb_io_capacity = GREATEST($cap, 50000);
+    SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001; SET GLOBAL innodb_max_dirty_pages_pct = 0" || return
+  for ((i = 0; i < SB_FLUSH_TIMEOUT * 10; i++)); do
     dirty=$(sb_sql "$name" "SELECT variable_value FROM information_schema.global_status WHERE variable_name='INNODB_BUFFER_POOL_PAGES_DIRTY'") || break
+    [ "$i" -eq 0 ] && dirty0=$dirty
     [ "$dirty" -eq 0 ] && break
-    sleep 0.2
+    sleep 0.1
   done
-  sb_sql "$name" "SET GLOBAL innodb_max_dirty_pages_pct=$pct; SET GLOBAL innodb_max_dirty_pages_pct_lwm=$lwm" || return
+  sb_sql "$name" "SET GLOBAL innodb_max_dirty_pages_pct = $pct; SET GLOBAL innodb_max_dirty_pages_pct_lwm = $lwm;
+    SET GLOBAL innodb_io_capacity = $cap; SET GLOBAL innodb_io_capacity_max = $capmax" || return
   if [ "$dirty" != 0 ]; then
     _sb_err "$name still has $dirty dirty pages after ${SB_FLUSH_TIMEOUT}s"
     return 1
   fi
-  _sb_log "flushed $name in $(_sb_since "$t0") s"
+  _sb_log "flushed $name (${dirty0:-0} dirty pages) in $(_sb_since "$t0") s"
 }
 
 # ---------------------------------------------------------------------------------------------

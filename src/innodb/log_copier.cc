@@ -48,12 +48,13 @@ Result<std::unique_ptr<LogCopier>> LogCopier::Open(const Options& options) {
   if (::fstat(f.fd(), &st) != 0) return ErrnoError("stat", options.log_path, errno);
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size <= kLogStartOffset) {
-    return Error(ErrorCode::kCorrupt, options.log_path + " is " + std::to_string(size) +
-                                          " bytes, too small for a redo log");
+    return Error(ErrorCode::kCorrupt,
+                 options.log_path + " is " + std::to_string(size) + " bytes, too small for a redo log");
   }
   std::vector<uint8_t> start(kLogStartOffset);
   XBAK_ASSIGN_OR_RETURN(size_t got, f.PRead(start.data(), start.size(), 0));
-  if (got != start.size()) return Error(ErrorCode::kCorrupt, options.log_path + ": short read of the log header");
+  if (got != start.size())
+    return Error(ErrorCode::kCorrupt, options.log_path + ": short read of the log header");
   auto header = ParseLogHeader(start.data(), start.size());
   if (!header.ok()) return header.status().With(options.log_path);
   auto cp = PickCheckpoint(start.data(), start.size(), header->first_lsn);
@@ -72,8 +73,9 @@ Result<Checkpoint> LogCopier::ReadLiveState() const {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
     return Error(ErrorCode::kUnsupported,
-                 path + " was replaced while the backup was copying it (the server resized its redo log with "
-                        "SET GLOBAL innodb_log_file_size, or was restarted); run the backup again");
+                 path +
+                     " was replaced while the backup was copying it (the server resized its redo log with "
+                     "SET GLOBAL innodb_log_file_size, or was restarted); run the backup again");
   }
   if (::fstat(file_.fd(), &st) != 0) return ErrnoError("stat", path, errno);
   if (static_cast<uint64_t>(st.st_size) != file_size_) {
@@ -88,8 +90,9 @@ Result<Checkpoint> LogCopier::ReadLiveState() const {
     auto now = ParseLogHeader(buf, sizeof buf);
     std::string detail = now.ok() ? "first LSN " + Lsn(header_.first_lsn) + " -> " + Lsn(now->first_lsn)
                                   : now.status().message();
-    return Error(ErrorCode::kUnsupported, path + ": the log header changed while the backup was copying it (" +
-                                              detail + "); the log was resized or recreated, run the backup again");
+    return Error(ErrorCode::kUnsupported,
+                 path + ": the log header changed while the backup was copying it (" + detail +
+                     "); the log was resized or recreated, run the backup again");
   }
   auto cp = PickCheckpoint(buf, sizeof buf, header_.first_lsn);
   if (!cp.ok()) return cp.status().With(path);
@@ -106,7 +109,8 @@ Status LogCopier::ReadCircular(uint64_t lsn, uint8_t* dst, size_t n) const {
     got += got2;
   }
   if (got != n) {
-    return Error(ErrorCode::kUnsupported, options_.log_path + " was truncated while the backup was copying it");
+    return Error(ErrorCode::kUnsupported,
+                 options_.log_path + " was truncated while the backup was copying it");
   }
   return Status::Ok();
 }
@@ -227,8 +231,8 @@ Status LogCopier::CopyLoop() {
       if (live.end_lsn > lsn) {
         // The server has durably written past lsn, yet it does not parse.
         if (++suspicious >= kSuspiciousPolls) {
-          return Error(ErrorCode::kCorrupt, options_.log_path + ": cannot parse the redo log at LSN " + Lsn(lsn) +
-                                                " although the server has checkpointed at LSN " +
+          return Error(ErrorCode::kCorrupt, options_.log_path + ": cannot parse the redo log at LSN " +
+                                                Lsn(lsn) + " although the server has checkpointed at LSN " +
                                                 Lsn(live.end_lsn) + ": " + why);
         }
         continue;
@@ -251,17 +255,17 @@ Status LogCopier::WaitUntil(uint64_t lsn, std::chrono::milliseconds stall_timeou
     if (cur >= lsn) return Status::Ok();
     if (!error_.ok()) return error_.With("redo log copy");
     if (!running_) {
-      return Error(ErrorCode::kCancelled, "redo log copy is not running; it reached LSN " + Lsn(cur) +
-                                              ", not " + Lsn(lsn));
+      return Error(ErrorCode::kCancelled,
+                   "redo log copy is not running; it reached LSN " + Lsn(cur) + ", not " + Lsn(lsn));
     }
     auto now = Clock::now();
     if (cur != last) {
       last = cur;
       deadline = now + stall_timeout;
     } else if (now >= deadline) {
-      return Error(ErrorCode::kTimeout,
-                   "redo log copy made no progress for " + std::to_string(stall_timeout.count()) +
-                       " ms: copied up to LSN " + Lsn(cur) + ", waiting for LSN " + Lsn(lsn));
+      return Error(ErrorCode::kTimeout, "redo log copy made no progress for " +
+                                            std::to_string(stall_timeout.count()) + " ms: copied up to LSN " +
+                                            Lsn(cur) + ", waiting for LSN " + Lsn(lsn));
     }
     cv_.wait_until(lk, deadline);
   }

@@ -75,10 +75,18 @@ bool ParseFileRecord(uint8_t type, const uint8_t* p, size_t n, MtrInfo* info, st
   op.space_id = space_id;
   std::string_view all(reinterpret_cast<const char*>(body), body_n);
   switch (type) {
-    case kFileCreate: op.type = FileOp::Type::kCreate; break;
-    case kFileDelete: op.type = FileOp::Type::kDelete; break;
-    case kFileModify: op.type = FileOp::Type::kModify; break;
-    case kFileRename: op.type = FileOp::Type::kRename; break;
+    case kFileCreate:
+      op.type = FileOp::Type::kCreate;
+      break;
+    case kFileDelete:
+      op.type = FileOp::Type::kDelete;
+      break;
+    case kFileModify:
+      op.type = FileOp::Type::kModify;
+      break;
+    case kFileRename:
+      op.type = FileOp::Type::kRename;
+      break;
     default:
       SetWhy(why, "unknown file-level record type " + Hex32(type));
       return false;
@@ -142,16 +150,16 @@ Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
   // FORMAT_10_8 is also the format of the legacy encrypted log (FORMAT_ENC_10_8);
   // the key information after the creator tells them apart.
   if (!AllZero(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen)) {
-    return Error(ErrorCode::kUnsupported,
-                 "redo log is encrypted (innodb_encrypt_log=ON, written by " + h.creator + "); not supported");
+    return Error(ErrorCode::kUnsupported, "redo log is encrypted (innodb_encrypt_log=ON, written by " +
+                                              h.creator + "); not supported");
   }
   return h;
 }
 
 Result<Checkpoint> PickCheckpoint(const uint8_t* file_start_12k, size_t n, uint64_t first_lsn) {
   if (n < kLogCheckpoint2 + kCheckpointBlockSize) {
-    return Error(ErrorCode::kCorrupt, "redo log is too short to hold its checkpoint blocks (" +
-                                          std::to_string(n) + " bytes)");
+    return Error(ErrorCode::kCorrupt,
+                 "redo log is too short to hold its checkpoint blocks (" + std::to_string(n) + " bytes)");
   }
   bool found = false;
   Checkpoint best;

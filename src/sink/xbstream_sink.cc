@@ -1,25 +1,267 @@
 #include "xbak/sink/xbstream_sink.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
 
 namespace xbak {
 namespace {
+
+// Where the chunks of one output fd go: straight onto the fd from the calling
+// thread (DirectOutput), or through a bounded queue and a writer thread
+// (QueuedOutput). Thread-safe.
+class Output {
+ public:
+  virtual ~Output() = default;
+  // Writes (or queues) n bytes of `path` at `offset`.
+  virtual Status Payload(const std::string& path, uint64_t offset, const uint8_t* p, size_t n) = 0;
+  // Same for a whole buffer, which the output may take over instead of
+  // copying; *buf is left empty either way.
+  virtual Status Payload(const std::string& path, uint64_t offset, std::vector<uint8_t>* buf) = 0;
+  virtual Status Eof(const std::string& path) = 0;
+  // Returns once everything accepted so far has reached the fd.
+  virtual Status Drain() = 0;
+  // Bytes that reached the fd: the sink's load measure, so that a slow reader
+  // is given fewer new files.
+  virtual uint64_t bytes_written() const = 0;
+  virtual StreamBufferStats Stats() const = 0;
+  virtual int fd() const = 0;
+  virtual const std::string& name() const = 0;
+};
+
+class DirectOutput : public Output {
+ public:
+  DirectOutput(int fd, std::string name) : writer_(fd, "xbstream output (" + name + ")"), name_(std::move(name)) {}
+  Status Payload(const std::string& path, uint64_t offset, const uint8_t* p, size_t n) override {
+    return writer_.WritePayload(path, offset, p, n);
+  }
+  Status Payload(const std::string& path, uint64_t offset, std::vector<uint8_t>* buf) override {
+    Status st = writer_.WritePayload(path, offset, buf->data(), buf->size());
+    buf->clear();  // keeps the capacity: the file reuses its buffer
+    return st;
+  }
+  Status Eof(const std::string& path) override { return writer_.WriteEof(path); }
+  Status Drain() override { return Status::Ok(); }
+  uint64_t bytes_written() const override { return writer_.bytes_written(); }
+  StreamBufferStats Stats() const override {
+    StreamBufferStats s;
+    s.written_bytes = writer_.bytes_written();
+    return s;
+  }
+  int fd() const override { return writer_.fd(); }
+  const std::string& name() const override { return name_; }
+
+ private:
+  XbstreamWriter writer_;
+  const std::string name_;
+};
+
+// Most header bytes one queued chunk can carry.
+constexpr size_t kMaxChunkHeaderLen = kXbstreamFixedHeaderLen + kXbstreamMaxWritePathLen + kXbstreamPayloadHeaderLen;
+
+class QueuedOutput : public Output {
+ public:
+  QueuedOutput(int fd, std::string name, size_t max_items)
+      : fd_(fd), name_(std::move(name)), max_items_(max_items) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~QueuedOutput() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    // The thread writes out what is still queued first (a Sink user that
+    // skipped Flush still gets what it wrote), or stops at the first error.
+    thread_.join();
+  }
+  QueuedOutput(const QueuedOutput&) = delete;
+  QueuedOutput& operator=(const QueuedOutput&) = delete;
+
+  Status Payload(const std::string& path, uint64_t offset, const uint8_t* p, size_t n) override {
+    // Copies in pieces no bigger than a coalesced chunk, so every queue entry
+    // has the same size bound and bound_bytes holds for any write size.
+    do {
+      size_t len = std::min(n, kXbstreamSinkCoalesceBytes);
+      XBAK_RETURN_IF_ERROR(Push(path, offset, std::vector<uint8_t>(p, p + len)));
+      p += len;
+      offset += len;
+      n -= len;
+    } while (n > 0);
+    return Status::Ok();
+  }
+  Status Payload(const std::string& path, uint64_t offset, std::vector<uint8_t>* buf) override {
+    if (buf->size() > kXbstreamSinkCoalesceBytes) {
+      Status st = Payload(path, offset, buf->data(), buf->size());
+      buf->clear();
+      return st;
+    }
+    std::vector<uint8_t> data = std::move(*buf);  // zero-copy hand-over
+    buf->clear();
+    return Push(path, offset, std::move(data));
+  }
+  Status Eof(const std::string& path) override {
+    if (path.empty() || path.size() > kXbstreamMaxWritePathLen) {
+      return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
+    }
+    return Enqueue(Item{EncodeEofChunk(path), {}});
+  }
+  Status Drain() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return items_ == 0 || !error_.ok(); });
+    return error_;
+  }
+  uint64_t bytes_written() const override { return written_.load(std::memory_order_relaxed); }
+  StreamBufferStats Stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    StreamBufferStats s;
+    s.buffered_bytes = buffered_;
+    s.peak_buffered_bytes = peak_;
+    s.bound_bytes = max_items_ * (kXbstreamSinkCoalesceBytes + kMaxChunkHeaderLen);
+    s.written_bytes = written_.load(std::memory_order_relaxed);
+    return s;
+  }
+  int fd() const override { return fd_; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  struct Item {
+    std::string header;
+    std::vector<uint8_t> payload;
+    size_t size() const { return header.size() + payload.size(); }
+  };
+
+  Status Push(const std::string& path, uint64_t offset, std::vector<uint8_t> data) {
+    if (path.empty() || path.size() > kXbstreamMaxWritePathLen) {
+      return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
+    }
+    // The CRC is computed here, on the copy threads, not on the one writer.
+    std::string header =
+        EncodePayloadChunkHeader(path, data.size(), offset, XbstreamCrc32(data.data(), data.size()));
+    return Enqueue(Item{std::move(header), std::move(data)});
+  }
+
+  Status Enqueue(Item item) {
+    std::unique_lock<std::mutex> lock(mu_);
+    // items_ counts the entry being written too, so at most max_items_
+    // chunks are ever held in memory.
+    cv_.wait(lock, [&] { return items_ < max_items_ || !error_.ok(); });
+    if (!error_.ok()) return error_;
+    buffered_ += item.size();
+    peak_ = std::max(peak_, buffered_);
+    ++items_;
+    queue_.push_back(std::move(item));
+    lock.unlock();
+    cv_.notify_all();
+    return Status::Ok();
+  }
+
+  void Run() {
+    // Blocked for this thread's whole life: a reader that goes away gives
+    // EPIPE here, and the SIGPIPE raised for this thread stays pending
+    // until the thread ends, when it is discarded. No process-wide handler.
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+      if (queue_.empty()) return;  // stop_ and nothing left
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      Status st = WriteItem(item);
+      lock.lock();
+      buffered_ -= item.size();
+      --items_;
+      if (!st.ok()) {
+        error_ = st;
+        // Nothing queued can reach the reader any more: free it now.
+        for (const Item& i : queue_) buffered_ -= i.size();
+        items_ -= queue_.size();
+        queue_.clear();
+        lock.unlock();
+        cv_.notify_all();
+        return;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  Status WriteItem(const Item& item) {
+    iovec iov[2];
+    iov[0].iov_base = const_cast<char*>(item.header.data());
+    iov[0].iov_len = item.header.size();
+    iov[1].iov_base = const_cast<uint8_t*>(item.payload.data());
+    iov[1].iov_len = item.payload.size();
+    iovec* cur = iov;
+    int iovcnt = item.payload.empty() ? 1 : 2;
+    while (iovcnt > 0) {
+      ssize_t w = ::writev(fd_, cur, iovcnt);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EPIPE) {
+          return Error(ErrorCode::kIo, "reader of " + name_ + " went away (broken pipe)");
+        }
+        return ErrnoError("write", name_, errno);
+      }
+      auto done = static_cast<size_t>(w);
+      written_.fetch_add(done, std::memory_order_relaxed);
+      while (iovcnt > 0 && done >= cur->iov_len) {
+        done -= cur->iov_len;
+        ++cur;
+        --iovcnt;
+      }
+      if (iovcnt > 0) {
+        cur->iov_base = static_cast<char*>(cur->iov_base) + done;
+        cur->iov_len -= done;
+      }
+    }
+    return Status::Ok();
+  }
+
+  const int fd_;
+  const std::string name_;
+  const size_t max_items_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // any change of queue_, items_, error_, stop_
+  std::deque<Item> queue_;      // guarded by mu_
+  size_t items_ = 0;            // guarded by mu_: queued + being written
+  uint64_t buffered_ = 0;       // guarded by mu_: bytes of those items
+  uint64_t peak_ = 0;           // guarded by mu_
+  Status error_;                // guarded by mu_: sticky first write error
+  bool stop_ = false;           // guarded by mu_
+  std::atomic<uint64_t> written_{0};
+  std::thread thread_;  // last: started once everything above exists
+};
 
 class XbstreamFile;
 
 // Everything the sink and its files share. Files hold a shared_ptr to it, so a
 // file may outlive the Sink object without dangling.
 struct Shared {
-  std::vector<std::unique_ptr<XbstreamWriter>> writers;
+  // Declared before `outputs`, so destroyed after them: the writer threads
+  // are joined before the fds they write to are closed.
+  std::vector<UniqueFd> owned;
+  std::vector<std::unique_ptr<Output>> outputs;
   std::mutex mu;
   std::set<std::string> paths;             // guarded by mu: every path ever created
   std::set<XbstreamFile*> open;            // guarded by mu: for Flush
@@ -30,7 +272,7 @@ struct Shared {
 class XbstreamFile : public SinkFile {
  public:
   XbstreamFile(std::shared_ptr<Shared> shared, size_t writer, std::string path)
-      : shared_(std::move(shared)), writer_(*shared_->writers[writer]), index_(writer), path_(std::move(path)) {}
+      : shared_(std::move(shared)), out_(*shared_->outputs[writer]), index_(writer), path_(std::move(path)) {}
 
   ~XbstreamFile() override { Deregister(); }
   XbstreamFile(const XbstreamFile&) = delete;
@@ -47,8 +289,8 @@ class XbstreamFile : public SinkFile {
     }
     XBAK_RETURN_IF_ERROR(FlushLocked());
     if (n >= kXbstreamSinkCoalesceBytes) {
-      // Big enough to be a chunk on its own: no copy.
-      XBAK_RETURN_IF_ERROR(writer_.WritePayload(path_, offset_, p, n));
+      // Big enough to be a chunk on its own: no coalescing copy.
+      XBAK_RETURN_IF_ERROR(out_.Payload(path_, offset_, p, n));
       offset_ += n;
       return Status::Ok();
     }
@@ -64,7 +306,7 @@ class XbstreamFile : public SinkFile {
       if (closed_) return Error(ErrorCode::kInternal, "stream file " + path_ + " closed twice");
       closed_ = true;
       st = FlushLocked();
-      if (st.ok()) st = writer_.WriteEof(path_);
+      if (st.ok()) st = out_.Eof(path_);
       buf_ = std::vector<uint8_t>();  // give the 1 MiB back now, not at destruction
     }
     // Outside mu_: Flush() locks the sink first and then the file.
@@ -75,9 +317,9 @@ class XbstreamFile : public SinkFile {
   // Emits buffered bytes as a chunk (Sink::Flush calls it from another thread).
   Status FlushLocked() {
     if (buf_.empty()) return Status::Ok();
-    XBAK_RETURN_IF_ERROR(writer_.WritePayload(path_, offset_, buf_.data(), buf_.size()));
-    offset_ += buf_.size();
-    buf_.clear();
+    const uint64_t n = buf_.size();
+    XBAK_RETURN_IF_ERROR(out_.Payload(path_, offset_, &buf_));
+    offset_ += n;
     return Status::Ok();
   }
   std::mutex& mu() { return mu_; }
@@ -89,7 +331,7 @@ class XbstreamFile : public SinkFile {
   }
 
   std::shared_ptr<Shared> shared_;
-  XbstreamWriter& writer_;
+  Output& out_;
   const size_t index_;
   const std::string path_;
   std::mutex mu_;  // Write is single-threaded per file, but Sink::Flush is not
@@ -98,7 +340,7 @@ class XbstreamFile : public SinkFile {
   bool closed_ = false;
 };
 
-class XbstreamSink : public Sink {
+class XbstreamSink : public BufferedStreamSink {
  public:
   explicit XbstreamSink(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
@@ -120,12 +362,12 @@ class XbstreamSink : public Sink {
     }
     // Least-loaded fd: fewest files in flight (they are what is still to
     // come), then fewest bytes so far, then round-robin.
-    const size_t n = shared_->writers.size();
+    const size_t n = shared_->outputs.size();
     size_t best = shared_->next % n;
     for (size_t k = 0; k < n; ++k) {
       size_t i = (shared_->next + k) % n;
       auto key = [&](size_t j) {
-        return std::make_pair(shared_->open_per_writer[j], shared_->writers[j]->bytes_written());
+        return std::make_pair(shared_->open_per_writer[j], shared_->outputs[j]->bytes_written());
       };
       if (key(i) < key(best)) best = i;
     }
@@ -144,28 +386,44 @@ class XbstreamSink : public Sink {
         XBAK_RETURN_IF_ERROR(f->FlushLocked());
       }
     }
-    // Chunks are written straight to the fd, so only a regular file target has
-    // anything left to make durable; a pipe's durability is the reader's job.
-    for (const auto& w : shared_->writers) {
+    for (const auto& o : shared_->outputs) XBAK_RETURN_IF_ERROR(o->Drain());
+    // Chunks are now on the fds, so only a regular file target has anything
+    // left to make durable; a pipe's durability is the reader's job.
+    for (const auto& o : shared_->outputs) {
       struct stat st {};
-      if (::fstat(w->fd(), &st) == 0 && S_ISREG(st.st_mode) && ::fdatasync(w->fd()) != 0) {
-        return ErrnoError("fsync", w->description(), errno);
+      if (::fstat(o->fd(), &st) == 0 && S_ISREG(st.st_mode) && ::fdatasync(o->fd()) != 0) {
+        return ErrnoError("fsync", "xbstream output (" + o->name() + ")", errno);
       }
     }
     return Status::Ok();
   }
 
   std::string Describe() const override {
-    const auto& ws = shared_->writers;
-    if (ws.size() == 1) return "xbstream on fd " + std::to_string(ws[0]->fd());
-    std::string s = "xbstream on " + std::to_string(ws.size()) + " fds (";
-    for (size_t i = 0; i < ws.size(); ++i) s += (i ? ", " : "") + std::to_string(ws[i]->fd());
+    const auto& os = shared_->outputs;
+    if (os.size() == 1) return "xbstream on " + os[0]->name();
+    std::string s = "xbstream on " + std::to_string(os.size()) + " fds (";
+    for (size_t i = 0; i < os.size(); ++i) s += (i ? ", " : "") + os[i]->name();
     return s + ")";
+  }
+
+  std::vector<StreamBufferStats> BufferStats() const override {
+    std::vector<StreamBufferStats> v;
+    for (const auto& o : shared_->outputs) v.push_back(o->Stats());
+    return v;
   }
 
  private:
   std::shared_ptr<Shared> shared_;
 };
+
+Status CheckOutputFd(int fd) {
+  int fl = ::fcntl(fd, F_GETFL);
+  if (fl < 0) return ErrnoError("xbstream output", "fd " + std::to_string(fd), errno);
+  if ((fl & O_ACCMODE) == O_RDONLY) {
+    return Error(ErrorCode::kInvalidArgument, "xbstream output fd " + std::to_string(fd) + " is not open for writing");
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -173,15 +431,31 @@ Result<std::unique_ptr<Sink>> MakeXbstreamSink(std::vector<int> fds) {
   if (fds.empty()) return Error(ErrorCode::kInvalidArgument, "xbstream sink needs at least one output fd");
   auto shared = std::make_shared<Shared>();
   for (int fd : fds) {
-    int fl = ::fcntl(fd, F_GETFL);
-    if (fl < 0) return ErrnoError("xbstream output", "fd " + std::to_string(fd), errno);
-    if ((fl & O_ACCMODE) == O_RDONLY) {
-      return Error(ErrorCode::kInvalidArgument, "xbstream output fd " + std::to_string(fd) + " is not open for writing");
-    }
-    shared->writers.push_back(std::make_unique<XbstreamWriter>(fd, "xbstream output (fd " + std::to_string(fd) + ")"));
+    XBAK_RETURN_IF_ERROR(CheckOutputFd(fd));
+    shared->outputs.push_back(std::make_unique<DirectOutput>(fd, "fd " + std::to_string(fd)));
   }
   shared->open_per_writer.assign(fds.size(), 0);
   return std::unique_ptr<Sink>(std::make_unique<XbstreamSink>(std::move(shared)));
+}
+
+Result<std::unique_ptr<BufferedStreamSink>> MakeBufferedXbstreamSink(std::vector<int> fds,
+                                                                     StreamBufferOptions options) {
+  if (fds.empty()) return Error(ErrorCode::kInvalidArgument, "xbstream sink needs at least one output fd");
+  if (options.queue_chunks == 0) return Error(ErrorCode::kInvalidArgument, "xbstream sink queue must hold at least one chunk");
+  if (!options.names.empty() && options.names.size() != fds.size()) {
+    return Error(ErrorCode::kInvalidArgument, "xbstream sink: " + std::to_string(options.names.size()) +
+                                                  " names for " + std::to_string(fds.size()) + " fds");
+  }
+  auto shared = std::make_shared<Shared>();
+  // Taken over first, so that they are closed even when a check below fails.
+  shared->owned = std::move(options.owned);
+  for (size_t i = 0; i < fds.size(); ++i) {
+    XBAK_RETURN_IF_ERROR(CheckOutputFd(fds[i]));
+    std::string name = options.names.empty() ? "fd " + std::to_string(fds[i]) : options.names[i];
+    shared->outputs.push_back(std::make_unique<QueuedOutput>(fds[i], std::move(name), options.queue_chunks));
+  }
+  shared->open_per_writer.assign(fds.size(), 0);
+  return std::unique_ptr<BufferedStreamSink>(std::make_unique<XbstreamSink>(std::move(shared)));
 }
 
 }  // namespace xbak

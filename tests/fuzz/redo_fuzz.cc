@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     MtrInfo info;
     std::string why;
     while (pos < buf.size()) {
-      MtrStatus st = ParseMtr(buf.data() + pos, buf.size() - pos, bit, &info, &why, flip > pos ? flip - pos : 0);
+      MtrStatus st =
+          ParseMtr(buf.data() + pos, buf.size() - pos, bit, &info, &why, flip > pos ? flip - pos : 0);
       if (st != MtrStatus::kComplete) break;
       if (info.length < kMtrTrailerSize + 1 || info.length > buf.size() - pos ||
           info.records_length + kMtrTrailerSize != info.length || info.records_length > kMtrSizeMax) {
@@ -48,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (len > buf.size() || EncodeVarint(v, enc) != len) std::abort();
   }
   RecordFrame f;
-  if (size > 0 && DecodeRecordLength(buf.data(), buf.size(), &f) == DecodeResult::kOk && f.header_length > 6) {
+  if (size > 0 && DecodeRecordLength(buf.data(), buf.size(), &f) == DecodeResult::kOk &&
+      f.header_length > 6) {
     std::abort();
   }
   return 0;

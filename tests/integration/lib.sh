@@ -131,8 +131,14 @@ _release_ports() {
 }
 
 # --- exit handling -----------------------------------------------------------------------------------
-_on_err() { # LINE CMD : report the failing command (set -e path)
-  echo "FAIL: $TEST_NAME: command failed (status $1) at ${BASH_SOURCE[2]:-?}:$2: $3${_T_STEP:+ (during step: $_T_STEP)}" >&2
+_on_err() { # STATUS LINE CMD : report the failing command and its call stack (set -e path)
+  local where i
+  where="$(basename "${BASH_SOURCE[1]:-?}"):$2"
+  for ((i = 1; i < ${#FUNCNAME[@]} - 1; i++)); do
+    where+=" <- $(basename "${BASH_SOURCE[i + 1]}"):${BASH_LINENO[i]}"
+  done
+  echo "FAIL: $TEST_NAME: command failed (status $1): $3" >&2
+  echo "      at $where${_T_STEP:+ (during step: $_T_STEP)}" >&2
   _T_FAILED=1
 }
 set -E
@@ -159,7 +165,12 @@ _t_finish() { # after the servers are stopped
   fi
 }
 
-SB_ON_EXIT+=(_t_diagnostics)
+_t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load), by pid
+  local j
+  for j in $(jobs -p); do kill "$j" 2> /dev/null || true; done
+}
+
+SB_ON_EXIT+=(_t_diagnostics _t_kill_jobs)
 SB_ON_EXIT_LATE+=(_t_finish)
 sb_cleanup_on_exit
 echo "== $TEST_NAME (work dir $TEST_WORK)"

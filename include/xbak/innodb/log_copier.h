@@ -54,9 +54,9 @@ namespace xbak::innodb {
 class LogCopier {
  public:
   struct Options {
-    std::string log_path;                          // the live ib_logfile0
-    std::chrono::milliseconds poll_interval{20};   // sleep at the tail of the log
-    size_t max_read = size_t{2} << 20;             // largest single read; must exceed kMtrSizeMax
+    std::string log_path;                         // the live ib_logfile0
+    std::chrono::milliseconds poll_interval{20};  // sleep at the tail of the log
+    size_t max_read = size_t{2} << 20;            // largest single read; must exceed kMtrSizeMax
   };
   // Appends n bytes to the backup log. Called from the copier thread only.
   using Writer = std::function<Status(const uint8_t* data, size_t n)>;
@@ -130,7 +130,7 @@ class LogCopier {
   std::atomic<uint64_t> copied_lsn_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // progress, thread exit, stop request
+  std::condition_variable cv_;   // progress, thread exit, stop request
   bool stop_requested_ = false;  // guarded by mu_
   bool running_ = false;         // guarded by mu_
   Status error_;                 // guarded by mu_

@@ -19,32 +19,32 @@
 namespace xbak::innodb {
 
 // ---- File layout -----------------------------------------------------------
-inline constexpr uint32_t kRedoFormat10_8 = 0x50687973;     // "Phys": unencrypted (or legacy encrypted)
-inline constexpr uint32_t kRedoFormatEnc11 = 0xF09F979D;    // encrypted, MDEV-36024
-inline constexpr uint32_t kRedoFormat10_5 = 0x50485953;     // "PHYS": MariaDB 10.5..10.7
+inline constexpr uint32_t kRedoFormat10_8 = 0x50687973;         // "Phys": unencrypted (or legacy encrypted)
+inline constexpr uint32_t kRedoFormatEnc11 = 0xF09F979D;        // encrypted, MDEV-36024
+inline constexpr uint32_t kRedoFormat10_5 = 0x50485953;         // "PHYS": MariaDB 10.5..10.7
 inline constexpr uint32_t kRedoFormatEncryptedFlag = 1u << 31;  // old formats' "encrypted" bit
 
-inline constexpr size_t kLogHeaderFormat = 0;      // u32 format
-inline constexpr size_t kLogHeaderSubformat = 4;   // u32, must be 0
-inline constexpr size_t kLogHeaderFirstLsn = 8;    // u64 LSN of file offset kLogStartOffset
-inline constexpr size_t kLogHeaderCreator = 16;    // 32 bytes, NUL padded
+inline constexpr size_t kLogHeaderFormat = 0;     // u32 format
+inline constexpr size_t kLogHeaderSubformat = 4;  // u32, must be 0
+inline constexpr size_t kLogHeaderFirstLsn = 8;   // u64 LSN of file offset kLogStartOffset
+inline constexpr size_t kLogHeaderCreator = 16;   // 32 bytes, NUL padded
 inline constexpr size_t kLogHeaderCreatorLen = 32;
-inline constexpr size_t kLogHeaderCryptKey = 48;   // 28 bytes of key info, all zero if unencrypted
+inline constexpr size_t kLogHeaderCryptKey = 48;  // 28 bytes of key info, all zero if unencrypted
 inline constexpr size_t kLogHeaderCryptKeyLen = 28;
-inline constexpr size_t kLogHeaderCrc = 508;       // CRC-32C of [0, 508)
+inline constexpr size_t kLogHeaderCrc = 508;  // CRC-32C of [0, 508)
 inline constexpr size_t kLogHeaderSize = 512;
 
 inline constexpr size_t kLogCheckpoint1 = 4096;
 inline constexpr size_t kLogCheckpoint2 = 8192;
-inline constexpr size_t kCheckpointLsn = 0;        // u64, within a checkpoint block
-inline constexpr size_t kCheckpointEndLsn = 8;     // u64
-inline constexpr size_t kCheckpointCrc = 60;       // CRC-32C of [0, 60); [16, 60) must be zero
+inline constexpr size_t kCheckpointLsn = 0;     // u64, within a checkpoint block
+inline constexpr size_t kCheckpointEndLsn = 8;  // u64
+inline constexpr size_t kCheckpointCrc = 60;    // CRC-32C of [0, 60); [16, 60) must be zero
 inline constexpr size_t kCheckpointBlockSize = 64;
 
-inline constexpr size_t kLogStartOffset = 12288;   // first byte of mtr data
-inline constexpr uint64_t kLogFirstLsn = 12288;    // the smallest valid first_lsn
+inline constexpr size_t kLogStartOffset = 12288;        // first byte of mtr data
+inline constexpr uint64_t kLogFirstLsn = 12288;         // the smallest valid first_lsn
 inline constexpr size_t kMtrSizeMax = size_t{1} << 20;  // longest mtr the server writes (records only)
-inline constexpr size_t kMtrTrailerSize = 5;       // terminator byte + CRC-32C (unencrypted)
+inline constexpr size_t kMtrTrailerSize = 5;            // terminator byte + CRC-32C (unencrypted)
 
 // ---- Header and checkpoint -------------------------------------------------
 struct LogHeader {
@@ -120,18 +120,18 @@ struct FileOp {
 
 // ---- Mini-transaction framing ----------------------------------------------
 enum class MtrStatus {
-  kComplete,   // a whole, checksummed mtr starts at buf
-  kNeedMore,   // buf ends inside the mtr: read more and call again
-  kEndOfLog,   // no valid mtr here: terminator byte, sequence bit or CRC mismatch
-  kCorrupt,    // bytes that no server writes (mtr > 1 MiB, bad length, bad FILE_ record)
+  kComplete,  // a whole, checksummed mtr starts at buf
+  kNeedMore,  // buf ends inside the mtr: read more and call again
+  kEndOfLog,  // no valid mtr here: terminator byte, sequence bit or CRC mismatch
+  kCorrupt,   // bytes that no server writes (mtr > 1 MiB, bad length, bad FILE_ record)
 };
 
 struct MtrInfo {
   size_t length = 0;          // records + terminator + CRC-32C
   size_t records_length = 0;  // offset of the terminator byte
   std::vector<FileOp> file_ops;
-  bool has_checkpoint = false;   // holds a FILE_CHECKPOINT record
-  uint64_t checkpoint_lsn = 0;   // its LSN
+  bool has_checkpoint = false;  // holds a FILE_CHECKPOINT record
+  uint64_t checkpoint_lsn = 0;  // its LSN
 };
 
 // Parses the mtr at buf. The terminator must equal `expected_seq_bit`, except
@@ -141,8 +141,8 @@ struct MtrInfo {
 // `why` (may be null) receives the reason for anything but kComplete.
 // At the live tail of the log kEndOfLog is normal: the server has not yet
 // (completely) written the next mtr.
-MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrInfo* out,
-                   std::string* why, size_t seq_flip_at = SIZE_MAX);
+MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrInfo* out, std::string* why,
+                   size_t seq_flip_at = SIZE_MAX);
 
 // ---- The backup's ib_logfile0 ----------------------------------------------
 // The first 12288 bytes of the backup's ib_logfile0, byte for byte as

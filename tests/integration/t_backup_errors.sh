@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Issue "hot full backup", done-when 3 and the error cases: a page corrupted on disk is reported
+# with its file and page number and the backup fails; an unreachable server, wrong credentials,
+# missing privileges, a non-empty target, an unreadable datadir and a full disk each give one
+# clear message and a non-zero exit, and never leave an xtrabackup_checkpoints behind.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xbak
+
+port=$(alloc_port)
+sb_init src "$port"
+sb_start src
+cnf=$(sb_cnf src)
+
+expect_fail() { # NAME REGEX CMD... : CMD must exit non-zero, print REGEX, leave no checkpoints file
+  local name=$1 re=$2; shift 2
+  local log="$TEST_WORK/$name.log"
+  if "$@" > "$TEST_WORK/$name.out" 2> "$log"; then cat "$log" >&2; fail "$name: succeeded but must fail"; fi
+  grep -Eq -- "$re" "$log" || { cat "$log" >&2; fail "$name: message does not match '$re'"; }
+  if find "$TEST_WORK" -path "*$name*" -name xtrabackup_checkpoints | grep -q .; then
+    fail "$name: a failed backup left an xtrabackup_checkpoints"
+  fi
+  echo "ok: $name -> $(grep -E -- "$re" "$log" | head -1)"
+}
+
+step "unreachable server"
+dead=$(alloc_port)
+expect_fail unreachable "cannot reach the MariaDB server at 127.0.0.1:$dead" \
+  "$XBAK" --backup --no-defaults --host=127.0.0.1 --port="$dead" --user=x --target-dir="$TEST_WORK/unreachable"
+
+step "wrong password"
+sb_sql src "CREATE USER 'bk'@'127.0.0.1' IDENTIFIED BY 'right'; GRANT SELECT ON *.* TO 'bk'@'127.0.0.1'"
+MYSQL_PWD=wrong expect_fail wrongpw "access denied for user 'bk'" \
+  "$XBAK" --backup --no-defaults --host=127.0.0.1 --port="$port" --user=bk --target-dir="$TEST_WORK/wrongpw"
+if grep -q wrong "$TEST_WORK/wrongpw.log"; then fail "the password was printed"; fi
+
+step "missing privileges are named"
+MYSQL_PWD=right expect_fail noprivs "lacks privileges: RELOAD, PROCESS, BINLOG MONITOR" \
+  "$XBAK" --backup --no-defaults --host=127.0.0.1 --port="$port" --user=bk --target-dir="$TEST_WORK/noprivs"
+
+step "target directory not empty"
+mkdir -p "$TEST_WORK/notempty" && echo keep > "$TEST_WORK/notempty/precious"
+expect_fail notempty "is not empty" "$XBAK" --backup --defaults-file="$cnf" --target-dir="$TEST_WORK/notempty"
+assert_eq keep "$(cat "$TEST_WORK/notempty/precious")" "existing file untouched"
+
+step "unreadable datadir"
+expect_fail baddatadir "cannot read the server's datadir.*/nonexistent" \
+  "$XBAK" --backup --defaults-file="$cnf" --datadir=/nonexistent/dir --target-dir="$TEST_WORK/baddatadir"
+
+step "bad options"
+expect_fail badparallel "--parallel must be between" "$XBAK" --backup --parallel=0 --target-dir=/tmp/x
+expect_fail nomode "exactly one of" "$XBAK" --target-dir=/tmp/x
+expect_fail prepare "not implemented yet" "$XBAK" --prepare --target-dir=/tmp/x
+
+step "disk full on the target"
+mnt="$TEST_WORK/smallfs"
+mkdir -p "$mnt"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=4m tmpfs "$mnt" 2> /dev/null; then
+  expect_fail diskfull "No space left on device" "$XBAK" --backup --defaults-file="$cnf" --target-dir="$mnt/bk"
+  [ ! -e "$mnt/bk/xtrabackup_checkpoints" ] || fail "checkpoints written on a full disk"
+  umount "$mnt"
+else
+  echo "skip: cannot mount a small tmpfs here (not root or no permission)"
+fi
+
+step "a page corrupted on disk fails the backup, naming file and page"
+sb_sql src "CREATE DATABASE c; CREATE TABLE c.t (id INT PRIMARY KEY, v VARCHAR(200)) ENGINE=InnoDB;
+  INSERT INTO c.t SELECT seq, REPEAT('x', 150) FROM seq_1_to_3000;"
+sb_flush src
+ibd="$(sb_datadir src)/c/t.ibd"
+# Flip one byte in the middle of page 3 (the clustered index root), behind the server's back.
+printf '\xff' | dd of="$ibd" bs=1 seek=$((3 * 16384 + 8000)) conv=notrunc status=none
+expect_fail corrupt "corrupt page in .*c/t.ibd: page 3 .*stored 0x[0-9a-f]+, computed 0x[0-9a-f]+" \
+  "$XBAK" --backup --defaults-file="$cnf" --page-retries=2 --target-dir="$TEST_WORK/corrupt"
+[ ! -e "$TEST_WORK/corrupt/xtrabackup_checkpoints" ] || fail "corrupt backup has checkpoints"
+sb_stop src
