@@ -1,0 +1,100 @@
+// Per-file compression of a backup (`--compress=zstd|lz4`,
+// `--compress-threads`, `--compress-chunk-size`) and its reversal
+// (`--decompress`), in the layout of Percona XtraBackup 8.0:
+//
+//  * every backup file X is stored as X.zst or X.lz4, whose content is a
+//    plain concatenation of standard frames, so `zstd -d` / `lz4 -d` (which
+//    both read concatenated frames) restore X byte for byte;
+//  * zstd frames carry the content size and the XXH64 content checksum
+//    (Percona: ZSTD_c_checksumFlag=1, one frame per write of its copy loop);
+//  * lz4 frames are LZ4 frame format with independent blocks of at most the
+//    chunk size (default 64 KiB), the content size and the XXH32 content
+//    checksum, no block checksums (Percona writes exactly these flags);
+//  * xbak cuts frames every kCompressFrameBytes of input (Percona cuts one
+//    per write of its copy loop, whose size varies); an empty file is one
+//    empty frame, because `zstd -d` rejects a zero-byte .zst.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "xbak/sink/sink.h"
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+// Input bytes per frame: the unit one compression thread works on. Large
+// enough for zstd to find its matches, small enough that a few per thread in
+// flight stay cheap.
+inline constexpr size_t kCompressFrameBytes = size_t{1} << 20;
+
+struct CompressOptions {
+  enum Algo { kZstd, kLz4 };
+  Algo algo = kZstd;
+  int zstd_level = 1;  // ZSTD_minCLevel() .. ZSTD_maxCLevel(); ignored by lz4
+  // Threads that compress, shared by all files of the sink.
+  int threads = 1;
+  // lz4 block size; rounded up to one of the frame format's 64 KiB, 256 KiB,
+  // 1 MiB, 4 MiB; above 4 MiB is refused. zstd does not use it (nor does
+  // Percona's zstd sink). A value above kCompressFrameBytes also raises the
+  // frame size to it.
+  size_t chunk_size = size_t{64} << 10;
+};
+
+// ".zst" or ".lz4".
+std::string_view CompressSuffix(CompressOptions::Algo algo);
+
+// A sink that writes every file X of `inner` as X<suffix>, compressed.
+// Writes are cut into frames of kCompressFrameBytes that `threads` worker
+// threads compress while the copy threads go on; each file writes its frames
+// to `inner` in order, from the thread that calls Write/Close.
+//
+// Memory is bounded: each open file holds one frame of input being filled and
+// at most threads + 1 frames queued, being compressed, or waiting to be
+// written to `inner` (a copy thread blocks when it has that many), i.e. about
+// (threads + 2) x 2 x frame size per open file, whatever the speeds.
+Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, CompressOptions options);
+
+// Streaming decoder for one compressed file (a concatenation of frames).
+// Frame content checksums and content sizes are verified when the frame has
+// them (ours always do). Errors (kCorrupt) read
+//   "corrupt zstd data in NAME at byte N: <why>"
+// where N is the offset in the compressed file of the frame that is bad, or
+//   "truncated zstd data in NAME: ends at byte N inside the frame at byte F"
+// and an empty input is "truncated" too (zero frames is not a valid file).
+class Decompressor {
+ public:
+  using Output = std::function<Status(const uint8_t* data, size_t n)>;
+
+  static Result<std::unique_ptr<Decompressor>> Create(CompressOptions::Algo algo, std::string name);
+  virtual ~Decompressor() = default;
+
+  // Decodes n more input bytes, handing the output to `out` in pieces.
+  virtual Status Feed(const uint8_t* data, size_t n, const Output& out) = 0;
+  // Call at the end of the input: fails if it stopped inside a frame.
+  virtual Status Finish() = 0;
+};
+
+struct DecompressOptions {
+  std::string target_dir;
+  int parallel = 1;              // files decompressed at once
+  bool remove_original = false;  // delete X.zst once X is complete and durable
+};
+
+// Decompresses every *.zst and *.lz4 under target_dir (recursively; symbolic
+// links are not followed) into the same name without the suffix.
+//  * Refuses, before touching anything, when an output name already exists or
+//    two inputs would produce the same name (X.zst and X.lz4).
+//  * Each output is written as "<X>.xbpartial", fsynced and renamed to X
+//    (never replacing a file), so a name without the suffix is complete.
+//  * A corrupt or truncated input fails naming the file and byte offset; its
+//    partial output is removed. The first failure stops the other workers.
+//  * With remove_original, X.zst is deleted only after X is durable.
+Status DecompressBackup(const DecompressOptions& options);
+
+}  // namespace xbak

@@ -1,0 +1,149 @@
+#include "xbak/innodb/delta.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "xbak/util/endian.h"
+
+namespace xbak::innodb {
+namespace {
+
+class TempFile {
+ public:
+  TempFile() {
+    char tmpl[] = "/tmp/xbak-delta-XXXXXX";
+    int fd = mkstemp(tmpl);
+    ::close(fd);
+    path_ = tmpl;
+  }
+  ~TempFile() { ::unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+  void Write(const std::vector<uint8_t>& bytes) {
+    ::unlink(path_.c_str());
+    auto f = File::CreateNew(path_);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->Write(bytes.data(), bytes.size()).ok());
+  }
+
+ private:
+  std::string path_;
+};
+
+std::vector<uint8_t> Page(uint32_t page_size, uint32_t no) {
+  std::vector<uint8_t> p(page_size, static_cast<uint8_t>(no * 7 + 1));
+  StoreBE32(p.data() + 4, no);
+  return p;
+}
+
+std::vector<uint8_t> BuildDelta(uint32_t page_size, const std::vector<uint32_t>& nos) {
+  std::vector<uint8_t> out;
+  DeltaWriter w(page_size, [&](const uint8_t* d, size_t n) {
+    out.insert(out.end(), d, d + n);
+    return Status::Ok();
+  });
+  for (uint32_t no : nos) EXPECT_TRUE(w.AddPage(no, Page(page_size, no).data()).ok());
+  EXPECT_TRUE(w.Finish().ok());
+  return out;
+}
+
+TEST(DeltaMeta, FormatIsMariabackupsAndParses) {
+  EXPECT_EQ(FormatDeltaMeta({16384, 0, 18}), "page_size = 16384\nzip_size = 0 \nspace_id = 18\n");
+  auto m = ParseDeltaMeta("page_size = 16384\nzip_size = 8192 \nspace_id = 6\n", "t.meta");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->page_size, 16384u);
+  EXPECT_EQ(m->zip_size, 8192u);
+  EXPECT_EQ(m->space_id, 6u);
+  EXPECT_FALSE(ParseDeltaMeta("page_size = 1000\nzip_size = 0\nspace_id = 1\n", "x").ok());
+  EXPECT_FALSE(ParseDeltaMeta("page_size = 16384\nzip_size = 0\n", "x").ok());
+  EXPECT_FALSE(ParseDeltaMeta("page_size = 16384\nzip_size = 0\nspace_id = -1\n", "x").ok());
+}
+
+TEST(Delta, UntouchedTableIsOneHeaderBlock) {
+  auto d = BuildDelta(16384, {});
+  ASSERT_EQ(d.size(), 16384u);
+  EXPECT_EQ(std::memcmp(d.data(), "XTRA\xff\xff\xff\xff", 8), 0);  // as in lab-notes section 4
+}
+
+TEST(Delta, OnePageMatchesMariabackupLayout) {
+  auto d = BuildDelta(16384, {3});
+  ASSERT_EQ(d.size(), 32768u);
+  EXPECT_EQ(std::memcmp(d.data(), "XTRA\0\0\0\x03\xff\xff\xff\xff", 12), 0);
+  EXPECT_EQ(LoadBE32(d.data() + 16384 + 4), 3u);
+}
+
+TEST(Delta, MultiBlockRoundTrip) {
+  const uint32_t ps = 4096;  // 1024 slots: 1023 pages per block
+  std::vector<uint32_t> nos;
+  for (uint32_t i = 0; i < 2500; i++) nos.push_back(i * 2 + 1);
+  auto d = BuildDelta(ps, nos);
+  EXPECT_EQ(d.size(), (2500u + 3u) * ps);  // 3 header blocks
+  EXPECT_EQ(LoadBE32(d.data()), kDeltaMagicMore);
+  TempFile tf;
+  tf.Write(d);
+  auto f = File::OpenRead(tf.path());
+  ASSERT_TRUE(f.ok());
+  DeltaReader r(f.value(), ps);
+  std::vector<uint32_t> got;
+  for (;;) {
+    auto more = r.Next();
+    ASSERT_TRUE(more.ok()) << more.status().message();
+    if (!more.value()) break;
+    for (size_t i = 0; i < r.page_numbers().size(); i++) {
+      got.push_back(r.page_numbers()[i]);
+      EXPECT_EQ(std::memcmp(r.page(i), Page(ps, r.page_numbers()[i]).data(), ps), 0);
+    }
+  }
+  EXPECT_EQ(got, nos);
+}
+
+TEST(Delta, FullLastBlockHasNoTerminator) {
+  const uint32_t ps = 4096;
+  std::vector<uint32_t> nos;
+  for (uint32_t i = 0; i < 1023; i++) nos.push_back(i);
+  auto d = BuildDelta(ps, nos);
+  ASSERT_EQ(d.size(), 1024u * ps);
+  EXPECT_EQ(LoadBE32(d.data()), kDeltaMagicLast);
+  EXPECT_EQ(LoadBE32(d.data() + 4 * 1023), 1022u);
+}
+
+Status ReadAll(const std::vector<uint8_t>& bytes, uint32_t ps) {
+  TempFile tf;
+  tf.Write(bytes);
+  auto f = File::OpenRead(tf.path());
+  DeltaReader r(f.value(), ps);
+  for (;;) {
+    auto more = r.Next();
+    if (!more.ok()) return more.status();
+    if (!more.value()) return Status::Ok();
+  }
+}
+
+TEST(Delta, BadInputIsNamedWithOffset) {
+  auto good = BuildDelta(4096, {1, 2, 3});
+  auto bad_magic = good;
+  bad_magic[0] = 'Q';
+  Status st = ReadAll(bad_magic, 4096);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("at byte 0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("magic"), std::string::npos);
+
+  auto truncated = good;
+  truncated.resize(good.size() - 100);
+  st = ReadAll(truncated, 4096);
+  EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
+
+  auto cut_list = good;  // header says 3 pages but the list terminator is gone and garbage follows
+  StoreBE32(cut_list.data() + 16, 0x7FFFFFF0);
+  st = ReadAll(cut_list, 4096);
+  EXPECT_NE(st.message().find("past any sane"), std::string::npos) << st.message();
+
+  auto no_last = BuildDelta(4096, {1});
+  StoreBE32(no_last.data(), kDeltaMagicMore);  // claims more blocks follow; none do
+  st = ReadAll(no_last, 4096);
+  EXPECT_NE(st.message().find("without its last"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace xbak::innodb
