@@ -13,8 +13,8 @@ PKGS=(
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libmariadb-dev
   # real parts for tests and benchmarks
   mariadb-server mariadb-client mariadb-backup sysbench
-  # test tooling
-  python3 procps psmisc bc time
+  # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests)
+  python3 procps psmisc bc time zstd lz4
 )
 
 SUDO=""

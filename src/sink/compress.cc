@@ -53,10 +53,12 @@ class FrameCompressor {
       if (!c.zstd_) return Error(ErrorCode::kInternal, "cannot allocate a zstd compression context");
       // The content size is on by default and filled in by ZSTD_compress2;
       // the checksum is what lets --decompress (and zstd -d) detect damage.
-      for (auto [param, value] : {std::pair{ZSTD_c_compressionLevel, o.zstd_level}, std::pair{ZSTD_c_checksumFlag, 1},
-                                  std::pair{ZSTD_c_contentSizeFlag, 1}}) {
+      for (auto [param, value] : {std::pair{ZSTD_c_compressionLevel, o.zstd_level},
+                                  std::pair{ZSTD_c_checksumFlag, 1}, std::pair{ZSTD_c_contentSizeFlag, 1}}) {
         size_t r = ZSTD_CCtx_setParameter(c.zstd_.get(), param, value);
-        if (ZSTD_isError(r)) return Error(ErrorCode::kInvalidArgument, std::string("zstd: ") + ZSTD_getErrorName(r));
+        if (ZSTD_isError(r)) {
+          return Error(ErrorCode::kInvalidArgument, std::string("zstd: ") + ZSTD_getErrorName(r));
+        }
       }
     } else {
       c.lz4_prefs_ = LZ4F_preferences_t{};
@@ -77,14 +79,18 @@ class FrameCompressor {
     if (algo_ == CompressOptions::kZstd) {
       job.out.resize(ZSTD_compressBound(in.size()));
       size_t r = ZSTD_compress2(zstd_.get(), job.out.data(), job.out.size(), in.data(), in.size());
-      if (ZSTD_isError(r)) return Error(ErrorCode::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+      if (ZSTD_isError(r)) {
+        return Error(ErrorCode::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
+      }
       job.out.resize(r);
     } else {
       LZ4F_preferences_t prefs = lz4_prefs_;
       prefs.frameInfo.contentSize = in.size();
       job.out.resize(LZ4F_compressFrameBound(in.size(), &prefs));
       size_t r = LZ4F_compressFrame(job.out.data(), job.out.size(), in.data(), in.size(), &prefs);
-      if (LZ4F_isError(r)) return Error(ErrorCode::kInternal, std::string("lz4 compression failed: ") + LZ4F_getErrorName(r));
+      if (LZ4F_isError(r)) {
+        return Error(ErrorCode::kInternal, std::string("lz4 compression failed: ") + LZ4F_getErrorName(r));
+      }
       job.out.resize(r);
     }
     job.in = std::vector<uint8_t>();  // the input is no longer needed: free it before the write
@@ -178,7 +184,10 @@ class CompressingFile : public SinkFile {
  public:
   CompressingFile(std::shared_ptr<CompressShared> shared, std::unique_ptr<SinkFile> inner, std::string name,
                   size_t frame_bytes, size_t max_jobs)
-      : shared_(std::move(shared)), inner_(std::move(inner)), name_(std::move(name)), frame_bytes_(frame_bytes),
+      : shared_(std::move(shared)),
+        inner_(std::move(inner)),
+        name_(std::move(name)),
+        frame_bytes_(frame_bytes),
         max_jobs_(max_jobs) {}
   ~CompressingFile() override {
     Deregister();
@@ -286,8 +295,11 @@ class CompressingFile : public SinkFile {
 
 class CompressingSink : public Sink {
  public:
-  CompressingSink(std::unique_ptr<Sink> inner, CompressOptions options, std::shared_ptr<CompressShared> shared)
-      : inner_(std::move(inner)), options_(options), shared_(std::move(shared)),
+  CompressingSink(std::unique_ptr<Sink> inner, CompressOptions options,
+                  std::shared_ptr<CompressShared> shared)
+      : inner_(std::move(inner)),
+        options_(options),
+        shared_(std::move(shared)),
         frame_bytes_(std::max(kCompressFrameBytes, options.chunk_size)) {}
 
   Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) override {
@@ -334,7 +346,8 @@ std::string Truncated(const char* algo, const std::string& name, uint64_t end, u
 
 class ZstdDecompressor : public Decompressor {
  public:
-  explicit ZstdDecompressor(std::string name) : name_(std::move(name)), dctx_(ZSTD_createDCtx()), out_(kDecodeOutBytes) {}
+  explicit ZstdDecompressor(std::string name)
+      : name_(std::move(name)), dctx_(ZSTD_createDCtx()), out_(kDecodeOutBytes) {}
   ~ZstdDecompressor() override { ZSTD_freeDCtx(dctx_); }
   ZstdDecompressor(const ZstdDecompressor&) = delete;
   ZstdDecompressor& operator=(const ZstdDecompressor&) = delete;
@@ -347,8 +360,8 @@ class ZstdDecompressor : public Decompressor {
       const size_t before = in.pos;
       size_t r = ZSTD_decompressStream(dctx_, &ob, &in);
       if (ZSTD_isError(r)) {
-        return Error(ErrorCode::kCorrupt, "corrupt zstd data in " + name_ + " at byte " + std::to_string(frame_start_) +
-                                              ": " + ZSTD_getErrorName(r));
+        return Error(ErrorCode::kCorrupt, "corrupt zstd data in " + name_ + " at byte " +
+                                              std::to_string(frame_start_) + ": " + ZSTD_getErrorName(r));
       }
       if (in.pos > before) in_frame_ = true;
       if (ob.pos > 0) XBAK_RETURN_IF_ERROR(out(out_.data(), ob.pos));
@@ -370,7 +383,9 @@ class ZstdDecompressor : public Decompressor {
   }
 
   Status Finish() override {
-    if (in_frame_ || frames_ == 0) return Error(ErrorCode::kCorrupt, Truncated("zstd", name_, consumed_, frame_start_));
+    if (in_frame_ || frames_ == 0) {
+      return Error(ErrorCode::kCorrupt, Truncated("zstd", name_, consumed_, frame_start_));
+    }
     return Status::Ok();
   }
 
@@ -401,8 +416,8 @@ class Lz4Decompressor : public Decompressor {
       size_t dst = out_.size();
       size_t r = LZ4F_decompress(dctx_, out_.data(), &dst, data + pos, &src, nullptr);
       if (LZ4F_isError(r)) {
-        return Error(ErrorCode::kCorrupt, "corrupt lz4 data in " + name_ + " at byte " + std::to_string(frame_start_) +
-                                              ": " + LZ4F_getErrorName(r));
+        return Error(ErrorCode::kCorrupt, "corrupt lz4 data in " + name_ + " at byte " +
+                                              std::to_string(frame_start_) + ": " + LZ4F_getErrorName(r));
       }
       pos += src;
       if (src > 0) in_frame_ = true;
@@ -422,7 +437,9 @@ class Lz4Decompressor : public Decompressor {
   }
 
   Status Finish() override {
-    if (in_frame_ || frames_ == 0) return Error(ErrorCode::kCorrupt, Truncated("lz4", name_, consumed_, frame_start_));
+    if (in_frame_ || frames_ == 0) {
+      return Error(ErrorCode::kCorrupt, Truncated("lz4", name_, consumed_, frame_start_));
+    }
     return Status::Ok();
   }
 
@@ -513,7 +530,9 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 }  // namespace
 
-std::string_view CompressSuffix(CompressOptions::Algo algo) { return algo == CompressOptions::kZstd ? ".zst" : ".lz4"; }
+std::string_view CompressSuffix(CompressOptions::Algo algo) {
+  return algo == CompressOptions::kZstd ? ".zst" : ".lz4";
+}
 
 Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, CompressOptions options) {
   if (!inner) return Error(ErrorCode::kInvalidArgument, "compressing sink needs an inner sink");
@@ -525,19 +544,23 @@ Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, C
                  "--compress-threads must be between 1 and 1024, got " + std::to_string(options.threads));
   }
   if (options.algo == CompressOptions::kZstd &&
-      (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel() || options.zstd_level == 0)) {
+      (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel() ||
+       options.zstd_level == 0)) {
     return Error(ErrorCode::kInvalidArgument, "--compress-zstd-level must be between " +
                                                   std::to_string(ZSTD_minCLevel()) + " and " +
                                                   std::to_string(ZSTD_maxCLevel()) + " (not 0), got " +
                                                   std::to_string(options.zstd_level));
   }
-  if (options.algo == CompressOptions::kLz4 && (options.chunk_size == 0 || options.chunk_size > (size_t{4} << 20))) {
-    return Error(ErrorCode::kInvalidArgument, "--compress-chunk-size must be between 1 byte and 4 MiB for lz4, got " +
-                                                  std::to_string(options.chunk_size));
+  if (options.algo == CompressOptions::kLz4 &&
+      (options.chunk_size == 0 || options.chunk_size > (size_t{4} << 20))) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--compress-chunk-size must be between 1 byte and 4 MiB for lz4, got " +
+                     std::to_string(options.chunk_size));
   }
   auto shared = std::make_shared<CompressShared>();
   XBAK_ASSIGN_OR_RETURN(shared->pool, CompressPool::Create(options));
-  return std::unique_ptr<Sink>(std::make_unique<CompressingSink>(std::move(inner), options, std::move(shared)));
+  return std::unique_ptr<Sink>(
+      std::make_unique<CompressingSink>(std::move(inner), options, std::move(shared)));
 }
 
 Result<std::unique_ptr<Decompressor>> Decompressor::Create(CompressOptions::Algo algo, std::string name) {
@@ -560,8 +583,8 @@ Status DecompressBackup(const DecompressOptions& options) {
   std::vector<DecompressJob> jobs;
   // Not following directory symlinks: a link out of the backup must not make
   // us write elsewhere.
-  for (auto it = fs::recursive_directory_iterator(options.target_dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(options.target_dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code entry_ec;  // an entry that vanished is skipped, not the end of the walk
     if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
     const std::string path = it->path().string();
@@ -572,28 +595,33 @@ Status DecompressBackup(const DecompressOptions& options) {
       jobs.push_back({path, path.substr(0, path.size() - sfx.size()), algo, entry_ec ? 0 : size});
     }
   }
-  if (ec) return Error(ErrorCode::kIo, "--decompress: cannot list " + options.target_dir + ": " + ec.message());
+  if (ec) {
+    return Error(ErrorCode::kIo, "--decompress: cannot list " + options.target_dir + ": " + ec.message());
+  }
 
   // All refusals before any work, so a bad backup is left exactly as it was.
   std::map<std::string, std::string> outputs;
   for (const auto& j : jobs) {
     auto [it, inserted] = outputs.emplace(j.output, j.input);
     if (!inserted) {
-      return Error(ErrorCode::kAlreadyExists,
-                   "--decompress: both " + it->second + " and " + j.input + " would decompress to " + j.output);
+      return Error(ErrorCode::kAlreadyExists, "--decompress: both " + it->second + " and " + j.input +
+                                                  " would decompress to " + j.output);
     }
     struct stat st {};
     if (::lstat(j.output.c_str(), &st) == 0) {
-      return Error(ErrorCode::kAlreadyExists, "--decompress: " + j.output + " already exists; refusing to overwrite it with " +
+      return Error(ErrorCode::kAlreadyExists, "--decompress: " + j.output +
+                                                  " already exists; refusing to overwrite it with " +
                                                   j.input + " (remove it, or decompress a fresh copy)");
     }
   }
   // Largest first, so the big files do not start last and run alone.
-  std::sort(jobs.begin(), jobs.end(), [](const DecompressJob& a, const DecompressJob& b) { return a.size > b.size; });
+  std::sort(jobs.begin(), jobs.end(),
+            [](const DecompressJob& a, const DecompressJob& b) { return a.size > b.size; });
 
   std::atomic<bool> cancel{false};
-  return RunParallel(jobs.size(), std::max(1, options.parallel),
-                     [&](size_t i) { return DecompressOne(jobs[i], options.remove_original, cancel); }, &cancel);
+  return RunParallel(
+      jobs.size(), std::max(1, options.parallel),
+      [&](size_t i) { return DecompressOne(jobs[i], options.remove_original, cancel); }, &cancel);
 }
 
 }  // namespace xbak

@@ -57,7 +57,9 @@ Status CheckFifo(const std::string& path) {
 }
 
 Status ValidateCount(int n) {
-  if (n < 1) return Error(ErrorCode::kInvalidArgument, "--fifo-streams must be at least 1, got " + std::to_string(n));
+  if (n < 1) {
+    return Error(ErrorCode::kInvalidArgument, "--fifo-streams must be at least 1, got " + std::to_string(n));
+  }
   return Status::Ok();
 }
 
@@ -69,9 +71,12 @@ Status MakeBlocking(int fd, const std::string& path) {
 
 }  // namespace
 
-std::string FifoPath(const std::string& dir, int index) { return JoinPath(dir, "thread_" + std::to_string(index)); }
+std::string FifoPath(const std::string& dir, int index) {
+  return JoinPath(dir, "thread_" + std::to_string(index));
+}
 
-Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n, std::chrono::seconds timeout) {
+Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
+                                                  std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
   XBAK_RETURN_IF_ERROR(MakeDirs(dir));
   CreatedFifos created;
@@ -120,7 +125,8 @@ Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
   return fds;
 }
 
-Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n, std::chrono::seconds timeout) {
+Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
+                                                  std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
   const auto deadline = Clock::now() + timeout;
 
@@ -203,9 +209,9 @@ Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
         if (slots[i].done) break;
       }
       if (timed_out.ok()) {
-        timed_out = Error(ErrorCode::kTimeout, "no writer opened fifo " + slots[i].path + " within " +
-                                                   Seconds(timeout) + " (is the backup running with --fifo-streams=" +
-                                                   std::to_string(n) + "?)");
+        timed_out = Error(ErrorCode::kTimeout,
+                          "no writer opened fifo " + slots[i].path + " within " + Seconds(timeout) +
+                              " (is the backup running with --fifo-streams=" + std::to_string(n) + "?)");
       }
       int w = ::open(slots[i].via.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
       if (w >= 0) ::close(w);
@@ -225,8 +231,8 @@ Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
   return fds;
 }
 
-Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir, int n, std::chrono::seconds timeout,
-                                                         size_t queue_chunks) {
+Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir, int n,
+                                                         std::chrono::seconds timeout, size_t queue_chunks) {
   XBAK_ASSIGN_OR_RETURN(std::vector<UniqueFd> owned, OpenFifosForWriting(dir, n, timeout));
   StreamBufferOptions options;
   options.queue_chunks = queue_chunks;

@@ -47,7 +47,8 @@ class Output {
 
 class DirectOutput : public Output {
  public:
-  DirectOutput(int fd, std::string name) : writer_(fd, "xbstream output (" + name + ")"), name_(std::move(name)) {}
+  DirectOutput(int fd, std::string name)
+      : writer_(fd, "xbstream output (" + name + ")"), name_(std::move(name)) {}
   Status Payload(const std::string& path, uint64_t offset, const uint8_t* p, size_t n) override {
     return writer_.WritePayload(path, offset, p, n);
   }
@@ -73,7 +74,8 @@ class DirectOutput : public Output {
 };
 
 // Most header bytes one queued chunk can carry.
-constexpr size_t kMaxChunkHeaderLen = kXbstreamFixedHeaderLen + kXbstreamMaxWritePathLen + kXbstreamPayloadHeaderLen;
+constexpr size_t kMaxChunkHeaderLen =
+    kXbstreamFixedHeaderLen + kXbstreamMaxWritePathLen + kXbstreamPayloadHeaderLen;
 
 class QueuedOutput : public Output {
  public:
@@ -263,10 +265,10 @@ struct Shared {
   std::vector<UniqueFd> owned;
   std::vector<std::unique_ptr<Output>> outputs;
   std::mutex mu;
-  std::set<std::string> paths;             // guarded by mu: every path ever created
-  std::set<XbstreamFile*> open;            // guarded by mu: for Flush
-  std::vector<size_t> open_per_writer;     // guarded by mu
-  size_t next = 0;                         // guarded by mu: round-robin tie-break
+  std::set<std::string> paths;          // guarded by mu: every path ever created
+  std::set<XbstreamFile*> open;         // guarded by mu: for Flush
+  std::vector<size_t> open_per_writer;  // guarded by mu
+  size_t next = 0;                      // guarded by mu: round-robin tie-break
 };
 
 class XbstreamFile : public SinkFile {
@@ -420,7 +422,8 @@ Status CheckOutputFd(int fd) {
   int fl = ::fcntl(fd, F_GETFL);
   if (fl < 0) return ErrnoError("xbstream output", "fd " + std::to_string(fd), errno);
   if ((fl & O_ACCMODE) == O_RDONLY) {
-    return Error(ErrorCode::kInvalidArgument, "xbstream output fd " + std::to_string(fd) + " is not open for writing");
+    return Error(ErrorCode::kInvalidArgument,
+                 "xbstream output fd " + std::to_string(fd) + " is not open for writing");
   }
   return Status::Ok();
 }
@@ -441,7 +444,9 @@ Result<std::unique_ptr<Sink>> MakeXbstreamSink(std::vector<int> fds) {
 Result<std::unique_ptr<BufferedStreamSink>> MakeBufferedXbstreamSink(std::vector<int> fds,
                                                                      StreamBufferOptions options) {
   if (fds.empty()) return Error(ErrorCode::kInvalidArgument, "xbstream sink needs at least one output fd");
-  if (options.queue_chunks == 0) return Error(ErrorCode::kInvalidArgument, "xbstream sink queue must hold at least one chunk");
+  if (options.queue_chunks == 0) {
+    return Error(ErrorCode::kInvalidArgument, "xbstream sink queue must hold at least one chunk");
+  }
   if (!options.names.empty() && options.names.size() != fds.size()) {
     return Error(ErrorCode::kInvalidArgument, "xbstream sink: " + std::to_string(options.names.size()) +
                                                   " names for " + std::to_string(fds.size()) + " fds");

@@ -32,7 +32,7 @@ std::string Sfx(Algo a) { return std::string(CompressSuffix(a)); }
 std::map<std::string, std::string> SampleFiles() {
   std::string mixed = testing::Pattern(1 << 20, 5) + std::string(3 << 20, '\0') + testing::Pattern(333333, 6);
   return {
-      {"ibdata1", mixed},                                 // several frames, compressible
+      {"ibdata1", mixed},                                  // several frames, compressible
       {"db/t1.ibd", testing::Pattern(65536 * 5 + 17, 2)},  // incompressible: stored blocks in lz4
       {"db/t1.frm", "CREATE TABLE t1 (a INT)"},
       {"db/empty.MYD", ""},
@@ -42,7 +42,8 @@ std::map<std::string, std::string> SampleFiles() {
 
 // Writes `files` through a compressing sink into a directory, in odd-sized
 // writes from two threads at once.
-void WriteCompressed(const std::string& root, const std::map<std::string, std::string>& files, CompressOptions o) {
+void WriteCompressed(const std::string& root, const std::map<std::string, std::string>& files,
+                     CompressOptions o) {
   auto dir = MakeDirectorySink(root);
   ASSERT_TRUE(dir.ok()) << dir.status().message();
   auto sink = MakeCompressingSink(std::move(dir).value(), o);
@@ -152,8 +153,10 @@ TEST_P(CompressTest, WeDecompressTheCommandLineToolsFiles) {
   for (const auto& [name, data] : files) {
     const std::string p = t / ("b/" + name);
     std::string flags = algo() == CompressOptions::kZstd ? " -q -3 -c " : " -q -c ";
-    ASSERT_EQ(Shell(std::string("cat '") + p + "' | " + Tool(algo()) + flags + "> '" + p + Sfx(algo()) + "'"), 0);
-    ASSERT_EQ(Shell(std::string("printf tail | ") + Tool(algo()) + flags + ">> '" + p + Sfx(algo()) + "'"), 0);
+    ASSERT_EQ(Shell(std::string("cat '") + p + "' | " + Tool(algo()) + flags + "> '" + p + Sfx(algo()) + "'"),
+              0);
+    ASSERT_EQ(Shell(std::string("printf tail | ") + Tool(algo()) + flags + ">> '" + p + Sfx(algo()) + "'"),
+              0);
     std::filesystem::remove(p);
   }
   DecompressOptions d;
@@ -169,7 +172,8 @@ TEST_P(CompressTest, WeDecompressTheCommandLineToolsFiles) {
 
 TEST_P(CompressTest, CorruptFileNamesFileAndFrameAndLeavesNoOutput) {
   TempDir t;
-  const std::string data = testing::Pattern(1 << 20, 3) + std::string(3 << 20, 'z') + testing::Pattern(1 << 20, 4);
+  const std::string data =
+      testing::Pattern(1 << 20, 3) + std::string(3 << 20, 'z') + testing::Pattern(1 << 20, 4);
   WriteCompressed(t / "b", {{"t.ibd", data}}, Options());
   const std::string in = t / ("b/t.ibd" + Sfx(algo()));
   std::string bytes = testing::ReadFileOrEmpty(in);
@@ -186,7 +190,8 @@ TEST_P(CompressTest, CorruptFileNamesFileAndFrameAndLeavesNoOutput) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), ErrorCode::kCorrupt);
   EXPECT_NE(st.message().find(in), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("corrupt " + std::string(Tool(algo())) + " data"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("corrupt " + std::string(Tool(algo())) + " data"), std::string::npos)
+      << st.message();
   long long at = ByteOffsetIn(st.message());
   EXPECT_GT(at, 0) << "the damage is in a later frame: " << st.message();
   EXPECT_LE(at, static_cast<long long>(flip)) << st.message();
@@ -323,7 +328,8 @@ TEST(Compress, Lz4ChunkSizeSetsTheBlockSize) {
   // Frame descriptor byte BD (after magic and FLG) holds the block size code:
   // 4 = 64 KiB ... 7 = 4 MiB. FLG: version 01, independent blocks, content
   // size and content checksum, no block checksum, as Percona writes.
-  for (auto [chunk, code] : {std::pair<size_t, int>{64 << 10, 4}, {100 << 10, 5}, {1 << 20, 6}, {3 << 20, 7}}) {
+  for (auto [chunk, code] :
+       {std::pair<size_t, int>{64 << 10, 4}, {100 << 10, 5}, {1 << 20, 6}, {3 << 20, 7}}) {
     TempDir t;
     CompressOptions o;
     o.algo = CompressOptions::kLz4;
