@@ -42,12 +42,6 @@ innodb::PageCheck CheckAnyFormat(const uint8_t* page, uint32_t page_size, uint32
   return c;
 }
 
-std::string Hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
-
 }  // namespace
 
 Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
@@ -131,8 +125,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
       if (c.verdict == innodb::PageVerdict::kCorrupt) {
         return Error(ErrorCode::kCorrupt,
                      "corrupt page in " + src.path + ": page " + std::to_string(page_no) + " (byte offset " +
-                         std::to_string(offset + i * phys) + "): " + c.detail + " [stored " + Hex(c.stored) +
-                         ", computed " + Hex(c.computed) + "], still bad after " +
+                         std::to_string(offset + i * phys) + "): " + c.detail + ", still bad after " +
                          std::to_string(opts.max_retries) + " re-reads");
       }
     }
