@@ -15,6 +15,7 @@
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/mysql/connection.h"
+#include "xbak/sink/fifo.h"
 #include "xbak/sink/sink.h"
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/util/log.h"
@@ -29,6 +30,19 @@ namespace xbak {
 namespace {
 
 constexpr unsigned long kMinServerVersion = 100800;  // the redo log format we read appeared in 10.8
+
+// A non-owning view of a sink, so that the compressing sink can wrap the
+// same destination the (never compressed) metadata files go to.
+class SinkRef : public Sink {
+ public:
+  explicit SinkRef(Sink& s) : s_(s) {}
+  Result<std::unique_ptr<SinkFile>> Create(const std::string& rel) override { return s_.Create(rel); }
+  Status Flush() override { return s_.Flush(); }
+  std::string Describe() const override { return s_.Describe(); }
+
+ private:
+  Sink& s_;
+};
 
 Status WriteSmallFile(Sink& sink, const std::string& rel, const std::string& content) {
   XBAK_ASSIGN_OR_RETURN(auto f, sink.Create(rel));
@@ -154,9 +168,25 @@ class BackupRun {
   Status OpenSink() {
     if (o_.stream.empty()) {
       if (o_.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir is required");
-      XBAK_ASSIGN_OR_RETURN(sink_, MakeDirectorySink(o_.target_dir));
+      XBAK_ASSIGN_OR_RETURN(meta_, MakeDirectorySink(o_.target_dir));
+    } else if (o_.fifo_streams > 1) {
+      if (o_.fifo_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--fifo-streams needs --fifo-dir");
+      LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
+              std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
+      XBAK_ASSIGN_OR_RETURN(meta_, MakeFifoSink(o_.fifo_dir, o_.fifo_streams,
+                                                std::chrono::seconds(o_.fifo_timeout_s)));
     } else {
-      XBAK_ASSIGN_OR_RETURN(sink_, MakeXbstreamSink(STDOUT_FILENO));
+      // A bounded queue between the copy threads and stdout keeps memory flat
+      // whatever the reader's speed.
+      std::vector<int> fds{STDOUT_FILENO};
+      StreamBufferOptions bo;
+      bo.names = {"stdout"};
+      XBAK_ASSIGN_OR_RETURN(meta_, MakeBufferedXbstreamSink(fds, std::move(bo)));
+    }
+    if (o_.compress) {
+      XBAK_ASSIGN_OR_RETURN(sink_, MakeCompressingSink(std::make_unique<SinkRef>(*meta_), o_.compress_options));
+    } else {
+      sink_ = std::make_unique<SinkRef>(*meta_);
     }
     return Status::Ok();
   }
@@ -272,13 +302,13 @@ class BackupRun {
       seen.insert(it->first);
       if (it->second.rel != f.rel) {
         LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) + " during the backup");
-        XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
+        XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
       }
     }
     for (auto& [key, c] : copied_) {
       if (seen.count(key)) continue;
       LogInfo("table " + SpaceName(c.rel) + " was dropped during the backup");
-      XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, SpaceName(c.rel) + ".del", ""));
+      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(c.rel) + ".del", ""));
     }
     for (auto* f : fresh) {
       LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
@@ -337,13 +367,13 @@ class BackupRun {
       binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
       XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
       binlog_.gtid = gtid.value_or("");
-      XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
+      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
       LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
               binlog_.gtid);
     }
     if (o_.slave_info) {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
-      if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kSlaveInfoFile, si));
+      if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kSlaveInfoFile, si));
     }
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, ServerLsn(*conn_));
     XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
@@ -369,7 +399,7 @@ class BackupRun {
     s.page_size = layout_.page_size;
     s.undo_tablespaces = layout_.undo_tablespaces;
     s.compression_level = layout_.compression_level;
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kBackupCnfFile, FormatBackupCnf(s)));
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
     BackupInfo info;
     info.uuid = NewUuid();
     info.tool_command = o_.tool_command;
@@ -381,13 +411,15 @@ class BackupRun {
     info.binlog = binlog_;
     info.to_lsn = to_lsn_;
     info.format = o_.stream.empty() ? "file" : "mbstream";
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kInfoFile, FormatInfo(info)));
+    info.compressed = o_.compress;
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, FormatInfo(info)));
     // Everything else must be durable before the file that declares the
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
+    XBAK_RETURN_IF_ERROR(meta_->Flush());
     Checkpoints c{"full-backuped", 0, to_lsn_, last_lsn_, false};
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*sink_, kCheckpointsFile, FormatCheckpoints(c)));
-    XBAK_RETURN_IF_ERROR(sink_->Flush());
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
+    XBAK_RETURN_IF_ERROR(meta_->Flush());
     progress_.Finish(true);
     if (deferred_ > 0) {
       LogInfo(std::to_string(deferred_) + " tablespace(s) had no page 0 on disk yet (recently created); "
@@ -409,9 +441,12 @@ class BackupRun {
   std::unique_ptr<Connection> conn_;
   std::map<std::string, std::string> vars_;
   ServerLayout layout_;
-  std::unique_ptr<Sink> sink_;
-  std::unique_ptr<innodb::LogCopier> copier_;
+  // Declared before sink_: the data sink (possibly compressing) refers to it.
+  std::unique_ptr<Sink> meta_;  // the destination itself: metadata files, never compressed
+  std::unique_ptr<Sink> sink_;  // data files and the redo log
   std::unique_ptr<SinkFile> log_out_;
+  // After log_out_, so it is destroyed (and its thread stopped) first.
+  std::unique_ptr<innodb::LogCopier> copier_;
   std::atomic<bool> cancel_{false};
   std::mutex mu_;
   std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;

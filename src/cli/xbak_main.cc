@@ -11,6 +11,10 @@
 
 #include "xbak/backup/backup.h"
 #include "xbak/backup/copy_back.h"
+#include "xbak/sink/compress.h"
+#include "xbak/sink/fifo.h"
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 
@@ -25,7 +29,9 @@ constexpr const char* kUsage =
     "  --backup       copy a running server into --target-dir (or --stream=xbstream to stdout)\n"
     "  --prepare      make a backup consistent (not implemented yet: use mariabackup --prepare)\n"
     "  --copy-back    restore a prepared backup into an empty --datadir\n"
-    "  --move-back    like --copy-back, but moves the files\n\n"
+    "  --move-back    like --copy-back, but moves the files\n"
+    "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
+    "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n\n"
     "Option files: --defaults-file=F replaces ~/.my.cnf; groups [client] and [xbak] give the\n"
     "connection, [mysqld]/[mariadbd] give datadir for --copy-back. The password may also come from\n"
     "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
@@ -76,6 +82,7 @@ int main(int argc, char** argv) {
   po::options_description modes("Modes");
   modes.add_options()("backup", "take a backup")("prepare", "prepare a backup")(
       "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
+      "extract,x", "unpack an xbstream")("decompress", "decompress a compressed backup")(
       "help", "show this help")("version", "show the version");
 
   po::options_description conn("Connection (also from [client]/[xbak] in option files)");
@@ -104,8 +111,25 @@ int main(int argc, char** argv) {
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
       "progress-interval", po::value<unsigned>()->default_value(2), "seconds between progress lines (0: none)");
 
+  po::options_description streaming("Streaming, FIFOs, compression, extraction");
+  streaming.add_options()(
+      "fifo-streams", po::value<int>()->default_value(1),
+      "with --stream: N>1 writes N xbstreams to named pipes DIR/thread_0..N-1 (one per reader); "
+      "with --extract: read N such pipes")(
+      "fifo-dir", po::value<std::string>(), "directory of the named pipes")(
+      "fifo-timeout", po::value<unsigned>()->default_value(60), "seconds to wait for the other end of each pipe")(
+      "compress", po::value<std::string>()->implicit_value("zstd"),
+      "compress data files and the redo log: zstd (default) or lz4; files get .zst/.lz4")(
+      "compress-threads", po::value<int>()->default_value(1), "compression threads")(
+      "compress-chunk-size", po::value<size_t>()->default_value(64 << 10), "lz4 block size in bytes")(
+      "compress-zstd-level", po::value<int>()->default_value(1), "zstd level (1-19)")(
+      "directory,C", po::value<std::string>(), "--extract: target directory")(
+      "input", po::value<std::string>(), "--extract: read this file instead of stdin")(
+      "overwrite", "--extract: replace files that exist in the target")(
+      "remove-original", "--decompress: delete X.zst once X is complete");
+
   po::options_description all;
-  all.add(modes).add(conn).add(general);
+  all.add(modes).add(conn).add(general).add(streaming);
 
   po::variables_map vm;
   try {
@@ -152,9 +176,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
-                                vm.count("move-back"));
+                                vm.count("move-back") + vm.count("extract") + vm.count("decompress"));
   if (nmodes != 1) {
-    std::cerr << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back (see --help)\n";
+    std::cerr << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --extract, "
+                 "--decompress (see --help)\n";
     return 2;
   }
   auto str = [&](const char* k) { return vm.count(k) ? vm[k].as<std::string>() : std::string(); };
@@ -162,6 +187,62 @@ int main(int argc, char** argv) {
   if (parallel < 1 || parallel > 256) {
     std::cerr << "xbak: --parallel must be between 1 and 256, got " << parallel << "\n";
     return 2;
+  }
+
+  int fifo_streams = vm["fifo-streams"].as<int>();
+  if (fifo_streams < 1 || fifo_streams > 64) {
+    std::cerr << "xbak: --fifo-streams must be between 1 and 64, got " << fifo_streams << "\n";
+    return 2;
+  }
+  if (fifo_streams > 1 && !vm.count("fifo-dir")) {
+    std::cerr << "xbak: --fifo-streams=" << fifo_streams << " needs --fifo-dir\n";
+    return 2;
+  }
+  auto fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
+
+  if (vm.count("extract")) {
+    xbak::ExtractOptions eo;
+    eo.target_dir = str("directory");
+    if (eo.target_dir.empty()) eo.target_dir = str("target-dir");
+    if (eo.target_dir.empty()) {
+      std::cerr << "xbak: --extract needs -C DIR (or --target-dir)\n";
+      return 2;
+    }
+    eo.overwrite = vm.count("overwrite") > 0;
+    if (xbak::Status st = xbak::MakeDirs(eo.target_dir); !st.ok()) return Fail(st);
+    xbak::Status st;
+    if (fifo_streams > 1) {
+      auto fds = xbak::OpenFifosForReading(str("fifo-dir"), fifo_streams, fifo_timeout);
+      if (!fds.ok()) return Fail(fds.status());
+      std::vector<int> raw;
+      for (auto& f : fds.value()) raw.push_back(f.get());
+      st = xbak::ExtractStreams(raw, eo);
+    } else if (vm.count("input")) {
+      auto f = xbak::File::OpenRead(str("input"));
+      if (!f.ok()) return Fail(f.status());
+      st = xbak::ExtractStream(f->fd(), eo);
+    } else {
+      if (isatty(STDIN_FILENO)) {
+        std::cerr << "xbak: --extract reads an xbstream from stdin; pipe one in or use --input=FILE\n";
+        return 2;
+      }
+      st = xbak::ExtractStream(STDIN_FILENO, eo);
+    }
+    if (!st.ok()) return Fail(st);
+    xbak::LogInfo("extracted into " + eo.target_dir);
+    return 0;
+  }
+  if (vm.count("decompress")) {
+    xbak::DecompressOptions d;
+    d.target_dir = str("target-dir");
+    if (d.target_dir.empty()) {
+      std::cerr << "xbak: --decompress needs --target-dir\n";
+      return 2;
+    }
+    d.parallel = parallel;
+    d.remove_original = vm.count("remove-original") > 0;
+    xbak::Status st = xbak::DecompressBackup(d);
+    return st.ok() ? 0 : Fail(st);
   }
 
   if (vm.count("backup")) {
@@ -178,7 +259,31 @@ int main(int argc, char** argv) {
       std::cerr << "xbak: --stream supports only xbstream, got '" << o.stream << "'\n";
       return 2;
     }
-    if (!o.stream.empty() && isatty(STDOUT_FILENO)) {
+    o.fifo_streams = fifo_streams;
+    o.fifo_dir = str("fifo-dir");
+    o.fifo_timeout_s = vm["fifo-timeout"].as<unsigned>();
+    if (o.fifo_streams > 1 && o.stream.empty()) {
+      std::cerr << "xbak: --fifo-streams needs --stream=xbstream\n";
+      return 2;
+    }
+    if (vm.count("compress")) {
+      std::string algo = str("compress");
+      if (algo == "zstd") o.compress_options.algo = xbak::CompressOptions::kZstd;
+      else if (algo == "lz4") o.compress_options.algo = xbak::CompressOptions::kLz4;
+      else {
+        std::cerr << "xbak: --compress supports zstd and lz4, got '" << algo << "'\n";
+        return 2;
+      }
+      o.compress = true;
+      o.compress_options.threads = vm["compress-threads"].as<int>();
+      o.compress_options.zstd_level = vm["compress-zstd-level"].as<int>();
+      o.compress_options.chunk_size = vm["compress-chunk-size"].as<size_t>();
+      if (o.compress_options.threads < 1 || o.compress_options.threads > 256) {
+        std::cerr << "xbak: --compress-threads must be between 1 and 256\n";
+        return 2;
+      }
+    }
+    if (!o.stream.empty() && o.fifo_streams == 1 && isatty(STDOUT_FILENO)) {
       std::cerr << "xbak: --stream writes binary data to stdout; redirect it to a file or a pipe\n";
       return 2;
     }

@@ -362,7 +362,10 @@ uint32_t PageSpaceId(const uint8_t* page) { return LoadBE32(page + kFilPageSpace
 // ---- Validation ----------------------------------------------------------------
 PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expected_page_no) {
   const size_t size = flags.physical_size;
-  if (size < 1024 || size > 65536 || flags.logical_size < 4096 || flags.logical_size > 65536) {
+  // SpaceFlags is a plain struct: refuse sizes DecodeSpaceFlags never yields
+  // rather than read outside the caller's buffer.
+  if (size < 1024 || size > flags.logical_size || flags.logical_size < 4096 || flags.logical_size > 65536 ||
+      (flags.full_crc32 && flags.zip())) {
     return Bad("invalid space flags " + Hex(flags.raw) + ": page size " + std::to_string(size));
   }
   if (IsAllZero(page, size)) return PageCheck{PageVerdict::kAllZero, 0, 0, {}};

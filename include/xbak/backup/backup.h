@@ -15,6 +15,7 @@
 #include <string>
 
 #include "xbak/mysql/connection.h"
+#include "xbak/sink/compress.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -22,7 +23,12 @@ namespace xbak {
 struct BackupOptions {
   ConnectOptions conn;
   std::string target_dir;   // destination directory (ignored with --stream)
-  std::string stream;       // "" (directory) or "xbstream" (to stdout)
+  std::string stream;       // "" (directory) or "xbstream" (to stdout or FIFOs)
+  int fifo_streams = 1;     // >1: N named pipes in fifo_dir instead of stdout
+  std::string fifo_dir;
+  unsigned fifo_timeout_s = 60;
+  bool compress = false;    // data files and the redo log as NAME.zst / NAME.lz4
+  CompressOptions compress_options;
   std::string datadir;      // overrides @@datadir
   int parallel = 1;
   bool slave_info = false;
