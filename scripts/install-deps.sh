@@ -7,14 +7,14 @@ export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(
   # build
-  build-essential cmake ninja-build pkg-config git clang clang-format
+  build-essential cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
   # libraries
   libcurl4-openssl-dev libssl-dev libev-dev libzstd-dev liblz4-dev zlib1g-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libmariadb-dev
   # real parts for tests and benchmarks
   mariadb-server mariadb-client mariadb-backup sysbench
   # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests)
-  python3 procps psmisc bc time zstd lz4
+  python3 python3-matplotlib procps psmisc bc time zstd lz4
 )
 
 SUDO=""
