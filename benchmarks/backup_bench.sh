@@ -102,7 +102,10 @@ run_load() { # TOOL|none
   local a b; a=5; b=$(awk -v x="$t0" -v y="$t1" 'BEGIN{printf "%d", 5 + (y-x) + 0.999}')
   echo "load $tool 2 1 $s $rss tps=$(tps_of "$log" $a $b)" | tee -a "$RES" >&2
 }
-for rep in $(seq 1 "$REPS"); do run_load none; run_load xbak; run_load mariabackup; done
+# Each run starts from a flushed buffer pool, so earlier runs' dirty pages do not skew the next.
+for rep in $(seq 1 "$REPS"); do
+  for t in none xbak mariabackup; do sb_flush bench > /dev/null 2>&1; run_load $t; done
+done
 
 python3 - "$RES" "$OUT" "$QUICK" <<'PY'
 import json, sys, platform, subprocess, statistics, datetime
@@ -117,7 +120,9 @@ for line in open(res):
             r[k] = float(v) if v not in ("nan",) else None
     rows.append(r)
 def ver(cmd):
-    try: return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        return (p.stdout or p.stderr).strip().splitlines()[0]
     except Exception: return "?"
 summary = []
 for sc in sorted({r["scenario"] for r in rows}):

@@ -204,6 +204,15 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(copier_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); },
                                         [](const innodb::FileOp&, uint64_t) {}));
     LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()));
+    if (o_.incremental) {
+      if (o_.incremental_lsn > copier_->checkpoint_lsn()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "the incremental base LSN " + std::to_string(o_.incremental_lsn) +
+                         " is ahead of this server's checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) +
+                         ": the base backup is not from this server (or the server's log was reset)");
+      }
+      LogInfo("incremental backup: pages changed after LSN " + std::to_string(o_.incremental_lsn));
+    }
     return Status::Ok();
   }
 
@@ -247,12 +256,17 @@ class BackupRun {
         jobs.size(), o_.parallel,
         [&](size_t i) {
           const SourceFile& f = *jobs[i];
-          TablespaceCopyOptions to;
-          to.page_size = layout_.page_size;
-          to.max_retries = o_.page_retries;
-          to.cancel = &cancel_;
+          TablespaceCopyOptions to = BaseCopyOptions();
           TablespaceCopyResult r;
           XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
+          if (r.deferred && o_.incremental) {
+            // No page 0 on disk yet: the table is newer than the incremental's
+            // checkpoint, hence than the base. Copy it whole as db/t.new, which
+            // prepare moves into the base (as mariabackup does).
+            TablespaceCopyOptions whole = to;
+            whole.incremental = false;
+            XBAK_RETURN_IF_ERROR(CopyTablespace(f, SpaceName(f.rel) + ".new", *sink_, progress_, whole, &r));
+          }
           std::lock_guard<std::mutex> l(mu_);
           if (!r.vanished) copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred};
           if (r.deferred) deferred_++;
@@ -261,18 +275,31 @@ class BackupRun {
         &cancel_);
   }
 
+  TablespaceCopyOptions BaseCopyOptions() {
+    TablespaceCopyOptions to;
+    to.page_size = layout_.page_size;
+    to.max_retries = o_.page_retries;
+    to.cancel = &cancel_;
+    to.incremental = o_.incremental;
+    to.incremental_lsn = o_.incremental_lsn;
+    to.meta_sink = meta_.get();
+    return to;
+  }
+
   Status CopySystem(const std::vector<SourceFile>& system) {
+    if (o_.incremental && system.size() > 1) {
+      return Error(ErrorCode::kUnsupported,
+                   "incremental backups of a system tablespace in several files (" + layout_.data_file_path +
+                       ") are not supported yet");
+    }
     uint32_t next_page = 0;
     uint32_t flags = 0;
     for (auto& f : system) {
       progress_.AddTotal(f.size, 1);
-      TablespaceCopyOptions to;
-      to.page_size = layout_.page_size;
-      to.max_retries = o_.page_retries;
+      TablespaceCopyOptions to = BaseCopyOptions();
       to.first_page_no = next_page;
       to.is_system = true;
       to.system_flags = flags;
-      to.cancel = &cancel_;
       TablespaceCopyResult r;
       XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
       if (r.vanished) return Error(ErrorCode::kIo, "system tablespace file " + f.path + " disappeared");
@@ -313,9 +340,8 @@ class BackupRun {
     for (auto* f : fresh) {
       LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
       progress_.AddTotal(f->size, 1);
-      TablespaceCopyOptions to;
-      to.page_size = layout_.page_size;
-      to.max_retries = o_.page_retries;
+      TablespaceCopyOptions to = BaseCopyOptions();
+      to.incremental = false;  // a table created during the backup is copied whole
       TablespaceCopyResult r;
       XBAK_RETURN_IF_ERROR(CopyTablespace(*f, SpaceName(f->rel) + ".new", *sink_, progress_, to, &r));
     }
@@ -410,6 +436,8 @@ class BackupRun {
     info.lock_time_s = lock_time_s_;
     info.binlog = binlog_;
     info.to_lsn = to_lsn_;
+    info.incremental = o_.incremental;
+    info.from_lsn = o_.incremental ? o_.incremental_lsn : 0;
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, FormatInfo(info)));
@@ -417,7 +445,8 @@ class BackupRun {
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
     XBAK_RETURN_IF_ERROR(meta_->Flush());
-    Checkpoints c{"full-backuped", 0, to_lsn_, last_lsn_, false};
+    Checkpoints c{o_.incremental ? "incremental" : "full-backuped", o_.incremental ? o_.incremental_lsn : 0,
+                  to_lsn_, last_lsn_, false};
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     progress_.Finish(true);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
@@ -85,9 +86,28 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     // page-0 initialisation) is after the checkpoint, so it is in the redo
     // log we copy, and recovery rebuilds page 0 from there.
     result->deferred = true;
+    if (opts.incremental) {
+      // Its .meta would need a space id we cannot know yet; the caller copies
+      // it whole as a ".new" file instead, as mariabackup does.
+      return Status::Ok();
+    }
   }
 
-  XBAK_ASSIGN_OR_RETURN(auto out, sink.Create(dest_rel));
+  std::unique_ptr<SinkFile> out;
+  std::unique_ptr<innodb::DeltaWriter> delta;
+  if (opts.incremental) {
+    if (opts.meta_sink == nullptr) return Error(ErrorCode::kInternal, "incremental copy without a meta sink");
+    innodb::DeltaMeta meta{phys, flags.zip() ? phys : 0, result->space_id};
+    XBAK_ASSIGN_OR_RETURN(auto mf, opts.meta_sink->Create(dest_rel + ".meta"));
+    std::string text = innodb::FormatDeltaMeta(meta);
+    XBAK_RETURN_IF_ERROR(mf->Write(text.data(), text.size()));
+    XBAK_RETURN_IF_ERROR(mf->Close());
+    XBAK_ASSIGN_OR_RETURN(out, sink.Create(dest_rel + ".delta"));
+    SinkFile* o = out.get();
+    delta = std::make_unique<innodb::DeltaWriter>(phys, [o](const uint8_t* d, size_t n) { return o->Write(d, n); });
+  } else {
+    XBAK_ASSIGN_OR_RETURN(out, sink.Create(dest_rel));
+  }
   const size_t batch_pages = std::max<size_t>(1, kBatchBytes / phys);
   std::vector<uint8_t> buf(batch_pages * phys);
   uint64_t offset = 0;
@@ -129,8 +149,26 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
                          std::to_string(opts.max_retries) + " re-reads");
       }
     }
+    if (whole > 0 && delta) {
+      for (size_t i = 0; i < whole / phys; i++) {
+        const uint8_t* page = buf.data() + i * phys;
+        uint32_t page_no = static_cast<uint32_t>(opts.first_page_no + offset / phys + i);
+        if (innodb::PageLsn(page) <= opts.incremental_lsn) continue;
+        if (opts.is_system && page_no == 5) {
+          // TRX_SYS: mariabackup refuses too; its layout depends on the undo
+          // tablespace configuration, which must not change within a chain.
+          return Error(ErrorCode::kUnsupported,
+                       "the TRX_SYS page of the system tablespace changed since the base backup (the server was "
+                       "restarted with a different innodb_undo_tablespaces?); take a new full backup");
+        }
+        XBAK_RETURN_IF_ERROR(delta->AddPage(page_no, page).With("writing " + dest_rel + ".delta"));
+        result->delta_pages++;
+      }
+    }
     if (whole > 0) {
-      XBAK_RETURN_IF_ERROR(out->Write(buf.data(), whole).With("writing " + dest_rel + " to " + sink.Describe()));
+      if (!delta) {
+        XBAK_RETURN_IF_ERROR(out->Write(buf.data(), whole).With("writing " + dest_rel + " to " + sink.Describe()));
+      }
       ::posix_fadvise(in.fd(), static_cast<off_t>(offset), static_cast<off_t>(whole), POSIX_FADV_DONTNEED);
       progress.AddDone(whole);
       result->pages += whole / phys;
@@ -138,6 +176,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     }
     if (n < buf.size()) break;
   }
+  if (delta) XBAK_RETURN_IF_ERROR(delta->Finish().With("writing " + dest_rel + ".delta"));
   XBAK_RETURN_IF_ERROR(out->Close().With("closing " + dest_rel));
   progress.FileDone();
   return Status::Ok();

@@ -11,6 +11,7 @@
 
 #include "xbak/backup/backup.h"
 #include "xbak/backup/copy_back.h"
+#include "xbak/backup/metadata.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
@@ -98,6 +99,10 @@ int main(int argc, char** argv) {
       "datadir,h", po::value<std::string>(), "server datadir (default: asked from the server)")(
       "parallel", po::value<int>()->default_value(1), "copy threads")(
       "stream", po::value<std::string>(), "xbstream: write the backup to stdout as an xbstream")(
+      "incremental-basedir", po::value<std::string>(),
+      "incremental backup: only pages changed since the backup in this directory (its to_lsn)")(
+      "incremental-lsn", po::value<uint64_t>(), "incremental backup: only pages changed after this LSN")(
+      "incremental-dir", po::value<std::string>(), "--prepare: the incremental backup to apply to --target-dir")(
       "slave-info", "record the replication position of this replica in xtrabackup_slave_info")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
       "seconds BACKUP STAGE may wait for a lock (0: server default)")(
@@ -290,6 +295,26 @@ int main(int argc, char** argv) {
     o.datadir = str("datadir");
     o.parallel = parallel;
     o.slave_info = vm.count("slave-info") > 0;
+    if (vm.count("incremental-basedir") && vm.count("incremental-lsn")) {
+      std::cerr << "xbak: give --incremental-basedir or --incremental-lsn, not both\n";
+      return 2;
+    }
+    if (vm.count("incremental-lsn")) {
+      o.incremental = true;
+      o.incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
+    } else if (vm.count("incremental-basedir")) {
+      std::string cp = xbak::JoinPath(str("incremental-basedir"), xbak::kCheckpointsFile);
+      auto text = xbak::ReadSmallFile(cp);
+      if (!text.ok()) {
+        return Fail(xbak::Error(xbak::ErrorCode::kInvalidArgument,
+                                "--incremental-basedir: " + str("incremental-basedir") +
+                                    " is not a complete backup (" + text.status().message() + ")"));
+      }
+      auto c = xbak::ParseCheckpoints(text.value(), cp);
+      if (!c.ok()) return Fail(c.status());
+      o.incremental = true;
+      o.incremental_lsn = c->to_lsn;
+    }
     o.page_retries = vm["page-retries"].as<int>();
     o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();

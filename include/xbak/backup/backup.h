@@ -31,6 +31,10 @@ struct BackupOptions {
   CompressOptions compress_options;
   std::string datadir;      // overrides @@datadir
   int parallel = 1;
+  // Incremental backup: only pages changed after this LSN (the base's to_lsn,
+  // from --incremental-basedir, or --incremental-lsn).
+  bool incremental = false;
+  uint64_t incremental_lsn = 0;
   bool slave_info = false;
   int page_retries = 10;
   unsigned lock_wait_timeout_s = 0;  // 0: server default

@@ -22,6 +22,12 @@ struct TablespaceCopyOptions {
   bool is_system = false;           // space 0: the doublewrite area is not validated
   uint32_t system_flags = 0;        // FSP flags of space 0, for ibdata2.. which have no page 0
   const std::atomic<bool>* cancel = nullptr;  // set when another copy failed
+  // Incremental backup: only pages whose LSN is above incremental_lsn are
+  // written, as DEST.delta + DEST.meta (mariabackup's format); the .meta goes
+  // to meta_sink (never compressed).
+  bool incremental = false;
+  uint64_t incremental_lsn = 0;
+  Sink* meta_sink = nullptr;
 };
 
 struct TablespaceCopyResult {
@@ -29,7 +35,8 @@ struct TablespaceCopyResult {
   bool deferred = false;        // page 0 was all zero (created, not yet flushed)
   uint32_t space_id = 0;        // from page 0 (0 if deferred)
   uint32_t flags = 0;           // FSP flags from page 0
-  uint64_t pages = 0;
+  uint64_t pages = 0;           // pages read
+  uint64_t delta_pages = 0;     // incremental: pages written to the .delta
   uint64_t retried_pages = 0;
 };
 
