@@ -19,6 +19,7 @@
 
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
+#include "xbak/util/file.h"
 
 namespace xbak {
 namespace {
@@ -227,15 +228,7 @@ class QueuedOutput : public Output {
       }
       auto done = static_cast<size_t>(w);
       written_.fetch_add(done, std::memory_order_relaxed);
-      while (iovcnt > 0 && done >= cur->iov_len) {
-        done -= cur->iov_len;
-        ++cur;
-        --iovcnt;
-      }
-      if (iovcnt > 0) {
-        cur->iov_base = static_cast<char*>(cur->iov_base) + done;
-        cur->iov_len -= done;
-      }
+      AdvanceIovec(&cur, &iovcnt, done);
     }
     return Status::Ok();
   }

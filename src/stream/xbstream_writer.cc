@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "xbak/stream/xbstream.h"
+#include "xbak/util/file.h"
 
 namespace xbak {
 namespace {
@@ -108,15 +109,7 @@ Status XbstreamWriter::WriteChunk(const std::string& header, const void* payload
     // Advance past what was written; writev may stop anywhere, e.g. when a
     // pipe's buffer fills.
     auto done = static_cast<size_t>(w);
-    while (iovcnt > 0 && done >= cur->iov_len) {
-      done -= cur->iov_len;
-      ++cur;
-      --iovcnt;
-    }
-    if (iovcnt > 0) {
-      cur->iov_base = static_cast<char*>(cur->iov_base) + done;
-      cur->iov_len -= done;
-    }
+    AdvanceIovec(&cur, &iovcnt, done);
   }
   bytes_written_.fetch_add(total, std::memory_order_relaxed);
   return Status::Ok();

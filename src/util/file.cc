@@ -98,6 +98,18 @@ Status File::Close() {
   return Status::Ok();
 }
 
+void AdvanceIovec(struct iovec** cur, int* count, size_t done) {
+  while (*count > 0 && done >= (*cur)->iov_len) {
+    done -= (*cur)->iov_len;
+    ++*cur;
+    --*count;
+  }
+  if (*count > 0) {
+    (*cur)->iov_base = static_cast<char*>((*cur)->iov_base) + done;
+    (*cur)->iov_len -= done;
+  }
+}
+
 Status MakeDirs(const std::string& path) {
   if (path.empty()) return Status::Ok();
   std::string cur;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +65,10 @@ class File {
   UniqueFd fd_;
   std::string path_;
 };
+
+// After writev() wrote `done` bytes, moves *cur/*count past them (writev may
+// stop anywhere, e.g. when a pipe's buffer fills).
+void AdvanceIovec(struct iovec** cur, int* count, size_t done);
 
 // Creates every missing directory of `path` with mode 0750 (before umask).
 Status MakeDirs(const std::string& path);
