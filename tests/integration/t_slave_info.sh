@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# --slave-info: a backup of a replica records the replication position in xtrabackup_slave_info
+# (mariabackup's format), and a copy restored from it boots a new replica that catches up with
+# the primary: its data then equals the primary's.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xbak
+
+p_port=$(alloc_port); r_port=$(alloc_port); n_port=$(alloc_port)
+W=$TEST_WORK
+
+step "primary and replica"
+sb_init primary "$p_port"; sb_start primary
+sb_sql primary "CREATE USER 'repl'@'127.0.0.1' IDENTIFIED BY 'replpw'; GRANT REPLICATION SLAVE ON *.* TO 'repl'@'127.0.0.1'"
+sb_init replica "$r_port"; sb_start replica
+sb_sql replica "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$p_port, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_USE_GTID=slave_pos; START SLAVE"
+sb_load_sample primary
+sb_load_many primary 30
+wait_synced() { # REPLICA : until it has applied everything the primary has
+  local want i
+  want=$(sb_sql primary "SELECT @@gtid_binlog_pos")
+  for i in $(seq 1 300); do
+    [ "$(sb_sql "$1" "SELECT @@gtid_slave_pos")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  sb_sql "$1" "SHOW SLAVE STATUS\G" >&2; fail "$1 did not catch up to $want"
+}
+wait_synced replica
+
+step "xbak --backup --slave-info of the replica while the primary keeps writing"
+sb_sql primary "CREATE TABLE xs_app.ticks (id INT AUTO_INCREMENT PRIMARY KEY, t VARCHAR(20)) ENGINE=InnoDB"
+( for i in $(seq 1 200); do sb_sql primary "INSERT INTO xs_app.ticks (t) VALUES ('tick $i')"; sleep 0.02; done ) &
+writer=$!
+xbak --backup --defaults-file="$(sb_cnf replica)" --slave-info --target-dir="$W/bk" 2> "$W/bk.log" || { tail "$W/bk.log"; fail "backup"; }
+wait "$writer"
+cat "$W/bk/xtrabackup_slave_info"
+assert_contains "$W/bk/xtrabackup_slave_info" "^SET GLOBAL gtid_slave_pos = '0-$p_port-[0-9]+';$"
+assert_contains "$W/bk/xtrabackup_slave_info" "^CHANGE MASTER TO master_use_gtid = slave_pos;$"
+
+step "restore as a new replica and let it catch up"
+mariabackup --no-defaults --prepare --target-dir="$W/bk" > "$W/prep.log" 2>&1 || { tail "$W/prep.log"; fail "prepare"; }
+sb_init_from_datadir newrep "$n_port" "$W/newrep/data" "skip-slave-start"
+"$XBAK" --copy-back --defaults-file="$(sb_cnf newrep)" --target-dir="$W/bk" 2> "$W/cb.log" || { cat "$W/cb.log"; fail "copy-back"; }
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/newrep/data"; fi
+sb_start newrep
+sb_sql newrep "RESET SLAVE ALL; $(cat "$W/bk/xtrabackup_slave_info" | sed 's/CHANGE MASTER TO master_use_gtid = slave_pos;//')
+  CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$p_port, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_USE_GTID=slave_pos;
+  START SLAVE"
+sb_sql primary "INSERT INTO xs_app.ticks (t) VALUES ('after restore')"
+wait_synced newrep
+# User data must equal the primary's; the mysql schema is each server's own (install-db writes
+# host-specific grants), so it must equal the replica the backup was taken from.
+wait_synced replica
+sb_checksums primary | grep -v '^mysql\.' > "$W/p.sum"
+sb_checksums newrep | grep -v '^mysql\.' > "$W/n.sum"
+sb_compare_checksums "$W/p.sum" "$W/n.sum" || fail "the new replica's data differs from the primary"
+sb_checksums replica | grep '^mysql\.' > "$W/rm.sum"
+sb_checksums newrep | grep '^mysql\.' > "$W/nm.sum"
+sb_compare_checksums "$W/rm.sum" "$W/nm.sum" || fail "the new replica's mysql schema differs from the replica's"
+assert_eq 201 "$(sb_sql newrep 'SELECT COUNT(*) FROM xs_app.ticks')" "ticks on the new replica"
+sb_stop newrep; sb_stop replica; sb_stop primary
