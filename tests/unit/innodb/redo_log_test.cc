@@ -920,6 +920,12 @@ std::string ShellOutput(const std::string& cmd) {
 }
 
 TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
+#if defined(__SANITIZE_THREAD__)
+  // Under TSan the copier runs several times slower while the (uninstrumented) server writes at
+  // full speed into an 8 MiB log: it falls a whole log behind and, correctly, reports the
+  // overwrite. The copier's threading is covered under TSan by the synthetic tests above.
+  GTEST_SKIP() << "timing-dependent against a real server; not meaningful under ThreadSanitizer";
+#endif
   const std::string mariadbd = FindTool("mariadbd"), install = FindTool("mariadb-install-db"),
                     client = FindTool("mariadb");
   if (mariadbd.empty() || install.empty() || client.empty())
