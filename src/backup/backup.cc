@@ -205,10 +205,11 @@ class BackupRun {
                                         [](const innodb::FileOp&, uint64_t) {}));
     LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()));
     if (o_.incremental) {
-      if (o_.incremental_lsn > copier_->checkpoint_lsn()) {
+      XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, ServerLsn(*conn_));
+      if (o_.incremental_lsn > now_lsn) {
         return Error(ErrorCode::kInvalidArgument,
                      "the incremental base LSN " + std::to_string(o_.incremental_lsn) +
-                         " is ahead of this server's checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) +
+                         " is ahead of this server's current LSN " + std::to_string(now_lsn) +
                          ": the base backup is not from this server (or the server's log was reset)");
       }
       LogInfo("incremental backup: pages changed after LSN " + std::to_string(o_.incremental_lsn));
@@ -404,6 +405,11 @@ class BackupRun {
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, ServerLsn(*conn_));
     XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
     XBAK_ASSIGN_OR_RETURN(auto ckpt, copier_->ReadLiveCheckpoint());
+    // to_lsn, the base of a later incremental, is the latest checkpoint, as
+    // in mariabackup: mariabackup --prepare refuses a backup whose to_lsn is
+    // beyond the LSN its recovery reaches. (On a quiet server the checkpoint
+    // may not move between two backups, so their order cannot be told apart
+    // by LSN; nothing changed in between then, either.)
     to_lsn_ = ckpt.checkpoint_lsn;
     uint64_t target = std::max(server_lsn, to_lsn_);
     progress_.SetNote("waiting for the redo log copy to reach LSN " + std::to_string(target));

@@ -11,6 +11,7 @@
 
 #include "xbak/backup/backup.h"
 #include "xbak/backup/copy_back.h"
+#include "xbak/backup/incremental_prepare.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/fifo.h"
@@ -28,7 +29,8 @@ constexpr const char* kUsage =
     "Hot backup of a running MariaDB 10.11 server (InnoDB, Aria, MyISAM, ...).\n\n"
     "Modes:\n"
     "  --backup       copy a running server into --target-dir (or --stream=xbstream to stdout)\n"
-    "  --prepare      make a backup consistent (not implemented yet: use mariabackup --prepare)\n"
+    "  --prepare      with --incremental-dir: apply an incremental's deltas in parallel onto a\n"
+    "                 prepared full backup; without: not implemented yet (use mariabackup --prepare)\n"
     "  --copy-back    restore a prepared backup into an empty --datadir\n"
     "  --move-back    like --copy-back, but moves the files\n"
     "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
@@ -321,6 +323,19 @@ int main(int argc, char** argv) {
     o.tool_command = tool_command;
     o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     xbak::Status st = xbak::RunBackup(o);
+    return st.ok() ? 0 : Fail(st);
+  }
+  if (vm.count("prepare") && vm.count("incremental-dir")) {
+    xbak::IncrementalPrepareOptions ip;
+    ip.target_dir = str("target-dir");
+    ip.incremental_dir = str("incremental-dir");
+    if (ip.target_dir.empty()) {
+      std::cerr << "xbak: --prepare needs --target-dir\n";
+      return 2;
+    }
+    ip.parallel = parallel;
+    ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    xbak::Status st = xbak::RunIncrementalPrepare(ip);
     return st.ok() ? 0 : Fail(st);
   }
   if (vm.count("prepare")) {

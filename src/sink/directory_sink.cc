@@ -55,10 +55,7 @@ class DirectorySink : public Sink {
     // syncfs() flushes every file of the target filesystem in one call
     // (Linux >= 5.8 reports write-back errors through it), then the
     // directories make the new names durable.
-    int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoError("open directory", root_, errno);
-    UniqueFd guard(fd);
-    if (::syncfs(fd) != 0) return ErrnoError("syncfs", root_, errno);
+    XBAK_RETURN_IF_ERROR(SyncFilesystem(root_));
     for (const auto& d : dirs) XBAK_RETURN_IF_ERROR(SyncDir(d));
     return SyncDir(root_);
   }

@@ -134,6 +134,14 @@ Status SyncDir(const std::string& path) {
   return Status::Ok();
 }
 
+Status SyncFilesystem(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open directory", dir, errno);
+  UniqueFd guard(fd);
+  if (::syncfs(fd) != 0) return ErrnoError("syncfs", dir, errno);
+  return Status::Ok();
+}
+
 static std::string DirName(const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";

@@ -68,7 +68,14 @@ class DeltaReader {
   Result<bool> Next();
   const std::vector<uint32_t>& page_numbers() const { return page_nos_; }
   const uint8_t* page(size_t i) const { return block_.data() + (i + 1) * size_t{page_size_}; }
+  // The byte offset of the next block Next() reads.
   uint64_t offset() const { return offset_; }
+  // Makes Next() read the block at `offset` (one that an earlier pass found
+  // with offset()), so that parts of one big delta can be read by several threads.
+  void Seek(uint64_t offset) {
+    offset_ = offset;
+    done_ = false;
+  }
 
  private:
   const File& file_;
