@@ -15,6 +15,8 @@ PKGS=(
   mariadb-server mariadb-client mariadb-backup sysbench
   # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests)
   python3 python3-matplotlib procps psmisc bc time zstd lz4
+  # object-storage tests and benchmarks: an independent S3 client and the rivals of xbcloud
+  python3-boto3 awscli rclone
 )
 
 SUDO=""

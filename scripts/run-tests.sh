@@ -42,6 +42,11 @@ if [ "${XBAK_SKIP_DEPS:-0}" != 1 ]; then
   banner "dependencies"
   scripts/install-deps.sh
 fi
+if [ "$unit_only" != 1 ]; then
+  # MinIO and toxiproxy for the xbcloud tests: built once (about 4 minutes), then cached.
+  banner "object-storage test servers (MinIO, toxiproxy)"
+  scripts/build-go-tools.sh
+fi
 
 run_pass() { # NAME
   local name=$1 build cmake_args=() ctest_args

@@ -169,6 +169,7 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
     return Corrupt(start, chunk->path, "payload checksum mismatch (stored " + Hex32(stored_crc) +
                                            ", computed " + Hex32(crc) + ")");
   }
+  chunk->crc = crc;
   return true;
 }
 

@@ -73,6 +73,7 @@ struct Chunk {
   uint8_t flags = 0;
   std::string path;
   uint64_t offset = 0;           // payload position in the file ('P' only)
+  uint32_t crc = 0;              // CRC-32 of the payload, verified ('P' only)
   std::vector<uint8_t> payload;  // reused between ChunkReader::Next calls
   uint64_t stream_offset = 0;    // where the chunk's header starts in the stream
 };

@@ -1,0 +1,46 @@
+// `xbcloud put`: reads xbstream(s) and uploads them as a backup (layout.h).
+//
+// Pipeline: one reader thread per input stream parses chunks (checking every
+// CRC, so a stream that is not xbstream fails at once) and appends them to a
+// buffer per open file; a full buffer (or a file's end) becomes an object,
+// handed to the event loop, which keeps up to `parallel` PUTs in flight.
+// Memory is bounded per reader (a reader whose buffers reach its share stops
+// reading until uploads complete), so a slow store slows the stream down
+// instead of growing the process.
+//
+// The manifest is written only after every object and sidecar was stored and
+// every stream ended cleanly, so a put that failed (or was killed) never looks
+// complete.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "xbak/storage/event_loop.h"
+#include "xbak/storage/object_store.h"
+#include "xbak/util/status.h"
+
+namespace xbak::cloud {
+
+struct PutOptions {
+  std::string name;               // backup name (CheckBackupName)
+  int parallel = 4;               // PUTs in flight
+  size_t object_size = 10 << 20;  // --read-buffer-size: target object size
+  size_t memory_per_stream = 0;  // buffered bytes per input stream; 0: (parallel + 2) * object_size / streams
+  std::chrono::milliseconds progress_interval{5000};  // 0: no progress lines
+};
+
+struct PutStats {
+  uint64_t bytes_read = 0, bytes_uploaded = 0, objects = 0, files = 0;
+  uint64_t peak_buffered = 0;
+};
+
+// Uploads the streams read from `fds` (not owned; read to their end).
+// `names` describe the fds in messages ("stdin", "fifo D/thread_0").
+// Runs `loop` on the calling thread until done.
+Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std::vector<int>& fds,
+                const std::vector<std::string>& names, const PutOptions& options, PutStats* stats = nullptr);
+
+}  // namespace xbak::cloud

@@ -1,0 +1,20 @@
+// One object-store operation run to completion: for the few sequential steps
+// of the cloud commands (check a name, read the manifest, delete a page).
+// Called on the thread that owns `loop`, while the loop is not running.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "xbak/storage/event_loop.h"
+#include "xbak/storage/object_store.h"
+
+namespace xbak::cloud {
+
+Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                                     const std::string& prefix, const std::string& token);
+Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key);
+Status DeleteSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                  const std::vector<std::string>& keys);
+
+}  // namespace xbak::cloud

@@ -1,0 +1,20 @@
+// MD5 of object bodies (S3's Content-MD5 and ETag, our .md5 sidecars), from
+// OpenSSL's EVP interface, which picks the CPU's fastest implementation.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace xbak::storage {
+
+using Md5Digest = std::array<uint8_t, 16>;
+
+Md5Digest Md5(const void* data, size_t n);
+inline Md5Digest Md5(std::string_view s) { return Md5(s.data(), s.size()); }
+std::string Md5Hex(const Md5Digest& d);     // 32 lowercase hex digits (S3 ETag, md5sum)
+std::string Md5Base64(const Md5Digest& d);  // 24 characters (Content-MD5 header)
+
+}  // namespace xbak::storage

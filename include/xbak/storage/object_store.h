@@ -1,0 +1,67 @@
+// The storage-driver interface behind which S3 and a local directory live
+// (after pgBackRest's storage drivers): the cloud commands only ever talk to
+// an ObjectStore, so their logic is tested on the posix driver and run on S3.
+//
+// Every operation is asynchronous: it starts at once and its callback runs
+// later on the EventLoop thread, never inside the call. Drivers retry what is
+// worth retrying (see each driver); a callback's error is final. Errors name
+// the object and what the store answered, never a credential.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xbak/storage/md5.h"
+#include "xbak/util/status.h"
+
+namespace xbak::storage {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> objects;
+  std::string next_token;  // empty: this was the last page
+};
+
+struct StoreStats {
+  uint64_t requests = 0;
+  uint64_t retries = 0;
+  uint64_t bytes_sent = 0;      // request bodies acknowledged by the store
+  uint64_t bytes_received = 0;  // response bodies of GETs that succeeded
+};
+
+class ObjectStore {
+ public:
+  using Body = std::shared_ptr<const std::string>;
+  virtual ~ObjectStore() = default;
+
+  // Stores `body` under `key` (replacing it). The store checks `md5` against
+  // what it received (S3: Content-MD5); a mismatch is retried from `body`.
+  virtual void Put(const std::string& key, Body body, const Md5Digest& md5,
+                   std::function<void(Status)> done) = 0;
+  // Reads a whole object; kNotFound when it does not exist.
+  virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done) = 0;
+  // One page of the keys starting with `prefix`, in key order; pass the
+  // previous page's next_token to continue.
+  virtual void List(const std::string& prefix, const std::string& token,
+                    std::function<void(Result<ListResult>)> done) = 0;
+  // Deletes up to 1000 keys (absent keys are not an error).
+  virtual void Delete(const std::vector<std::string>& keys, std::function<void(Status)> done) = 0;
+
+  // Ends every request in flight or waiting for a retry: their callbacks run
+  // soon (on the loop) with kCancelled. For a command that already failed and
+  // must not wait out another request's retries.
+  virtual void CancelAll() = 0;
+
+  virtual StoreStats stats() const = 0;
+  // For messages: "s3://bucket at https://host" or "directory /x" (no secrets).
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace xbak::storage

@@ -1,0 +1,50 @@
+// ObjectStore on an S3-compatible server (AWS S3, MinIO, ...), driven by
+// libcurl's multi interface on a libev EventLoop: any number of requests in
+// flight on one thread, connections reused.
+//
+// Signing is libcurl's built-in AWS SigV4 (CURLOPT_AWS_SIGV4), which serves
+// every request we make: we pass it requests whose path and query are already
+// in canonical form (keys and parameters URI-encoded the AWS way, parameters
+// sorted), so that curl versions that canonicalise (>= 8.x) and those that
+// sign the query as given (7.88, Debian 12) agree with the server. Bodies are
+// sent as UNSIGNED-PAYLOAD with a Content-MD5 that the server verifies, so a
+// body is never hashed twice.
+//
+// Retries (up to max_retries, exponential backoff with full jitter): connection
+// failures and resets, timeouts and stalls, HTTP 5xx, 408, 429 (SlowDown),
+// 400 BadDigest/RequestTimeout, and a PUT whose returned ETag is not the MD5
+// of what we sent. A retried PUT resends its own buffer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "xbak/storage/event_loop.h"
+#include "xbak/storage/object_store.h"
+
+namespace xbak::storage {
+
+struct S3Config {
+  std::string endpoint;  // "https://host[:port]"; empty: https://s3.<region>.amazonaws.com
+  std::string region = "us-east-1";
+  std::string bucket;
+  std::string access_key, secret_key, session_token;
+  enum class Lookup { kAuto, kPath, kDns } lookup = Lookup::kAuto;
+  bool insecure = false;  // TLS without certificate verification
+  std::string cacert;     // CA bundle file (default: the system's)
+  int max_retries = 10;
+  double backoff_initial_s = 0.2;
+  double backoff_max_s = 20;
+  long connect_timeout_s = 10;
+  long stall_timeout_s = 30;  // a transfer that moves no byte for this long is retried
+};
+
+// Checks the configuration (bucket name, endpoint scheme, credentials present)
+// and builds the store. Nothing is sent yet.
+Result<std::unique_ptr<ObjectStore>> MakeS3Store(EventLoop& loop, S3Config config);
+
+// AWS URI encoding: every byte but A-Z a-z 0-9 - _ . ~ is %XX (and '/' too
+// unless keep_slash).
+std::string UriEncode(std::string_view s, bool keep_slash);
+
+}  // namespace xbak::storage

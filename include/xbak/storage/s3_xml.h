@@ -1,0 +1,68 @@
+// The few S3 XML documents xbcloud reads and writes: ListObjectsV2 pages,
+// error bodies, multi-object delete requests and their results. Response
+// bodies are untrusted bytes (a proxy, a buggy server, a cut-off transfer), so
+// the parsers check the shape they rely on and fail with kCorrupt naming the
+// byte offset instead of guessing. Keys round-trip exactly, whatever bytes
+// they hold (entities, character references, UTF-8, control characters).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xbak/util/status.h"
+
+namespace xbak::storage {
+
+struct ListedObject {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;  // quotes stripped, lowercase; empty if the server sent none
+};
+
+struct ListPage {
+  std::vector<ListedObject> objects;
+  bool truncated = false;
+  std::string next_token;  // NextContinuationToken; never empty when truncated
+};
+
+// A ListObjectsV2 response (<ListBucketResult>): Contents/Key, Contents/Size,
+// Contents/ETag, IsTruncated, NextContinuationToken. Every Contents must have a
+// Key and a decimal Size; a truncated page must carry a continuation token (or
+// the caller would list the first page forever).
+Result<ListPage> ParseListObjectsV2(std::string_view xml);
+
+struct S3ErrorBody {
+  std::string code, message;
+};
+
+// <Error><Code>..</Code><Message>..</Message>...</Error>. Returns empty fields,
+// not an error, when the body is not such a document (an HTML page from a
+// proxy, an empty body of a HEAD response): the HTTP status still says enough.
+S3ErrorBody ParseErrorBody(std::string_view xml);
+
+struct DeleteFailure {
+  std::string key, code, message;
+};
+
+// The <DeleteResult> of POST ?delete: its <Error> entries (Key/Code/Message).
+// <Deleted> entries are ignored: with Quiet mode the server omits them anyway.
+Result<std::vector<DeleteFailure>> ParseDeleteResult(std::string_view xml);
+
+// <?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>
+// <Object><Key>..</Key></Object>...</Delete>. S3 accepts at most 1000 keys per
+// request; splitting larger sets is the caller's job.
+std::string BuildDeleteRequest(const std::vector<std::string>& keys);
+
+// Escapes & < > " ' as entities and bytes 0x01-0x1f as character references
+// (&#13;): an XML parser turns a raw CR into LF and XML 1.0 forbids most raw
+// control characters, so a key holding them would otherwise reach S3 changed.
+// NUL has no XML representation at all and is passed through.
+std::string XmlEscape(std::string_view s);
+
+// Decodes &amp; &lt; &gt; &quot; &apos; &#NNN; &#xHH; (to UTF-8). A malformed
+// entity, or a reference to NUL, a surrogate or beyond U+10FFFF, is kCorrupt.
+Result<std::string> XmlUnescape(std::string_view s);
+
+}  // namespace xbak::storage

@@ -1,0 +1,315 @@
+// xbcloud: moves xbstream backups to and from S3-compatible object storage.
+// Commands and option names follow Percona's xbcloud.
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "xbak/cloud/get.h"
+#include "xbak/cloud/layout.h"
+#include "xbak/cloud/put.h"
+#include "xbak/cloud/remove.h"
+#include "xbak/sink/fifo.h"
+#include "xbak/storage/s3_store.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/options_file.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: xbcloud put    [OPTIONS] NAME        upload an xbstream (stdin or --fifo-streams) as backup "
+    "NAME\n"
+    "       xbcloud get    [OPTIONS] NAME [FILE...]  download backup NAME as xbstream (stdout or FIFOs)\n"
+    "       xbcloud delete [OPTIONS] NAME        remove every object of backup NAME\n\n"
+    "Examples:\n"
+    "  xbak --backup --stream=xbstream | xbcloud put --s3-bucket=B nightly-1\n"
+    "  xbak --backup --stream=xbstream --fifo-streams=8 --fifo-dir=D &\n"
+    "    xbcloud put --fifo-streams=8 --fifo-dir=D --parallel=16 --s3-bucket=B nightly-1\n"
+    "  xbcloud get --s3-bucket=B nightly-1 | xbak --extract -C /restore\n\n"
+    "A backup NAME is the objects NAME/<file>.<seq> (xbstream chunks of one file), NAME/<file>.<seq>.md5\n"
+    "(md5sum-style sidecars) and NAME/xbcloud.manifest, written last by a put that succeeded: get\n"
+    "refuses a backup without it unless --allow-incomplete.\n\n"
+    "Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (AWS_DEFAULT_REGION for\n"
+    "the region) or s3-access-key / s3-secret-key / s3-session-token in the [xbcloud] group of an\n"
+    "options file (--defaults-file, default ~/.my.cnf). Precedence: command line, options file,\n"
+    "environment. Secrets are never printed; on the command line they are visible to other users\n"
+    "while the process starts, so prefer the environment or a file.\n\n"
+    "Exit status: 0 done, 1 failed (one line on stderr says what), 2 bad usage.\n\n";
+
+// Options that may come from the [xbcloud] group of an options file.
+const char* const kFileOptions[] = {
+    "storage",       "s3-endpoint",      "s3-region",        "s3-bucket",        "s3-access-key",
+    "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",   "cacert",
+    "insecure",      "parallel",         "max-retries",      "read-buffer-size", "fifo-streams",
+    "fifo-dir",      "fifo-timeout",     "progress-interval"};
+
+// Overwrites secret values in our own argv so they do not stay visible in
+// `ps` (as the mysql clients do with --password).
+void WipeSecrets(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    for (const char* opt : {"--s3-secret-key=", "--s3-session-token=", "--s3-access-key="}) {
+      size_t n = std::strlen(opt);
+      if (std::strncmp(argv[i], opt, n) == 0) {
+        for (char* c = argv[i] + n; *c; c++) *c = 'x';
+      }
+    }
+  }
+}
+
+std::string DefaultsFileFromArgs(int argc, char** argv, bool* no_defaults) {
+  std::string f;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.rfind("--defaults-file=", 0) == 0) f = a.substr(16);
+    if (a == "--no-defaults") *no_defaults = true;
+  }
+  return f;
+}
+
+// "10M", "512K", "1G", "65536".
+bool ParseSize(const std::string& s, size_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (errno != 0 || end == s.c_str()) return false;
+  std::string suffix(end);
+  unsigned long long mul = 1;
+  if (suffix == "K" || suffix == "k")
+    mul = 1ULL << 10;
+  else if (suffix == "M" || suffix == "m")
+    mul = 1ULL << 20;
+  else if (suffix == "G" || suffix == "g")
+    mul = 1ULL << 30;
+  else if (!suffix.empty())
+    return false;
+  if (v > (1ULL << 40) / mul) return false;
+  *out = static_cast<size_t>(v * mul);
+  return true;
+}
+
+int Fail(const xbak::Status& st) {
+  xbak::LogError(st.message());
+  return 1;
+}
+
+int Usage(const std::string& msg) {
+  std::cerr << "xbcloud: " << msg << "\n(see xbcloud --help)\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader of our stdout/FIFOs that goes away must give an EPIPE error,
+  // not kill us silently.
+  signal(SIGPIPE, SIG_IGN);
+
+  po::options_description s3("Object storage (S3)");
+  s3.add_options()("storage", po::value<std::string>()->default_value("s3"),
+                   "storage type: s3 (the only one)")(
+      "s3-endpoint", po::value<std::string>(),
+      "http(s)://host[:port] of the S3 service (default: https://s3.REGION.amazonaws.com)")(
+      "s3-region", po::value<std::string>(), "region (default: AWS_DEFAULT_REGION, else us-east-1)")(
+      "s3-bucket", po::value<std::string>(), "bucket (must exist)")(
+      "s3-access-key", po::value<std::string>(), "access key (prefer AWS_ACCESS_KEY_ID or an options file)")(
+      "s3-secret-key", po::value<std::string>(),
+      "secret key (prefer AWS_SECRET_ACCESS_KEY or an options file)")(
+      "s3-session-token", po::value<std::string>(),
+      "session token of temporary credentials (AWS_SESSION_TOKEN)")(
+      "s3-bucket-lookup", po::value<std::string>()->default_value("auto"),
+      "addressing: path (http://host/bucket/key), dns (http://bucket.host/key), auto (dns on AWS, path "
+      "elsewhere)")("s3-api-version", po::value<std::string>()->default_value("auto"),
+                    "signature version: auto or 4 (SigV4); 2 is not supported")(
+      "cacert", po::value<std::string>(), "CA bundle to verify the endpoint's TLS certificate with")(
+      "insecure", "do not verify the endpoint's TLS certificate (unsafe)");
+
+  po::options_description transfer("Transfer");
+  transfer.add_options()("parallel", po::value<int>()->default_value(4), "requests in flight")(
+      "max-retries", po::value<int>()->default_value(10),
+      "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
+      "backoff")("read-buffer-size", po::value<std::string>()->default_value("10M"),
+                 "put: object size (bytes, or with K/M/G); get holds about 2 x --parallel objects in memory")(
+      "fifo-streams", po::value<int>()->default_value(1),
+      "N>1: put reads, get writes, N named pipes DIR/thread_0..N-1 instead of stdin/stdout")(
+      "fifo-dir", po::value<std::string>(), "directory of the named pipes")(
+      "fifo-timeout", po::value<unsigned>()->default_value(60),
+      "seconds to wait for the other end of each pipe")(
+      "allow-incomplete", "get: read a backup that has no completion marker (its put did not finish)")(
+      "progress-interval", po::value<unsigned>()->default_value(5),
+      "seconds between progress lines (0: none)");
+
+  po::options_description general("General");
+  general.add_options()("defaults-file", po::value<std::string>(),
+                        "read the [xbcloud] group of this options file (instead of ~/.my.cnf)")(
+      "no-defaults", "read no options file")("help", "show this help")("version", "show the version");
+
+  po::options_description hidden;
+  hidden.add_options()("command", po::value<std::string>())("name", po::value<std::string>())(
+      "files", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("command", 1).add("name", 1).add("files", -1);
+
+  po::options_description visible;
+  visible.add(s3).add(transfer).add(general);
+  po::options_description all;
+  all.add(visible).add(hidden);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    WipeSecrets(argc, argv);  // the parser holds its own copies now
+    bool no_defaults = false;
+    std::string file = DefaultsFileFromArgs(argc, argv, &no_defaults);
+    bool must = !file.empty();
+    if (!no_defaults && file.empty() && std::getenv("HOME"))
+      file = std::string(std::getenv("HOME")) + "/.my.cnf";
+    if (!no_defaults && !file.empty()) {
+      auto opts = xbak::ReadOptionFile(file, {"xbcloud"}, must);
+      if (!opts.ok()) return Fail(opts.status());
+      std::vector<std::string> args;
+      for (const auto& [key, v] : opts.value()) {
+        bool known = false;
+        for (const char* k : kFileOptions) known = known || key == k;
+        if (!known) return Usage("unknown option '" + key + "' in [xbcloud] at " + v.origin);
+        args.push_back("--" + key + (key == "insecure" ? "" : "=" + v.value));
+      }
+      // Command-line values were stored first and win.
+      po::store(po::command_line_parser(args).options(all).run(), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Usage(e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << visible << "\n";
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "xbcloud " << XBAK_VERSION << "\n";
+    return 0;
+  }
+  auto str = [&](const char* k) { return vm.count(k) ? vm[k].as<std::string>() : std::string(); };
+  auto env = [](const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); };
+
+  const std::string command = str("command"), name = str("name");
+  if (command != "put" && command != "get" && command != "delete") {
+    return Usage(command.empty() ? "give a command: put, get or delete"
+                                 : "unknown command '" + command + "'");
+  }
+  if (name.empty()) return Usage(command + " needs a backup NAME");
+  std::vector<std::string> files;
+  if (vm.count("files")) files = vm["files"].as<std::vector<std::string>>();
+  if (!files.empty() && command != "get") return Usage("only get takes FILE arguments");
+  if (auto st = xbak::cloud::CheckBackupName(name); !st.ok()) return Usage(st.message());
+
+  if (str("storage") != "s3") return Usage("--storage=" + str("storage") + ": only s3 is supported");
+  std::string api = str("s3-api-version");
+  if (api == "2") {
+    return Fail(xbak::Error(xbak::ErrorCode::kUnsupported,
+                            "--s3-api-version=2: signature version 2 is not supported; every S3 service we "
+                            "know accepts version 4 (auto)"));
+  }
+  if (api != "auto" && api != "4") return Usage("--s3-api-version must be auto, 2 or 4, not '" + api + "'");
+
+  xbak::storage::S3Config cfg;
+  cfg.endpoint = str("s3-endpoint");
+  cfg.region = vm.count("s3-region") ? str("s3-region") : env("AWS_DEFAULT_REGION");
+  if (cfg.region.empty()) cfg.region = env("AWS_REGION");
+  if (cfg.region.empty()) cfg.region = "us-east-1";
+  cfg.bucket = str("s3-bucket");
+  cfg.access_key = vm.count("s3-access-key") ? str("s3-access-key") : env("AWS_ACCESS_KEY_ID");
+  cfg.secret_key = vm.count("s3-secret-key") ? str("s3-secret-key") : env("AWS_SECRET_ACCESS_KEY");
+  cfg.session_token = vm.count("s3-session-token") ? str("s3-session-token") : env("AWS_SESSION_TOKEN");
+  std::string lookup = str("s3-bucket-lookup");
+  if (lookup == "path")
+    cfg.lookup = xbak::storage::S3Config::Lookup::kPath;
+  else if (lookup == "dns")
+    cfg.lookup = xbak::storage::S3Config::Lookup::kDns;
+  else if (lookup != "auto")
+    return Usage("--s3-bucket-lookup must be auto, path or dns, not '" + lookup + "'");
+  cfg.insecure = vm.count("insecure") != 0;
+  cfg.cacert = str("cacert");
+  if (!cfg.cacert.empty() && !xbak::PathExists(cfg.cacert)) return Usage("--cacert: no file " + cfg.cacert);
+  int max_retries = vm["max-retries"].as<int>();
+  if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
+  cfg.max_retries = max_retries;
+  int parallel = vm["parallel"].as<int>();
+  if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
+  size_t object_size = 0;
+  if (!ParseSize(str("read-buffer-size"), &object_size) || object_size < (64 << 10) ||
+      object_size > (1u << 30)) {
+    return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
+                 str("read-buffer-size") + "'");
+  }
+  int fifo_streams = vm["fifo-streams"].as<int>();
+  if (fifo_streams < 1 || fifo_streams > 64) return Usage("--fifo-streams must be between 1 and 64");
+  if (fifo_streams > 1 && !vm.count("fifo-dir")) return Usage("--fifo-streams needs --fifo-dir");
+  if (fifo_streams > 1 && command == "delete") return Usage("delete takes no --fifo-streams");
+  auto fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
+  auto progress = std::chrono::milliseconds(1000LL * vm["progress-interval"].as<unsigned>());
+  if (cfg.insecure) xbak::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
+
+  xbak::storage::EventLoop loop;
+  auto store = xbak::storage::MakeS3Store(loop, cfg);
+  if (!store.ok()) return Fail(store.status());
+
+  if (command == "delete") {
+    xbak::Status st = xbak::cloud::CloudDelete(loop, **store, name);
+    return st.ok() ? 0 : Fail(st);
+  }
+
+  // The streams: stdin/stdout or N FIFOs.
+  std::vector<xbak::UniqueFd> owned;
+  std::vector<int> fds;
+  std::vector<std::string> names;
+  const std::string fifo_dir = str("fifo-dir");
+  if (fifo_streams > 1) {
+    auto opened = command == "put" ? xbak::OpenFifosForReading(fifo_dir, fifo_streams, fifo_timeout)
+                                   : xbak::OpenFifosForWriting(fifo_dir, fifo_streams, fifo_timeout);
+    if (!opened.ok()) return Fail(opened.status());
+    owned = std::move(opened.value());
+    for (int i = 0; i < fifo_streams; i++) {
+      fds.push_back(owned[static_cast<size_t>(i)].get());
+      names.push_back("fifo " + xbak::FifoPath(fifo_dir, i));
+    }
+  } else if (command == "put") {
+    if (isatty(STDIN_FILENO))
+      return Usage("put reads an xbstream on stdin: pipe xbak --backup --stream=xbstream into it");
+    fds.push_back(STDIN_FILENO);
+    names.push_back("stdin");
+  } else {
+    if (isatty(STDOUT_FILENO)) return Usage("get writes an xbstream on stdout: pipe it into xbak --extract");
+    fds.push_back(STDOUT_FILENO);
+    names.push_back("stdout");
+  }
+
+  if (command == "put") {
+    xbak::cloud::PutOptions o;
+    o.name = name;
+    o.parallel = parallel;
+    o.object_size = object_size;
+    o.progress_interval = progress;
+    xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
+    return st.ok() ? 0 : Fail(st);
+  }
+  xbak::cloud::GetOptions o;
+  o.name = name;
+  o.files = files;
+  o.parallel = parallel;
+  o.allow_incomplete = vm.count("allow-incomplete") != 0;
+  o.verify_retries = std::min(max_retries, 10);
+  o.progress_interval = progress;
+  xbak::Status st = xbak::cloud::CloudGet(loop, **store, fds, names, o);
+  owned.clear();  // readers of the FIFOs see the end of their streams
+  return st.ok() ? 0 : Fail(st);
+}

@@ -1,0 +1,362 @@
+#include "xbak/cloud/put.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "xbak/cloud/layout.h"
+#include "xbak/cloud/sync.h"
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/log.h"
+#include "xbak/util/progress.h"
+
+namespace xbak::cloud {
+namespace {
+
+using storage::Md5Digest;
+
+// Bytes one reader holds: its open files' buffers plus its objects not yet
+// stored. Acquire blocks while the limit is reached; a lone request larger
+// than the limit still passes when nothing is held, so progress is certain.
+class Budget {
+ public:
+  explicit Budget(size_t limit) : limit_(limit) {}
+  bool TryAcquire(size_t n) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (used_ != 0 && used_ + n > limit_) return false;
+    used_ += n;
+    return true;
+  }
+  // False when cancelled.
+  bool Acquire(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return cancelled_ || used_ == 0 || used_ + n <= limit_; });
+    if (cancelled_) return false;
+    used_ += n;
+    return true;
+  }
+  void Release(size_t n) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      used_ -= std::min(n, used_);
+    }
+    cv_.notify_all();
+  }
+  void Cancel() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  const size_t limit_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t used_ = 0;  // guarded by mu_
+  bool cancelled_ = false;
+};
+
+struct Upload {
+  std::string key;
+  storage::ObjectStore::Body body;
+  Md5Digest md5{};
+  int reader = -1;  // whose budget to release (-1: none, e.g. a sidecar)
+};
+
+// Everything below runs on the loop thread, except what the readers call
+// through loop.Post and the Budgets (which are thread-safe).
+class PutJob {
+ public:
+  PutJob(storage::EventLoop& loop, storage::ObjectStore& store, const PutOptions& options, size_t streams)
+      : loop_(loop), store_(store), options_(options), readers_running_(streams) {
+    size_t share = options.memory_per_stream;
+    if (share == 0) share = (static_cast<size_t>(options.parallel) + 2) * options.object_size / streams;
+    share = std::max(share, 2 * options.object_size);
+    for (size_t i = 0; i < streams; i++) budgets_.push_back(std::make_unique<Budget>(share));
+  }
+
+  const std::atomic<bool>& cancel_flag() const { return cancel_; }
+  Budget& budget(int reader) { return *budgets_[static_cast<size_t>(reader)]; }
+  std::atomic<uint64_t>& bytes_read() { return bytes_read_; }
+  const Status& error() const { return error_; }
+  PutStats stats() const {
+    PutStats s;
+    s.bytes_read = bytes_read_.load();
+    s.bytes_uploaded = uploaded_bytes_;
+    s.objects = entries_.size();
+    s.files = files_;
+    s.peak_buffered = peak_buffered_;
+    return s;
+  }
+
+  // Loop thread: a sealed object of `path` (sequence `seq`) from a reader.
+  void SubmitObject(const std::string& path, uint64_t seq, Upload u, bool last_of_file) {
+    if (!error_.ok()) {
+      budget(u.reader).Release(u.body->size());
+      return;
+    }
+    if (!keys_.insert(u.key).second) {
+      return Fail(Error(ErrorCode::kCorrupt, "file " + path + " appears twice in the stream(s)"));
+    }
+    entries_.push_back({path, seq, u.body->size(), u.md5});
+    if (last_of_file) files_++;
+    buffered_ += u.body->size();
+    peak_buffered_ = std::max(peak_buffered_, buffered_);
+    std::string sidecar_key = u.key + std::string(kMd5Suffix);
+    auto sidecar = std::make_shared<const std::string>(Md5SidecarText(u.key, u.md5));
+    Md5Digest sidecar_md5 = storage::Md5(*sidecar);
+    queue_.push_back(std::move(u));
+    queue_.push_back({std::move(sidecar_key), std::move(sidecar), sidecar_md5, -1});
+    Pump();
+  }
+
+  void ReaderDone(Status s) {
+    readers_running_--;
+    if (!s.ok()) return Fail(s);  // a kCancelled comes only after the first error, which is kept
+    MaybeFinish();
+  }
+
+  void Fail(Status s) {
+    if (error_.ok()) error_ = std::move(s);
+    cancel_ = true;
+    for (auto& b : budgets_) b->Cancel();
+    for (auto& u : queue_) {
+      if (u.reader >= 0) budget(u.reader).Release(u.body->size());
+    }
+    queue_.clear();
+    store_.CancelAll();
+    MaybeFinish();
+  }
+
+  void StartProgress() {
+    if (options_.progress_interval.count() <= 0) return;
+    std::weak_ptr<bool> alive = alive_;
+    loop_.After(static_cast<double>(options_.progress_interval.count()) / 1000.0, [this, alive] {
+      if (alive.expired() || finished_) return;
+      LogInfo(ProgressLine());
+      StartProgress();
+    });
+  }
+
+  std::string ProgressLine() const {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    auto st = store_.stats();
+    return "put " + options_.name + ": read " + HumanBytes(bytes_read_.load()) + ", uploaded " +
+           HumanBytes(uploaded_bytes_) + " in " + std::to_string(entries_.size()) + " objects, in flight " +
+           std::to_string(inflight_) + " requests (" + HumanBytes(buffered_) + " buffered), retries " +
+           std::to_string(st.retries) + ", " +
+           HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(uploaded_bytes_) / secs) : 0) +
+           "/s";
+  }
+
+  bool finished() const { return finished_; }
+
+ private:
+  void Pump() {
+    while (inflight_ < options_.parallel && !queue_.empty() && error_.ok()) {
+      Upload u = std::move(queue_.front());
+      queue_.pop_front();
+      inflight_++;
+      std::string key = u.key;
+      auto body = u.body;
+      int reader = u.reader;
+      store_.Put(key, body, u.md5, [this, key, body, reader](Status s) {
+        inflight_--;
+        if (reader >= 0) {
+          buffered_ -= body->size();
+          budget(reader).Release(body->size());
+          if (s.ok()) uploaded_bytes_ += body->size();
+        }
+        if (!s.ok()) return Fail(s.With("upload of " + key));
+        Pump();
+        MaybeFinish();
+      });
+    }
+  }
+
+  void MaybeFinish() {
+    if (finished_ || readers_running_ > 0 || inflight_ > 0 || !queue_.empty()) return;
+    if (!error_.ok()) {
+      finished_ = true;
+      loop_.Stop();
+      return;
+    }
+    if (manifest_started_) return;
+    // Everything is stored: the manifest goes last and marks the backup complete.
+    manifest_started_ = true;
+    auto body = std::make_shared<const std::string>(EncodeManifest(entries_));
+    inflight_++;
+    store_.Put(ManifestKey(options_.name), body, storage::Md5(*body), [this](Status s) {
+      inflight_--;
+      if (!s.ok()) error_ = s.With("writing the completion marker " + ManifestKey(options_.name));
+      finished_ = true;
+      loop_.Stop();
+    });
+  }
+
+  storage::EventLoop& loop_;
+  storage::ObjectStore& store_;
+  const PutOptions& options_;
+  std::vector<std::unique_ptr<Budget>> budgets_;
+  std::atomic<bool> cancel_{false};
+  std::atomic<uint64_t> bytes_read_{0};
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  // Loop thread only:
+  size_t readers_running_;
+  std::deque<Upload> queue_;
+  int inflight_ = 0;
+  std::set<std::string> keys_;
+  std::vector<ManifestEntry> entries_;
+  uint64_t files_ = 0, uploaded_bytes_ = 0, buffered_ = 0, peak_buffered_ = 0;
+  Status error_;
+  bool manifest_started_ = false, finished_ = false;
+};
+
+// One input stream: chunks -> per-file buffers -> sealed objects.
+class StreamReader {
+ public:
+  StreamReader(storage::EventLoop& loop, PutJob& job, const PutOptions& options, int index, int fd,
+               std::string name)
+      : loop_(loop), job_(job), options_(options), index_(index), fd_(fd), name_(std::move(name)) {}
+
+  Status Run() {
+    ChunkReader reader(fd_, name_);
+    reader.SetCancelFlag(&job_.cancel_flag());
+    Chunk c;
+    uint64_t unknown = 0;
+    while (true) {
+      uint64_t before = reader.offset();
+      XBAK_ASSIGN_OR_RETURN(bool more, reader.Next(&c));
+      job_.bytes_read() += reader.offset() - before;
+      if (!more) break;
+      if (c.type == ChunkType::kUnknown) {  // ignorable by its flag: mbstream would not need it either
+        if (unknown++ == 0) LogWarning(name_ + ": skipping chunks of unknown type (marked ignorable)");
+        continue;
+      }
+      auto path = NormalizeXbstreamPath(c.path);
+      if (!path.ok() || path->find('\n') != std::string::npos) {
+        return Error(ErrorCode::kCorrupt,
+                     name_ + ": chunk at byte " + std::to_string(c.stream_offset) +
+                         " has an unusable file path: " +
+                         (path.ok() ? "newline in '" + c.path + "'" : path.status().message()));
+      }
+      std::string bytes;
+      if (c.type == ChunkType::kEof) {
+        bytes = EncodeEofChunk(c.path);
+      } else {
+        bytes = EncodePayloadChunkHeader(c.path, c.payload.size(), c.offset, c.crc);
+      }
+      size_t n = bytes.size() + (c.type == ChunkType::kPayload ? c.payload.size() : 0);
+      if (!job_.budget(index_).TryAcquire(n)) {
+        // Our share is used up: send what we hold so the uploads can free it.
+        for (auto& [p, f] : open_) Seal(p, f, false);
+        if (!job_.budget(index_).Acquire(n)) return Error(ErrorCode::kCancelled, "cancelled");
+      }
+      auto [it, inserted] = open_.try_emplace(*path);
+      OpenFile& f = it->second;
+      if (f.buf.capacity() < n && f.buf.empty())
+        f.buf.reserve(std::max(n, n > (64 << 10) ? options_.object_size : 0));
+      f.buf += bytes;
+      if (c.type == ChunkType::kPayload) {
+        f.buf.append(reinterpret_cast<const char*>(c.payload.data()), c.payload.size());
+      }
+      if (c.type == ChunkType::kEof) {
+        Seal(*path, f, true);
+        open_.erase(it);
+      } else if (f.buf.size() >= options_.object_size) {
+        Seal(*path, f, false);
+      }
+    }
+    if (!open_.empty()) {
+      return Error(ErrorCode::kCorrupt, name_ + " ended in the middle of file " + open_.begin()->first +
+                                            " (no end-of-file chunk) at byte " +
+                                            std::to_string(reader.offset()) +
+                                            ": the backup that wrote it did not finish");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct OpenFile {
+    std::string buf;
+    uint64_t seq = 0;
+  };
+
+  void Seal(const std::string& path, OpenFile& f, bool last) {
+    if (f.buf.empty() && !last) return;
+    if (f.buf.capacity() > 2 * f.buf.size() + 4096) f.buf.shrink_to_fit();
+    auto body = std::make_shared<const std::string>(std::move(f.buf));
+    f.buf = std::string();
+    Upload u{DataObjectKey(options_.name, path, f.seq), body, storage::Md5(*body), index_};
+    uint64_t seq = f.seq++;
+    PutJob* job = &job_;
+    loop_.Post([job, path, seq, u = std::move(u), last]() mutable {
+      job->SubmitObject(path, seq, std::move(u), last);
+    });
+  }
+
+  storage::EventLoop& loop_;
+  PutJob& job_;
+  const PutOptions& options_;
+  const int index_;
+  const int fd_;
+  const std::string name_;
+  std::map<std::string, OpenFile> open_;
+};
+
+}  // namespace
+
+Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std::vector<int>& fds,
+                const std::vector<std::string>& names, const PutOptions& options, PutStats* stats) {
+  XBAK_RETURN_IF_ERROR(CheckBackupName(options.name));
+  if (fds.empty()) return Error(ErrorCode::kInvalidArgument, "no input stream");
+  if (options.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
+  if (options.object_size < 1024)
+    return Error(ErrorCode::kInvalidArgument, "--read-buffer-size must be at least 1K");
+
+  // Before reading a byte: the store must answer, and NAME must be free.
+  XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, options.name + "/", ""));
+  if (!page.objects.empty()) {
+    return Error(ErrorCode::kAlreadyExists,
+                 "backup " + options.name + " already exists in " + store.Describe() + " (" +
+                     page.objects.front().key +
+                     " ...): choose another name or remove it with xbcloud delete");
+  }
+
+  PutJob job(loop, store, options, fds.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < fds.size(); i++) {
+    std::string name = i < names.size() ? names[i] : "stream " + std::to_string(i);
+    threads.emplace_back([&loop, &job, &options, i, fd = fds[i], name] {
+      StreamReader reader(loop, job, options, static_cast<int>(i), fd, name);
+      Status s = reader.Run();
+      loop.Post([&job, s] { job.ReaderDone(s); });
+    });
+  }
+  job.StartProgress();
+  loop.Run();
+  for (auto& t : threads) t.join();
+  if (stats != nullptr) *stats = job.stats();
+  if (!job.error().ok()) {
+    std::string note =
+        job.stats().objects > 0 ? "; remove what was uploaded with xbcloud delete " + options.name : "";
+    return job.error().With("xbcloud put " + options.name + " failed (no completion marker was written" +
+                            note + ")");
+  }
+  auto st = job.stats();
+  LogInfo("put " + options.name + ": done, " + HumanBytes(st.bytes_uploaded) + " in " +
+          std::to_string(st.objects) + " objects (" + std::to_string(st.files) + " files), " +
+          std::to_string(store.stats().retries) + " retries");
+  return Status::Ok();
+}
+
+}  // namespace xbak::cloud

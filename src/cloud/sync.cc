@@ -1,0 +1,37 @@
+#include "xbak/cloud/sync.h"
+
+#include <optional>
+
+namespace xbak::cloud {
+namespace {
+
+// Starts `op` with a callback that stores its outcome and stops the loop.
+template <typename T, typename Op>
+T RunOne(storage::EventLoop& loop, Op op) {
+  std::optional<T> out;
+  op([&](T r) {
+    out.emplace(std::move(r));
+    loop.Stop();
+  });
+  loop.Run();
+  return std::move(*out);
+}
+
+}  // namespace
+
+Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                                     const std::string& prefix, const std::string& token) {
+  return RunOne<Result<storage::ListResult>>(loop,
+                                             [&](auto done) { store.List(prefix, token, std::move(done)); });
+}
+
+Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key) {
+  return RunOne<Result<std::string>>(loop, [&](auto done) { store.Get(key, std::move(done)); });
+}
+
+Status DeleteSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                  const std::vector<std::string>& keys) {
+  return RunOne<Status>(loop, [&](auto done) { store.Delete(keys, std::move(done)); });
+}
+
+}  // namespace xbak::cloud

@@ -1,0 +1,37 @@
+#include "xbak/storage/md5.h"
+
+#include <openssl/evp.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace xbak::storage {
+
+Md5Digest Md5(const void* data, size_t n) {
+  Md5Digest d{};
+  unsigned int len = 0;
+  // EVP_Digest is one-shot and thread-safe; it fails only on allocation failure.
+  if (EVP_Digest(data, n, d.data(), &len, EVP_md5(), nullptr) != 1 || len != d.size()) {
+    throw std::runtime_error("OpenSSL EVP_Digest(MD5) failed");
+  }
+  return d;
+}
+
+std::string Md5Hex(const Md5Digest& d) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(32);
+  for (uint8_t b : d) {
+    s.push_back(kHex[b >> 4]);
+    s.push_back(kHex[b & 15]);
+  }
+  return s;
+}
+
+std::string Md5Base64(const Md5Digest& d) {
+  unsigned char out[32];
+  int n = EVP_EncodeBlock(out, d.data(), static_cast<int>(d.size()));
+  return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
+}
+
+}  // namespace xbak::storage

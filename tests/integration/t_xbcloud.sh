@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Issue "xbcloud": backups streamed to a real MinIO and back.
+#   1. xbak --backup --stream | xbcloud put -> xbcloud get | xbak --extract -> prepare -> restore ->
+#      CHECKSUM TABLE equal; the same with --fifo-streams=8 on both sides and --compress.
+#   2. every object matches its .md5 sidecar, read back with an independent client (boto3).
+#   3. faults: through an HTTP proxy answering 503 SlowDown to 15% of requests and a toxiproxy
+#      resetting connections and adding latency, put and get complete and the data is identical;
+#      MinIO killed mid-put: put fails, no completion marker, get refuses.
+#   4. bad input (credentials, bucket, endpoint, TLS, not xbstream): one clear line, exit != 0,
+#      no secret printed.
+#   5. delete removes that backup's objects and nothing else.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xbak
+: "${XBCLOUD:=$XBAK_BUILD/xbcloud}"
+[ -x "$XBCLOUD" ] || fail "xbcloud binary not found at $XBCLOUD"
+. "$XBAK_SRC/scripts/lib/objstore.sh"
+SB_ON_EXIT+=(os_cleanup)
+
+src_port=$(alloc_port)
+dst_port=$(alloc_port)
+s3_port=$(alloc_port)
+OS_CONSOLE_PORT=$(alloc_port)
+toxi_api=$(alloc_port)
+toxi_port=$(alloc_port)
+fault_port=$(alloc_port)
+bucket=xbak-test
+
+step "MinIO (built once by scripts/build-go-tools.sh) and a bucket"
+os_minio_start "$s3_port" "$TEST_WORK/minio"
+os_bucket_create "$s3_port" "$bucket"
+export OS_ENDPOINT=http://127.0.0.1:$s3_port
+S3=(--s3-endpoint="http://127.0.0.1:$s3_port" --s3-bucket="$bucket" --progress-interval=0)
+
+step "source server with sample data"
+sb_init src "$src_port"
+sb_start src
+sb_load_sample src
+sb_load_sysbench src 2 5000
+sb_load_many src 50
+sb_checksums src > "$TEST_WORK/src.sum"
+cnf=$(sb_cnf src)
+
+restore_and_verify() { # DIR LABEL : prepare with mariabackup, copy back, start, compare
+  local dir=$1 label=$2
+  mariabackup --no-defaults --prepare --target-dir="$dir" > "$TEST_WORK/$label-prepare.log" 2>&1 ||
+    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: mariabackup --prepare failed"; }
+  rm -rf "$TEST_WORK/dst"
+  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
+  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-cb.log" ||
+    { cat "$TEST_WORK/$label-cb.log" >&2; fail "$label: copy-back failed"; }
+  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
+  sb_start dst
+  sb_check_all dst
+  sb_checksums dst > "$TEST_WORK/$label.sum"
+  sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/$label.sum" || fail "$label: restored data differs"
+  sb_stop dst
+  echo "$label: $(wc -l < "$TEST_WORK/src.sum") tables identical"
+}
+
+step "stdout: xbak --backup --stream | xbcloud put; xbcloud get | xbak --extract; restore"
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream 2> "$TEST_WORK/b1.log" |
+  "$XBCLOUD" put "${S3[@]}" --parallel=4 --read-buffer-size=1M full1 2> "$TEST_WORK/put1.log" ||
+  { cat "$TEST_WORK/b1.log" "$TEST_WORK/put1.log" >&2; fail "backup | xbcloud put failed"; }
+"$XBCLOUD" get "${S3[@]}" --parallel=4 full1 2> "$TEST_WORK/get1.log" |
+  "$XBAK" --extract -C "$TEST_WORK/r1" 2> "$TEST_WORK/x1.log" ||
+  { cat "$TEST_WORK/get1.log" "$TEST_WORK/x1.log" >&2; fail "xbcloud get | extract failed"; }
+cp -a "$TEST_WORK/r1" "$TEST_WORK/r1.orig"
+restore_and_verify "$TEST_WORK/r1" stdout
+
+step "8 FIFOs on both sides, zstd-compressed"
+"$XBCLOUD" put "${S3[@]}" --parallel=8 --fifo-streams=8 --fifo-dir="$TEST_WORK/pf" full8 2> "$TEST_WORK/put8.log" &
+put_pid=$!
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream --compress=zstd --compress-threads=2 \
+  --fifo-streams=8 --fifo-dir="$TEST_WORK/pf" 2> "$TEST_WORK/b8.log" || { cat "$TEST_WORK/b8.log" >&2; fail "fifo backup failed"; }
+wait "$put_pid" || { cat "$TEST_WORK/put8.log" >&2; fail "xbcloud put --fifo-streams=8 failed"; }
+"$XBCLOUD" get "${S3[@]}" --parallel=8 --fifo-streams=8 --fifo-dir="$TEST_WORK/gf" full8 2> "$TEST_WORK/get8.log" &
+get_pid=$!
+"$XBAK" --extract --fifo-streams=8 --fifo-dir="$TEST_WORK/gf" -C "$TEST_WORK/r8" 2> "$TEST_WORK/x8.log" ||
+  { cat "$TEST_WORK/x8.log" "$TEST_WORK/get8.log" >&2; fail "extract from 8 FIFOs failed"; }
+wait "$get_pid" || { cat "$TEST_WORK/get8.log" >&2; fail "xbcloud get --fifo-streams=8 failed"; }
+assert_file "$TEST_WORK/r8/ibdata1.zst"
+"$XBAK" --decompress --remove-original --parallel=2 --target-dir="$TEST_WORK/r8" 2> "$TEST_WORK/d8.log" ||
+  { cat "$TEST_WORK/d8.log" >&2; fail "decompress failed"; }
+restore_and_verify "$TEST_WORK/r8" fifo8-zstd
+
+step "every object matches its md5 sidecar (boto3, an independent client)"
+os_py '
+import hashlib
+objs, token = [], None
+while True:
+    kw = {"Bucket": sys.argv[1]}
+    if token: kw["ContinuationToken"] = token
+    r = s3.list_objects_v2(**kw)
+    objs += [o["Key"] for o in r.get("Contents", [])]
+    if not r.get("IsTruncated"): break
+    token = r["NextContinuationToken"]
+keys = set(objs)
+data = [k for k in objs if not k.endswith(".md5") and not k.endswith("/xbcloud.manifest")]
+assert data, "no objects"
+for name in ("full1", "full8"):
+    assert name + "/xbcloud.manifest" in keys, name + ": no completion marker"
+for k in data:
+    body = s3.get_object(Bucket=sys.argv[1], Key=k)["Body"].read()
+    side = s3.get_object(Bucket=sys.argv[1], Key=k + ".md5")["Body"].read().decode()
+    assert side.split()[0] == hashlib.md5(body).hexdigest(), k + ": md5 sidecar does not match"
+    assert side.split()[1] == k.rsplit("/", 1)[-1], k + ": sidecar names another file"
+print(f"{len(data)} objects match their md5 sidecars")
+' "$bucket"
+
+step "faults: 15% HTTP 503 SlowDown, 5% connection resets, latency"
+os_toxi_start "$toxi_api"
+os_toxi_proxy s3 "$toxi_port" "$s3_port"
+python3 "$XBAK_SRC/scripts/lib/http_fault_proxy.py" --listen "$fault_port" --upstream "$toxi_port" \
+  --error-rate 0.15 2> "$TEST_WORK/fault-proxy.log" &
+fault_pid=$!
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$fault_port/" && break; sleep 0.1; done
+os_toxi_toxic s3 reset_peer downstream timeout=200 toxicity=0.05
+os_toxi_toxic s3 latency upstream latency=30 jitter=20
+FAULTY=(--s3-endpoint="http://127.0.0.1:$fault_port" --s3-bucket="$bucket" --progress-interval=0 --max-retries=10)
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream 2> "$TEST_WORK/bf.log" > "$TEST_WORK/faulty.xbs" ||
+  { cat "$TEST_WORK/bf.log" >&2; fail "backup failed"; }
+"$XBCLOUD" put "${FAULTY[@]}" --parallel=8 --read-buffer-size=256K faulty < "$TEST_WORK/faulty.xbs" 2> "$TEST_WORK/putf.log" ||
+  { cat "$TEST_WORK/putf.log" >&2; fail "put through faults failed"; }
+"$XBCLOUD" get "${FAULTY[@]}" --parallel=8 faulty 2> "$TEST_WORK/getf.log" > "$TEST_WORK/faulty-got.xbs" ||
+  { cat "$TEST_WORK/getf.log" >&2; fail "get through faults failed"; }
+"$XBAK" --extract -C "$TEST_WORK/rf-sent" < "$TEST_WORK/faulty.xbs" 2> /dev/null
+"$XBAK" --extract -C "$TEST_WORK/rf-got" < "$TEST_WORK/faulty-got.xbs" 2> "$TEST_WORK/xf.log" ||
+  { cat "$TEST_WORK/xf.log" >&2; fail "extract of the faulty get failed"; }
+diff -r "$TEST_WORK/rf-sent" "$TEST_WORK/rf-got" > /dev/null || fail "data through faults differs"
+put_retries=$(grep -o '[0-9]* retries' "$TEST_WORK/putf.log" | tail -1 | cut -d' ' -f1)
+get_retries=$(grep -o '[0-9]* retries' "$TEST_WORK/getf.log" | tail -1 | cut -d' ' -f1)
+injected=$(grep -c '^fault-proxy: 503' "$TEST_WORK/fault-proxy.log" || true)
+echo "faults injected: $injected HTTP 503; put retried $put_retries, get retried $get_retries requests; data identical"
+[ "$injected" -gt 0 ] && [ "$put_retries" -gt 0 ] && [ "$get_retries" -gt 0 ] || fail "no fault was exercised"
+os_toxi_clear s3
+kill "$fault_pid"
+
+step "MinIO killed mid-put: put fails, no completion marker, get refuses"
+os_toxi_toxic s3 bandwidth upstream rate=3000   # KB/s: the put takes several seconds
+"$XBCLOUD" put --s3-endpoint="http://127.0.0.1:$toxi_port" --s3-bucket="$bucket" --progress-interval=0 \
+  --max-retries=2 --parallel=2 --read-buffer-size=1M killed < "$TEST_WORK/faulty.xbs" 2> "$TEST_WORK/putk.log" &
+put_pid=$!
+sleep 2
+os_minio_stop "$s3_port" "$TEST_WORK/minio" KILL
+rc=0
+wait "$put_pid" || rc=$?
+cat "$TEST_WORK/putk.log"
+assert_ne 0 "$rc" "put must fail when the server dies"
+assert_contains "$TEST_WORK/putk.log" 'no completion marker was written' "put failure message"
+os_toxi_clear s3
+os_minio_start "$s3_port" "$TEST_WORK/minio"
+n=$(os_py 'r = s3.list_objects_v2(Bucket=sys.argv[1], Prefix="killed/"); ks=[o["Key"] for o in r.get("Contents", [])]; assert "killed/xbcloud.manifest" not in ks; print(len(ks))' "$bucket")
+echo "after the kill: $n objects of 'killed' stored, no completion marker"
+rc=0
+"$XBCLOUD" get "${S3[@]}" killed > /dev/null 2> "$TEST_WORK/getk.log" || rc=$?
+assert_ne 0 "$rc" "get of an incomplete backup must fail"
+assert_contains "$TEST_WORK/getk.log" 'incomplete.*completion marker' "get refusal"
+cat "$TEST_WORK/getk.log"
+
+step "bad input: one clear line, exit != 0, no secret printed"
+secret=S3cr3t-must-not-leak
+expect_error() { # LABEL REGEX CMD... (stdin: /dev/null unless redirected by the caller)
+  local label=$1 regex=$2 rc=0
+  shift 2
+  "$@" > /dev/null 2> "$TEST_WORK/err.log" || rc=$?
+  [ "$rc" -ne 0 ] || fail "$label: exit 0"
+  [ "$(wc -l < "$TEST_WORK/err.log")" -eq 1 ] || { cat "$TEST_WORK/err.log" >&2; fail "$label: not one line"; }
+  grep -qE "$regex" "$TEST_WORK/err.log" || { cat "$TEST_WORK/err.log" >&2; fail "$label: message does not match $regex"; }
+  if grep -q "$secret" "$TEST_WORK/err.log" "$TEST_WORK/ps.log" 2> /dev/null; then fail "$label: secret printed"; fi
+  echo "$label: $(cat "$TEST_WORK/err.log")"
+}
+: > "$TEST_WORK/ps.log"
+expect_error "wrong credentials" 'HTTP 403' env AWS_SECRET_ACCESS_KEY=$secret "$XBCLOUD" get "${S3[@]}" full1
+expect_error "wrong secret on the command line" 'HTTP 403' "$XBCLOUD" get "${S3[@]}" --s3-secret-key=$secret full1
+expect_error "missing bucket" "bucket 'no-such-bucket' does not exist" \
+  "$XBCLOUD" get --s3-endpoint="http://127.0.0.1:$s3_port" --s3-bucket=no-such-bucket full1
+expect_error "unreachable endpoint" 'cannot reach http://127.0.0.1:'"$fault_port" \
+  "$XBCLOUD" get --s3-endpoint="http://127.0.0.1:$fault_port" --s3-bucket="$bucket" --max-retries=1 full1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TEST_WORK/k.pem" -out "$TEST_WORK/c.pem" -days 1 \
+  -subj /CN=127.0.0.1 2> /dev/null
+tls_port=$(alloc_port)
+openssl s_server -accept "127.0.0.1:$tls_port" -cert "$TEST_WORK/c.pem" -key "$TEST_WORK/k.pem" -www -quiet &
+for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$tls_port") 2> /dev/null && break; sleep 0.1; done
+expect_error "untrusted TLS certificate" 'TLS certificate of https://127.0.0.1:[0-9]+ not trusted' \
+  "$XBCLOUD" get --s3-endpoint="https://127.0.0.1:$tls_port" --s3-bucket="$bucket" full1
+kill %% 2> /dev/null || true
+expect_error "not an xbstream" 'corrupt stdin at byte 0: bad chunk magic' \
+  sh -c "echo 'hello, this is not a backup stream' | '$XBCLOUD' put --s3-endpoint=http://127.0.0.1:$s3_port --s3-bucket=$bucket --progress-interval=0 notxb"
+expect_error "SigV2 asked" 'signature version 2 is not supported' "$XBCLOUD" get "${S3[@]}" --s3-api-version=2 full1
+
+step "delete removes that backup and nothing else"
+"$XBCLOUD" delete "${S3[@]}" full1 2> "$TEST_WORK/del.log" || { cat "$TEST_WORK/del.log" >&2; fail "delete failed"; }
+cat "$TEST_WORK/del.log"
+os_py '
+def count(p):
+    return len(s3.list_objects_v2(Bucket=sys.argv[1], Prefix=p).get("Contents", []))
+assert count("full1/") == 0, "full1 objects remain"
+assert count("full8/") > 0 and count("faulty/") > 0, "other backups touched"
+' "$bucket"
+rc=0
+"$XBCLOUD" get "${S3[@]}" full1 > /dev/null 2> "$TEST_WORK/err.log" || rc=$?
+assert_ne 0 "$rc" "get after delete"
+assert_contains "$TEST_WORK/err.log" 'backup full1 not found'

@@ -1,0 +1,273 @@
+// put / get / delete over the posix driver: the cloud logic without a server
+// (the S3 driver is exercised against MinIO by tests/integration/t_xbcloud.sh).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "stream/stream_test_util.h"
+#include "xbak/cloud/get.h"
+#include "xbak/cloud/layout.h"
+#include "xbak/cloud/put.h"
+#include "xbak/cloud/remove.h"
+#include "xbak/storage/posix_store.h"
+
+namespace xbak::cloud {
+namespace {
+
+using xbak::testing::EChunk;
+using xbak::testing::MemFd;
+using xbak::testing::Pattern;
+using xbak::testing::PChunk;
+using xbak::testing::ReadAllFromStart;
+using xbak::testing::TempDir;
+
+// Three files interleaved; "big" spans several objects at a 64 KiB object size.
+std::string SampleStream() {
+  std::string s;
+  std::string big = Pattern(300 << 10, 1), small = Pattern(1000, 2);
+  size_t off = 0;
+  for (size_t i = 0; off < big.size(); i++) {
+    size_t n = std::min<size_t>(20 << 10, big.size() - off);
+    s += PChunk("db/big.ibd", big.substr(off, n), off);
+    off += n;
+    if (i == 3) s += PChunk("db/small.frm", small, 0) + EChunk("db/small.frm");
+  }
+  s += EChunk("db/big.ibd") + EChunk("empty");
+  return s;
+}
+
+// What the extractor would make of a stream: file -> content.
+std::map<std::string, std::string> Files(const std::string& stream) {
+  TempDir t;
+  auto fd = MemFd(stream);
+  EXPECT_TRUE(ExtractStream(fd.get(), {t.path(), false, false}).ok());
+  return xbak::testing::TreeContents(t.path());
+}
+
+class CloudTest : public ::testing::Test {
+ protected:
+  PutOptions PutOpts(const std::string& name) {
+    PutOptions o;
+    o.name = name;
+    o.object_size = 64 << 10;
+    o.parallel = 3;
+    o.progress_interval = std::chrono::milliseconds(0);
+    return o;
+  }
+  GetOptions GetOpts(const std::string& name) {
+    GetOptions o;
+    o.name = name;
+    o.parallel = 3;
+    o.verify_backoff_s = 0.01;
+    o.progress_interval = std::chrono::milliseconds(0);
+    return o;
+  }
+  Status Put(const std::string& name, const std::string& stream, PutStats* stats = nullptr) {
+    auto fd = MemFd(stream);
+    return CloudPut(loop_, *store_, {fd.get()}, {"test stream"}, PutOpts(name), stats);
+  }
+  Result<std::string> Get(const GetOptions& o) {
+    auto out = MemFd("");
+    Status s = CloudGet(loop_, *store_, {out.get()}, {"test output"}, o);
+    if (!s.ok()) return s;
+    return ReadAllFromStart(out.get());
+  }
+  std::string Path(const std::string& key) { return dir_ / key; }
+
+  TempDir dir_;
+  storage::EventLoop loop_;
+  std::unique_ptr<storage::ObjectStore> store_ = storage::MakePosixStore(loop_, dir_.path());
+};
+
+TEST_F(CloudTest, RoundTripRebuildsEveryFile) {
+  std::string stream = SampleStream();
+  PutStats ps;
+  ASSERT_TRUE(Put("b1", stream, &ps).ok());
+  EXPECT_EQ(ps.files, 3u);
+  EXPECT_GT(ps.objects, 4u);  // the big file was cut into several objects
+  EXPECT_TRUE(PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
+  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000.md5")));
+  auto got = Get(GetOpts("b1"));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(Files(*got), Files(stream));
+}
+
+TEST_F(CloudTest, SidecarsAreMd5sumFormat) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  std::string key = "b1/db/small.frm.00000000000000000000";
+  auto body = ReadSmallFile(Path(key));
+  auto sidecar = ReadSmallFile(Path(key + ".md5"));
+  ASSERT_TRUE(body.ok() && sidecar.ok());
+  EXPECT_EQ(*sidecar, storage::Md5Hex(storage::Md5(*body)) + "  small.frm.00000000000000000000\n");
+}
+
+TEST_F(CloudTest, MultipleOutputsKeepEachFileOnOneStream) {
+  std::string stream = SampleStream();
+  ASSERT_TRUE(Put("b1", stream).ok());
+  auto o1 = MemFd(""), o2 = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, *store_, {o1.get(), o2.get()}, {"o1", "o2"}, GetOpts("b1")).ok());
+  auto f1 = Files(ReadAllFromStart(o1.get())), f2 = Files(ReadAllFromStart(o2.get()));
+  EXPECT_FALSE(f1.empty());
+  EXPECT_FALSE(f2.empty());
+  f1.merge(f2);
+  EXPECT_EQ(f1, Files(stream));
+}
+
+TEST_F(CloudTest, GetSelectedFiles) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  auto o = GetOpts("b1");
+  o.files = {"db/small.frm"};
+  auto got = Get(o);
+  ASSERT_TRUE(got.ok());
+  auto files = Files(*got);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files["db/small.frm"], Pattern(1000, 2));
+  o.files = {"nope"};
+  EXPECT_EQ(Get(o).status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(CloudTest, PutRefusesAnExistingName) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  Status s = Put("b1", SampleStream());
+  EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(s.message().find("already exists"), std::string::npos);
+}
+
+TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {
+  Status s = Put("b1", "this is not an xbstream at all, just some text........");
+  EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(s.message().find("byte 0"), std::string::npos) << s.message();
+  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
+}
+
+TEST_F(CloudTest, TruncatedStreamIsNotComplete) {
+  std::string stream = SampleStream();
+  // Cut before the big file's end chunk: objects get uploaded, the marker must not.
+  Status s =
+      Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()));
+  EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(s.message().find("db/big.ibd"), std::string::npos) << s.message();
+  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
+  // get refuses it, names the marker, and reads it when told to.
+  auto got = Get(GetOpts("b1"));
+  EXPECT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("incomplete"), std::string::npos);
+  auto o = GetOpts("b1");
+  o.allow_incomplete = true;
+  got = Get(o);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  // What was stored with its sidecar comes back; the extractor then reports
+  // the file whose end never made it.
+  EXPECT_FALSE(got->empty());
+  TempDir t;
+  auto fd = MemFd(*got);
+  Status x = ExtractStream(fd.get(), {t.path(), false, false});
+  EXPECT_EQ(x.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(x.message().find("db/big.ibd"), std::string::npos) << x.message();
+}
+
+TEST_F(CloudTest, CorruptObjectIsRetriedThenNamed) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  std::string key = "b1/db/big.ibd.00000000000000000001";
+  auto body = ReadSmallFile(Path(key));
+  ASSERT_TRUE(body.ok());
+  std::string bad = *body;
+  bad[bad.size() / 2] ^= 1;
+  ASSERT_TRUE(WriteFileAtomic(Path(key), bad).ok());
+  auto got = Get(GetOpts("b1"));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
+  EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
+}
+
+TEST_F(CloudTest, MissingObjectIsNamed) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  std::string key = "b1/db/big.ibd.00000000000000000002";
+  std::filesystem::remove(Path(key));
+  auto got = Get(GetOpts("b1"));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
+}
+
+TEST_F(CloudTest, DeleteRemovesOnlyThatBackup) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  ASSERT_TRUE(Put("b10", SampleStream()).ok());  // shares the prefix "b1" but not "b1/"
+  uint64_t n = 0;
+  ASSERT_TRUE(CloudDelete(loop_, *store_, "b1", &n).ok());
+  EXPECT_GT(n, 5u);
+  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_FALSE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
+  EXPECT_TRUE(Get(GetOpts("b10")).ok());
+  EXPECT_EQ(CloudDelete(loop_, *store_, "b1").code(), ErrorCode::kNotFound);
+}
+
+TEST_F(CloudTest, DeleteRefusesANestedBackup) {
+  ASSERT_TRUE(Put("b1/sub", SampleStream()).ok());
+  ASSERT_TRUE(WriteFileAtomic(Path("b1/other.00000000000000000000"), "x").ok());
+  Status s = CloudDelete(loop_, *store_, "b1");
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Get(GetOpts("b1/sub")).ok());
+}
+
+TEST_F(CloudTest, ManyFilesAndTinyBudgetStillComplete) {
+  // More open files than the memory share holds: readers must flush early
+  // instead of deadlocking.
+  std::string s;
+  for (int round = 0; round < 4; round++) {
+    for (int f = 0; f < 40; f++)
+      s += PChunk("f" + std::to_string(f), Pattern(8 << 10, f + round), round * (8 << 10));
+  }
+  for (int f = 0; f < 40; f++) s += EChunk("f" + std::to_string(f));
+  auto o = PutOpts("many");
+  o.memory_per_stream = 1;  // rounded up to 2 objects
+  auto fd = MemFd(s);
+  ASSERT_TRUE(CloudPut(loop_, *store_, {fd.get()}, {"s"}, o).ok());
+  auto got = Get(GetOpts("many"));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(Files(*got), Files(s));
+}
+
+TEST(LayoutTest, KeysAndNames) {
+  EXPECT_EQ(DataObjectKey("n", "db/t.ibd", 7), "n/db/t.ibd.00000000000000000007");
+  std::string path;
+  uint64_t seq = 0;
+  EXPECT_TRUE(ParseDataObjectKey("n", "n/db/t.ibd.00000000000000000007", &path, &seq));
+  EXPECT_EQ(path, "db/t.ibd");
+  EXPECT_EQ(seq, 7u);
+  EXPECT_FALSE(ParseDataObjectKey("n", "n/db/t.ibd.00000000000000000007.md5", &path, &seq));
+  EXPECT_FALSE(ParseDataObjectKey("n", "n/xbcloud.manifest", &path, &seq));
+  EXPECT_FALSE(ParseDataObjectKey("n", "nx/t.00000000000000000007", &path, &seq));
+  EXPECT_TRUE(CheckBackupName("a/b-2026.11.23").ok());
+  for (const char* bad : {"", "/a", "a/", "a//b", "..", "a/../b", "a b", "a\nb"}) {
+    EXPECT_FALSE(CheckBackupName(bad).ok()) << bad;
+  }
+}
+
+TEST(LayoutTest, ManifestRoundTripAndDamage) {
+  std::vector<ManifestEntry> e = {{"db/t.ibd", 1, 10, storage::Md5("b")},
+                                  {"db/t.ibd", 0, 20, storage::Md5("a")},
+                                  {"x y", 0, 0, storage::Md5("")}};
+  std::string text = EncodeManifest(e);
+  auto back = ParseManifest(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_EQ((*back)[0].path, "db/t.ibd");
+  EXPECT_EQ((*back)[0].seq, 0u);
+  EXPECT_EQ((*back)[0].size, 20u);
+  EXPECT_EQ((*back)[2].path, "x y");
+  EXPECT_FALSE(ParseManifest(text.substr(0, text.size() - 1)).ok());    // cut mid-line
+  EXPECT_FALSE(ParseManifest(text.substr(0, text.rfind("end"))).ok());  // no end line
+  EXPECT_FALSE(ParseManifest("").ok());
+  std::string gap = EncodeManifest({{"a", 0, 1, storage::Md5("")}, {"a", 2, 1, storage::Md5("")}});
+  EXPECT_FALSE(ParseManifest(gap).ok());
+  std::string bad = text;
+  bad[1 + bad.find('\n')] = 'z';  // md5 no longer hex
+  auto r = ParseManifest(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("line 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xbak::cloud

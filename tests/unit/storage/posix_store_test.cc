@@ -1,0 +1,116 @@
+#include "xbak/storage/posix_store.h"
+
+#include <gtest/gtest.h>
+
+#include "stream/stream_test_util.h"
+#include "xbak/storage/md5.h"
+#include "xbak/storage/s3_store.h"
+
+namespace xbak::storage {
+namespace {
+
+TEST(Md5Test, KnownVectors) {
+  EXPECT_EQ(Md5Hex(Md5("")), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_EQ(Md5Base64(Md5("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
+  EXPECT_EQ(Md5Hex(Md5("The quick brown fox jumps over the lazy dog")), "9e107d9d372bb6826bd81d3542a419d6");
+}
+
+TEST(UriEncodeTest, AwsRules) {
+  EXPECT_EQ(UriEncode("a-b_c.d~e/f g+h", true), "a-b_c.d~e/f%20g%2Bh");
+  EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
+  EXPECT_EQ(UriEncode("\xc3\xa4", false), "%C3%A4");
+}
+
+TEST(S3ConfigTest, ClearErrors) {
+  EventLoop loop;
+  S3Config c;
+  c.access_key = "k";
+  c.secret_key = "s";
+  EXPECT_NE(MakeS3Store(loop, c).status().message().find("no bucket"), std::string::npos);
+  c.bucket = "Bad_Bucket";
+  EXPECT_NE(MakeS3Store(loop, c).status().message().find("not a valid bucket name"), std::string::npos);
+  c.bucket = "good";
+  c.endpoint = "ftp://127.0.0.1:9000";
+  EXPECT_NE(MakeS3Store(loop, c).status().message().find("not an http(s) URL"), std::string::npos);
+  c.endpoint = "http://127.0.0.1:9000/path";
+  EXPECT_FALSE(MakeS3Store(loop, c).ok());
+  c.endpoint = "http://127.0.0.1:9000";
+  c.secret_key = "";
+  auto r = MakeS3Store(loop, c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
+  c.secret_key = "s";
+  EXPECT_TRUE(MakeS3Store(loop, c).ok());
+}
+
+TEST(PosixStoreTest, PutGetListDelete) {
+  xbak::testing::TempDir dir;
+  EventLoop loop;
+  auto store = MakePosixStore(loop, dir.path());
+  auto run = [&](auto start) {
+    start();
+    loop.Run();
+  };
+  auto body = std::make_shared<const std::string>("hello");
+  Status put;
+  run([&] {
+    store->Put("a/b.1", body, Md5(*body), [&](Status s) {
+      put = s;
+      loop.Stop();
+    });
+  });
+  EXPECT_TRUE(put.ok()) << put.message();
+  run([&] {
+    store->Put("a/bad", body, Md5("other"), [&](Status s) {
+      put = s;
+      loop.Stop();
+    });
+  });
+  EXPECT_EQ(put.code(), ErrorCode::kCorrupt);
+  run([&] {
+    store->Put("../x", body, Md5(*body), [&](Status s) {
+      put = s;
+      loop.Stop();
+    });
+  });
+  EXPECT_EQ(put.code(), ErrorCode::kInvalidArgument);
+  Result<std::string> got = Status();
+  run([&] {
+    store->Get("a/b.1", [&](Result<std::string> r) {
+      got = std::move(r);
+      loop.Stop();
+    });
+  });
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, "hello");
+  run([&] {
+    store->Get("a/none", [&](Result<std::string> r) {
+      got = std::move(r);
+      loop.Stop();
+    });
+  });
+  EXPECT_EQ(got.status().code(), ErrorCode::kNotFound);
+  Result<ListResult> list = Status();
+  run([&] {
+    store->List("a/", "", [&](Result<ListResult> r) {
+      list = std::move(r);
+      loop.Stop();
+    });
+  });
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->objects.size(), 1u);
+  EXPECT_EQ(list->objects[0].key, "a/b.1");
+  EXPECT_EQ(list->objects[0].size, 5u);
+  Status del;
+  run([&] {
+    store->Delete({"a/b.1", "a/never"}, [&](Status s) {
+      del = s;
+      loop.Stop();
+    });
+  });
+  EXPECT_TRUE(del.ok());
+  EXPECT_EQ(store->stats().bytes_sent, 5u);
+}
+
+}  // namespace
+}  // namespace xbak::storage
