@@ -142,7 +142,105 @@ def section_stream(doc, name):
     return out
 
 
-SECTIONS = {"backup-bench": section_backup, "stream-bench": section_stream}
+def section_xbcloud(doc, name):
+    runs = doc["runs"]
+    mib = doc["bytes"] / 1048576
+    out = [f"## xbcloud against aws s3 cp and rclone, same MinIO ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/xbcloud_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs (shared by client and MinIO). "
+               f"The same {mib:.0f} MiB xbstream, on stdin from the page cache, to one MinIO on 127.0.0.1; "
+               f"downloads to /dev/null. {doc['versions']['aws']}; {doc['versions']['rclone']}. "
+               "aws uses its defaults (8 MiB parts, 10 concurrent requests), rclone its defaults "
+               "(5 MiB chunks, 4 concurrent). CPU and peak RSS are the client's.")
+    out.append("")
+    for op in ("put", "get"):
+        xs_all = [r for r in runs if r["op"] == op]
+        if not xs_all:
+            continue
+        out.append(f"### {op}")
+        out.append("")
+        out.append("| tool | parallel | s (median, reps) | MiB/s | CPU s | peak RSS |")
+        out.append("|---|---|---|---|---|---|")
+        keys = sorted({(r["tool"], r["parallel"]) for r in xs_all}, key=lambda k: (k[0] != "xbcloud", k[0], k[1]))
+        for tool, par in keys:
+            xs = reps(xs_all, tool=tool, parallel=par)
+            t = median([r["seconds"] for r in xs])
+            out.append(f"| {tool} | {par} | {t:.2f} ({fmt_reps(xs)}) | {mib / t:.0f} | "
+                       f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
+        out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, op in zip(axes, ("put", "get")):
+        labels, vals = [], []
+        for tool, par in sorted({(r["tool"], r["parallel"]) for r in runs if r["op"] == op},
+                                key=lambda k: (k[0] != "xbcloud", k[0], k[1])):
+            xs = reps(runs, op=op, tool=tool, parallel=par)
+            labels.append(f"{tool}\n{par}" if tool == "xbcloud" else tool)
+            vals.append(mib / median([r["seconds"] for r in xs]))
+        ax.bar(labels, vals, color=["tab:blue" if l.startswith("xbcloud") else "tab:grey" for l in labels])
+        ax.set_title(op)
+        ax.set_ylabel("MiB/s")
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
+    plt.close(fig)
+    out.append(f"![{name}](img/{name}.png)")
+    out.append("")
+    return out
+
+
+def section_prepare(doc, name):
+    runs = doc["runs"]
+    out = [f"## Incremental prepare: many small deltas ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/prepare_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs; {doc['versions']['mariabackup']}. "
+               f"{doc['tables']} tables, one row changed in each: {doc['deltas']} `.delta` files, "
+               f"{doc['delta_bytes'] / 1048576:.1f} MiB. Each run starts from a fresh copy of the same prepared full backup. "
+               "mariabackup applies deltas and redo in one command; xbak applies the deltas (its redo apply is not "
+               "written yet), and `mariabackup --prepare` then applies the redo (timed separately, after the "
+               "--parallel=8 run).")
+    out.append("")
+    mb = [r for r in runs if r["tool"] == "mariabackup" and r["step"] == "deltas+redo"]
+    redo = [r for r in runs if r["step"] == "redo-after-xbak"]
+    mbt = median([r["seconds"] for r in mb]) if mb else None
+    redot = median([r["seconds"] for r in redo]) if redo else 0
+    out.append("| what | parallel | s (median, reps) | vs mariabackup | with the redo step | CPU s | peak RSS |")
+    out.append("|---|---|---|---|---|---|---|")
+    if mb:
+        out.append(f"| mariabackup --prepare --incremental-dir (deltas + redo) | 1 | {mbt:.2f} ({fmt_reps(mb)}) | 1.00x | "
+                   f"{mbt:.2f} | {median([r['cpu_seconds'] for r in mb]):.2f} | {max(r['peak_rss_kb'] for r in mb) / 1024:.0f} MiB |")
+    for p in sorted({r["parallel"] for r in runs if r["tool"] == "xbak"}):
+        xs = reps(runs, tool="xbak", parallel=p)
+        t = median([r["seconds"] for r in xs])
+        ratio = f"{mbt / t:.1f}x" if mbt else "-"
+        tot = f"{t + redot:.2f}" if redo else "-"
+        out.append(f"| xbak --prepare --incremental-dir (deltas) | {p} | {t:.2f} ({fmt_reps(xs)}) | {ratio} | {tot} | "
+                   f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
+    if redo:
+        out.append(f"| mariabackup --prepare (redo only, after xbak) | 1 | {redot:.2f} ({fmt_reps(redo)}) | | | "
+                   f"{median([r['cpu_seconds'] for r in redo]):.2f} | {max(r['peak_rss_kb'] for r in redo) / 1024:.0f} MiB |")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ps = sorted({r["parallel"] for r in runs if r["tool"] == "xbak"})
+    ax.plot(ps, [median([r["seconds"] for r in reps(runs, tool="xbak", parallel=p)]) for p in ps], marker="o",
+            label="xbak: delta apply")
+    if mbt:
+        ax.axhline(mbt, color="grey", linestyle="--", label="mariabackup: deltas + redo")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("--parallel")
+    ax.set_ylabel("seconds")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
+    plt.close(fig)
+    out.append(f"![{name}](img/{name}.png)")
+    out.append("")
+    return out
+
+
+SECTIONS = {"backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
+            "prepare-bench": section_prepare}
 
 
 def main():

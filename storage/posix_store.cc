@@ -38,7 +38,7 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
   }
 
-  void Get(const std::string& key, std::function<void(Result<std::string>)> done) override {
+  void Get(const std::string& key, std::function<void(Result<std::string>)> done, std::string) override {
     Result<std::string> r = DoGet(key);
     if (r.ok()) stats_.bytes_received += r->size();
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });

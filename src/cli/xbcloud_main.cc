@@ -1,5 +1,6 @@
 // xbcloud: moves xbstream backups to and from S3-compatible object storage.
 // Commands and option names follow Percona's xbcloud.
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -113,6 +114,12 @@ int main(int argc, char** argv) {
   // A reader of our stdout/FIFOs that goes away must give an EPIPE error,
   // not kill us silently.
   signal(SIGPIPE, SIG_IGN);
+  // Object buffers (MiBs each) are allocated on reader threads and freed on
+  // the loop thread. With glibc's dynamic mmap threshold they soon come from
+  // the heap, where freed memory is not given back to the system and RSS
+  // creeps up; a fixed threshold keeps every big buffer an mmap of its own,
+  // returned the moment it is freed.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   po::options_description s3("Object storage (S3)");
   s3.add_options()("storage", po::value<std::string>()->default_value("s3"),
@@ -138,7 +145,7 @@ int main(int argc, char** argv) {
       "max-retries", po::value<int>()->default_value(10),
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
       "backoff")("read-buffer-size", po::value<std::string>()->default_value("10M"),
-                 "put: object size (bytes, or with K/M/G); get holds about 2 x --parallel objects in memory")(
+                 "put: object size (bytes, or with K/M/G); get holds about --parallel + 2 objects in memory")(
       "fifo-streams", po::value<int>()->default_value(1),
       "N>1: put reads, get writes, N named pipes DIR/thread_0..N-1 instead of stdin/stdout")(
       "fifo-dir", po::value<std::string>(), "directory of the named pipes")(

@@ -84,6 +84,22 @@ assert_file "$TEST_WORK/r8/ibdata1.zst"
   { cat "$TEST_WORK/d8.log" >&2; fail "decompress failed"; }
 restore_and_verify "$TEST_WORK/r8" fifo8-zstd
 
+step "credentials and endpoint from an options file ([xbcloud]), one file of a backup"
+cat > "$TEST_WORK/xbcloud.cnf" << CNF
+[xbcloud]
+s3-endpoint = http://127.0.0.1:$s3_port
+s3-bucket = $bucket
+s3-access-key = $OS_ACCESS_KEY
+s3-secret-key = $OS_SECRET_KEY
+progress-interval = 0
+CNF
+env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$XBCLOUD" get --defaults-file="$TEST_WORK/xbcloud.cnf" full8 \
+  xtrabackup_checkpoints 2> "$TEST_WORK/getcnf.log" | "$XBAK" --extract -C "$TEST_WORK/meta" 2>> "$TEST_WORK/getcnf.log" ||
+  { cat "$TEST_WORK/getcnf.log" >&2; fail "get with an options file failed"; }
+assert_contains "$TEST_WORK/meta/xtrabackup_checkpoints" '^backup_type = full-backuped$'
+[ "$(find "$TEST_WORK/meta" -type f | wc -l)" = 1 ] || fail "get FILE returned more than that file"
+grep -q "$OS_SECRET_KEY" "$TEST_WORK/getcnf.log" && fail "secret printed"
+
 step "every object matches its md5 sidecar (boto3, an independent client)"
 os_py '
 import hashlib

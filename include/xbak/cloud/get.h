@@ -2,9 +2,9 @@
 // stdout or N FIFOs, each file's objects in order, each file on one output.
 //
 // Objects are downloaded `parallel` at a time in a fixed global order and
-// handed to one writer thread per output; at most a window of 2 * parallel
-// objects is held in memory (downloaded or in flight), so memory is bounded
-// by the window times the object size. Each object is checked against the
+// handed to one writer thread per output; at most parallel + max(2, outputs)
+// objects are held in memory (in flight or downloaded and waiting for their
+// writer), so memory is bounded by that window times the object size. Each object is checked against the
 // MD5 and size in the manifest (or its .md5 sidecar with allow_incomplete);
 // a mismatch is downloaded again (verify_retries times) and then reported by
 // name.

@@ -45,8 +45,11 @@ class ObjectStore {
   // what it received (S3: Content-MD5); a mismatch is retried from `body`.
   virtual void Put(const std::string& key, Body body, const Md5Digest& md5,
                    std::function<void(Status)> done) = 0;
-  // Reads a whole object; kNotFound when it does not exist.
-  virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done) = 0;
+  // Reads a whole object; kNotFound when it does not exist. `buffer` may be
+  // a string from an earlier Get: its memory is reused for the body (reading
+  // GiBs into fresh allocations costs a page fault per 4 KiB).
+  virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done,
+                   std::string buffer = {}) = 0;
   // One page of the keys starting with `prefix`, in key order; pass the
   // previous page's next_token to continue.
   virtual void List(const std::string& prefix, const std::string& token,

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Object-storage benchmark: the same xbstream uploaded to and downloaded from the same local
+# MinIO by xbcloud (--parallel 1/4/8/16), `aws s3 cp` and `rclone rcat`/`rclone cat`, in one run.
+#   benchmarks/xbcloud_bench.sh [--quick] [--reps N] [--size MIB] [--out FILE.json]
+# The stream (default 1 GiB) is an xbstream of incompressible files made once by `mbstream -c`
+# (what matters to the uploaders is bytes and chunk structure, not the database behind them); it
+# is read from the page cache on stdin by every tool, and downloads go to /dev/null. Records
+# wall time, user+system CPU and peak RSS (/usr/bin/time) of the client only. Results:
+# docs/results/xbcloud-bench.json; benchmarks/report.py renders them.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+REPS=2; SIZE_MIB=1024; OUT="$ROOT/docs/results/xbcloud-bench.json"; QUICK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; REPS=1; SIZE_MIB=256 ;;
+    --reps) REPS=$2; shift ;;
+    --size) SIZE_MIB=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--reps N] [--size MIB] [--out FILE]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+bash scripts/install-deps.sh
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C build-release xbcloud > "$ROOT/build-release/ninja.log" 2>&1 || { tail -n 30 "$ROOT/build-release/ninja.log" >&2; exit 1; }
+XBCLOUD=$ROOT/build-release/xbcloud
+scripts/build-go-tools.sh > /dev/null
+
+export XBAK_WORK=$ROOT/.work/xbcloud-bench
+rm -rf "$XBAK_WORK"; mkdir -p "$XBAK_WORK" "$(dirname "$OUT")"
+. scripts/lib/objstore.sh
+os_cleanup_on_exit
+PORT=23950
+os_minio_start "$PORT" "$XBAK_WORK/minio"
+os_bucket_create "$PORT" bench
+export OS_ENDPOINT=http://127.0.0.1:$PORT
+EP=http://127.0.0.1:$PORT
+export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CONFIG_BENCH_ENDPOINT=$EP \
+  RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$OS_ACCESS_KEY RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$OS_SECRET_KEY \
+  RCLONE_CONFIG_BENCH_REGION=us-east-1
+
+echo "making a ${SIZE_MIB} MiB xbstream" >&2
+mkdir -p "$XBAK_WORK/files"
+nfiles=$((SIZE_MIB / 64 > 0 ? SIZE_MIB / 64 : 1))
+for i in $(seq 1 "$nfiles"); do
+  head -c $((64 << 20)) /dev/urandom > "$XBAK_WORK/files/f$i.ibd"
+done
+(cd "$XBAK_WORK/files" && mbstream -c ./*.ibd) > "$XBAK_WORK/stream.xbs"
+rm -rf "$XBAK_WORK/files"
+BYTES=$(stat -c %s "$XBAK_WORK/stream.xbs")
+cat "$XBAK_WORK/stream.xbs" > /dev/null   # into the page cache
+
+RES="$XBAK_WORK/results.tsv"; : > "$RES"
+timed() { # OP TOOL PARALLEL REP CMD... (stdin: the stream for uploads)
+  local op=$1 tool=$2 par=$3 rep=$4 tf="$XBAK_WORK/time.txt"
+  shift 4
+  /usr/bin/time -f '%e %M %U %S' -o "$tf" "$@" > /dev/null 2> "$XBAK_WORK/last.log" ||
+    { tail "$XBAK_WORK/last.log" >&2; return 1; }
+  read -r e m u s < <(tail -n 1 "$tf")
+  echo "$op $tool $par $rep $e $m $(awk -v u="$u" -v s="$s" 'BEGIN{print u+s}')" | tee -a "$RES" >&2
+}
+clear_bucket() { os_py '
+b = sys.argv[1]
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=b):
+    ks = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+    if ks: s3.delete_objects(Bucket=b, Delete={"Objects": ks, "Quiet": True})
+' bench; }
+
+X=(--s3-endpoint="$EP" --s3-bucket=bench --progress-interval=0)
+AWS=(/usr/bin/aws --endpoint-url "$EP" --region us-east-1)
+for rep in $(seq 1 "$REPS"); do
+  for p in 1 4 8 16; do
+    timed put xbcloud "$p" "$rep" "$XBCLOUD" put "${X[@]}" --parallel="$p" b < "$XBAK_WORK/stream.xbs"
+    timed get xbcloud "$p" "$rep" "$XBCLOUD" get "${X[@]}" --parallel="$p" b
+    clear_bucket
+  done
+  timed put aws 10 "$rep" "${AWS[@]}" s3 cp - s3://bench/aws.xbs < "$XBAK_WORK/stream.xbs"
+  timed get aws 10 "$rep" "${AWS[@]}" s3 cp s3://bench/aws.xbs -
+  timed put rclone 4 "$rep" rclone rcat bench:bench/rclone.xbs < "$XBAK_WORK/stream.xbs"
+  timed get rclone 4 "$rep" rclone cat bench:bench/rclone.xbs
+  clear_bucket
+done
+
+python3 - "$RES" "$OUT" "$QUICK" "$BYTES" <<'PY'
+import json, sys, platform, subprocess, datetime, os
+res, out, quick, nbytes = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+rows = []
+for line in open(res):
+    op, tool, par, rep, e, m, c = line.split()
+    rows.append({"op": op, "tool": tool, "parallel": int(par), "rep": int(rep), "seconds": float(e),
+                 "peak_rss_kb": int(m), "cpu_seconds": float(c)})
+def ver(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return ((r.stdout or r.stderr).strip().splitlines() or ["?"])[0]
+doc = {"benchmark": "xbcloud", "quick": quick, "bytes": nbytes,
+       "date": datetime.datetime.now().isoformat(timespec="seconds"),
+       "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release()},
+       "versions": {"aws": ver(["/usr/bin/aws", "--version"]), "rclone": ver(["rclone", "version"])}, "runs": rows}
+json.dump(doc, open(out, "w"), indent=1)
+PY
+echo "results: $OUT" >&2

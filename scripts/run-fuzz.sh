@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz/*_fuzz.cc, one per parser of untrusted bytes) with
+# clang, ASan and UBSan in ./build-fuzz, and runs each for a bounded time.
+#   scripts/run-fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]
+# A crash leaves its input in build-fuzz/crashes/<target>/ and makes the script exit non-zero.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+secs=${1:-60}
+shift || true
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DXBAK_FUZZ=ON -DXBAK_TESTS=OFF > build-fuzz.configure.log 2>&1 ||
+  { cat build-fuzz.configure.log >&2; exit 1; }
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in tests/fuzz/*_fuzz.cc; do targets+=("$(basename "$f" .cc)"); done
+fi
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+status=0
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+  echo "== $t ($secs s)"
+  if ! "build-fuzz/tests/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 \
+    -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" 2> "build-fuzz/$t.log"; then
+    tail -n 40 "build-fuzz/$t.log" >&2
+    echo "FUZZ FAILURE: $t (input in build-fuzz/crashes/$t/)" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units" "build-fuzz/$t.log" || true
+  fi
+done
+exit $status
