@@ -57,20 +57,22 @@ timed() { # TOOL STEP PARALLEL REP CMD...
   local tool=$1 stepname=$2 par=$3 rep=$4 tf="$W/time.txt"
   shift 4
   sync; echo 1 > /proc/sys/vm/drop_caches 2> /dev/null || true   # only the dirty-page effect of the copy
-  cat "$W/run"/* "$W/inc"/* > /dev/null 2>&1 || true
+  find "$W/run" "$W/run-inc" -type f -exec cat {} + > /dev/null 2>&1 || true
   /usr/bin/time -f '%e %M %U %S' -o "$tf" "$@" > "$W/last.log" 2>&1 || { tail "$W/last.log" >&2; return 1; }
   read -r e m u s < <(tail -n 1 "$tf")
   echo "$tool $stepname $par $rep $e $m $(awk -v u="$u" -v s="$s" 'BEGIN{print u+s}')" | tee -a "$RES" >&2
 }
-fresh() { rm -rf "$W/run"; cp -a "$W/full" "$W/run"; sync; }
+# A fresh copy of the prepared full backup and of the incremental for every run: mariabackup
+# --prepare --incremental-dir deletes the .delta files it applied from the incremental.
+fresh() { rm -rf "$W/run" "$W/run-inc"; cp -a "$W/full" "$W/run"; cp -a "$W/inc" "$W/run-inc"; sync; }
 
 for rep in $(seq 1 "$REPS"); do
   fresh
-  timed mariabackup deltas+redo 1 "$rep" mariabackup --no-defaults --prepare --target-dir="$W/run" --incremental-dir="$W/inc"
+  timed mariabackup deltas+redo 1 "$rep" mariabackup --no-defaults --prepare --target-dir="$W/run" --incremental-dir="$W/run-inc"
   for p in 1 2 4 8 16; do
     fresh
     timed xbak deltas "$p" "$rep" "$XBAK" --prepare --apply-log-only --parallel="$p" --progress-interval=0 \
-      --target-dir="$W/run" --incremental-dir="$W/inc"
+      --target-dir="$W/run" --incremental-dir="$W/run-inc"
     if [ "$p" = 8 ]; then timed mariabackup redo-after-xbak 1 "$rep" mariabackup --no-defaults --prepare --target-dir="$W/run"; fi
   done
 done

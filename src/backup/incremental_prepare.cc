@@ -31,8 +31,8 @@ namespace {
 // meanwhile, so that nothing can take a half-applied base for a good one).
 constexpr const char* kInProgressFile = "xbak_incremental_in_progress";
 
-const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG", ".TRN",
-                                        ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
+const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
+                                        ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
 bool IsOtherTableFile(const std::string& n) {
   for (const char* e : kOtherExtensions) {
@@ -47,7 +47,7 @@ struct DeltaJob {
   innodb::DeltaMeta meta;
   uint64_t size = 0;
   bool has_page0 = false;
-  bool replace = false;  // a table dropped and re-created between the backups
+  bool replace = false;          // a table dropped and re-created between the backups
   std::vector<uint64_t> blocks;  // byte offset of each block, found by ValidateDelta
   uint64_t want_size = 0;        // FSP_SIZE of the delta's page 0, in bytes (0: no page 0)
 };
@@ -62,13 +62,12 @@ struct Piece {
   bool whole_file;  // the only piece of its file: it also creates/sizes the file
 };
 
-
 struct IncScan {
   std::vector<DeltaJob> deltas;
-  std::vector<std::string> news;  // "db/t" of db/t.new
-  std::vector<std::string> dels;  // "db/t"
+  std::vector<std::string> news;                          // "db/t" of db/t.new
+  std::vector<std::string> dels;                          // "db/t"
   std::vector<std::pair<std::string, std::string>> rens;  // old, new space names
-  std::vector<std::string> others;  // non-InnoDB files (rel)
+  std::vector<std::string> others;                        // non-InnoDB files (rel)
 };
 
 Result<std::vector<std::string>> List(const std::string& dir) {
@@ -89,8 +88,8 @@ bool IsDir(const std::string& p) {
 }
 
 bool SafeSpaceName(const std::string& n) {
-  return !n.empty() && n[0] != '/' && n.find("..") == std::string::npos && n.find('\0') == std::string::npos &&
-         std::count(n.begin(), n.end(), '/') == 1;
+  return !n.empty() && n[0] != '/' && n.find("..") == std::string::npos &&
+         n.find('\0') == std::string::npos && std::count(n.begin(), n.end(), '/') == 1;
 }
 
 Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
@@ -177,8 +176,9 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
         auto h = innodb::ParseSpaceHeader(page, ps);
         if (!h.ok()) return h.status().With(j.delta + ": page 0");
         if (h->space_id != j.meta.space_id) {
-          return Error(ErrorCode::kCorrupt, j.delta + ": page 0 says space id " + std::to_string(h->space_id) +
-                                                " but the .meta says " + std::to_string(j.meta.space_id));
+          return Error(ErrorCode::kCorrupt, j.delta + ": page 0 says space id " +
+                                                std::to_string(h->space_id) + " but the .meta says " +
+                                                std::to_string(j.meta.space_id));
         }
         j.has_page0 = true;
         j.want_size = uint64_t{h->size_in_pages} * ps;
@@ -186,8 +186,9 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
       }
       first = false;
       if (!flags) {
-        return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) + " of a tablespace that is " +
-                                              "neither in the base (" + base_path + ") nor created by this delta");
+        return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) +
+                                              " of a tablespace that is " + "neither in the base (" +
+                                              base_path + ") nor created by this delta");
       }
       // The doublewrite buffer of the system tablespace holds copies of
       // other pages (their numbers, not its own): copied, not validated.
@@ -201,13 +202,15 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
   }
   if (j.replace && !j.has_page0) {
     auto h = ReadPage0(base_path, ps);
-    return Error(ErrorCode::kCorrupt,
-                 j.delta + ": its .meta says space id " + std::to_string(j.meta.space_id) + " but " + base_path +
-                     " is space " + std::to_string(h.ok() ? h->space_id : 0) + "; refusing to mix two tablespaces");
+    return Error(ErrorCode::kCorrupt, j.delta + ": its .meta says space id " +
+                                          std::to_string(j.meta.space_id) + " but " + base_path +
+                                          " is space " + std::to_string(h.ok() ? h->space_id : 0) +
+                                          "; refusing to mix two tablespaces");
   }
   if (!base_exists && !j.has_page0) {
-    return Error(ErrorCode::kCorrupt, j.delta + ": " + base_path +
-                                          " does not exist in the base and the delta does not create it (no page 0)");
+    return Error(ErrorCode::kCorrupt,
+                 j.delta + ": " + base_path +
+                     " does not exist in the base and the delta does not create it (no page 0)");
   }
   return Status::Ok();
 }
@@ -236,7 +239,9 @@ Status ApplyPiece(const Piece& piece, const std::string& target, Progress& progr
   for (size_t b = piece.first_block; b < piece.end_block; b++) {
     r.Seek(j.blocks[b]);
     XBAK_ASSIGN_OR_RETURN(bool more, r.Next());
-    if (!more) return Error(ErrorCode::kCorrupt, j.delta + ": block at byte " + std::to_string(j.blocks[b]) + " vanished");
+    if (!more)
+      return Error(ErrorCode::kCorrupt,
+                   j.delta + ": block at byte " + std::to_string(j.blocks[b]) + " vanished");
     // Pages of a block are usually consecutive: write runs with one pwrite.
     size_t i = 0;
     const auto& nos = r.page_numbers();
@@ -251,18 +256,33 @@ Status ApplyPiece(const Piece& piece, const std::string& target, Progress& progr
   return out.Close();
 }
 
+// Makes dst a copy of src. An incremental carries a copy of every .frm,
+// .MYI, db.opt, ...: thousands of small files that are mostly identical to the
+// base's. Those are left alone, which spares creating thousands of inodes
+// (on ext4 the slowest part of an apply over many small tables).
 Status CopyReplace(const std::string& src, const std::string& dst) {
+  constexpr size_t kSmall = 1 << 20;
+  struct stat ss, ds;
+  if (::stat(src.c_str(), &ss) != 0) return ErrnoError("stat", src, errno);
+  if (static_cast<size_t>(ss.st_size) <= kSmall && ::stat(dst.c_str(), &ds) == 0 &&
+      ds.st_size == ss.st_size) {
+    XBAK_ASSIGN_OR_RETURN(std::string a, ReadSmallFile(src, kSmall + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string b, ReadSmallFile(dst, kSmall + 1));
+    if (a == b) return Status::Ok();
+  }
   XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
   std::string tmp = dst + ".xbtmp";
   ::unlink(tmp.c_str());
   XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(src));
   XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(tmp));
-  std::vector<uint8_t> buf(4 << 20);
+  // Not zero-filled: sized to the file, up to 4 MiB.
+  const size_t cap = std::clamp<size_t>(static_cast<size_t>(ss.st_size), 1, 4 << 20);
+  auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);
   uint64_t off = 0;
   for (;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
+    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.get(), cap, off));
     if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(out.Write(buf.data(), n));
+    XBAK_RETURN_IF_ERROR(out.Write(buf.get(), n));
     off += n;
   }
   // Not fsync'ed here: RunIncrementalPrepare ends with one syncfs().
@@ -289,13 +309,15 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // 1. The chain, before anything is written.
   std::string icp_path = JoinPath(inc, kCheckpointsFile);
   auto itext = ReadSmallFile(icp_path);
-  if (!itext.ok()) return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
+  if (!itext.ok())
+    return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
   XBAK_ASSIGN_OR_RETURN(Checkpoints icp, ParseCheckpoints(itext.value(), icp_path));
   if (icp.backup_type != "incremental") {
-    return Error(ErrorCode::kInvalidArgument, inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
+    return Error(ErrorCode::kInvalidArgument,
+                 inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
   }
-  const std::string identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) + " to_lsn " +
-                               std::to_string(icp.to_lsn) + "\n";
+  const std::string identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) +
+                               " to_lsn " + std::to_string(icp.to_lsn) + "\n";
   std::string base_cp_text;
   bool resuming = false;
   if (PathExists(marker)) {
@@ -303,37 +325,42 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     if (m.rfind(identity, 0) != 0) {
       return Error(ErrorCode::kInvalidArgument,
                    "an earlier apply of another incremental into " + full + " was interrupted (" + marker +
-                       " says: " + m.substr(0, m.find('\n')) + "); finish it by re-running that one, or restore the base");
+                       " says: " + m.substr(0, m.find('\n')) +
+                       "); finish it by re-running that one, or restore the base");
     }
     base_cp_text = m.substr(identity.size());
     resuming = true;
-    LogWarning("an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
+    LogWarning(
+        "an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
   } else {
     std::string fcp_path = JoinPath(full, kCheckpointsFile);
     auto ftext = ReadSmallFile(fcp_path);
-    if (!ftext.ok()) return Error(ErrorCode::kInvalidArgument, full + " is not a complete backup: " + ftext.status().message());
+    if (!ftext.ok())
+      return Error(ErrorCode::kInvalidArgument,
+                   full + " is not a complete backup: " + ftext.status().message());
     base_cp_text = ftext.value();
   }
   XBAK_ASSIGN_OR_RETURN(Checkpoints fcp, ParseCheckpoints(base_cp_text, JoinPath(full, kCheckpointsFile)));
   if (fcp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument, "the full backup in " + full + " is not prepared (backup_type = " +
-                                                  fcp.backup_type + "); run mariabackup --prepare --target-dir=" +
-                                                  full + " first");
+    return Error(ErrorCode::kInvalidArgument,
+                 "the full backup in " + full + " is not prepared (backup_type = " + fcp.backup_type +
+                     "); run mariabackup --prepare --target-dir=" + full + " first");
   }
   if (fcp.to_lsn != icp.from_lsn) {
     return Error(ErrorCode::kInvalidArgument,
                  fcp.to_lsn < icp.from_lsn
-                     ? "gap in the chain: " + full + " ends at LSN " + std::to_string(fcp.to_lsn) + " but " + inc +
-                           " starts at LSN " + std::to_string(icp.from_lsn) + " (an incremental is missing)"
-                     : "wrong order: " + inc + " starts at LSN " + std::to_string(icp.from_lsn) + " but " + full +
-                           " is already at LSN " + std::to_string(fcp.to_lsn) +
+                     ? "gap in the chain: " + full + " ends at LSN " + std::to_string(fcp.to_lsn) + " but " +
+                           inc + " starts at LSN " + std::to_string(icp.from_lsn) +
+                           " (an incremental is missing)"
+                     : "wrong order: " + inc + " starts at LSN " + std::to_string(icp.from_lsn) + " but " +
+                           full + " is already at LSN " + std::to_string(fcp.to_lsn) +
                            " (already applied, or an older incremental)");
   }
   XBAK_ASSIGN_OR_RETURN(uint32_t fps, BackupPageSize(full));
   XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(inc));
   if (fps != ips) {
-    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(fps) + " in " + full +
-                                                  ", " + std::to_string(ips) + " in " + inc);
+    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(fps) + " in " +
+                                                  full + ", " + std::to_string(ips) + " in " + inc);
   }
 
   // 2. Validate every delta against the base as it will be after the markers.
@@ -348,6 +375,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // the two backups has its delta under the new name (as in mariabackup, the
   // space id, not the name, says which file a delta belongs to).
   std::map<uint32_t, std::string> base_by_id;
+  std::vector<std::string> base_ibds;
   XBAK_ASSIGN_OR_RETURN(auto base_top, List(full));
   for (const auto& db : base_top) {
     if (!IsDir(JoinPath(full, db))) continue;
@@ -357,8 +385,23 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
       // NAME.ibd.xbmove: a rename of step 4 that an interrupted run left
       // half done; it is found by its space id and finished like the others.
       if (!(f.ends_with(".ibd") || f.ends_with(".ibd.xbmove")) || deleted.count(rel)) continue;
-      auto h = ReadPage0(JoinPath(full, rel), fps);
-      if (h.ok()) base_by_id[h->space_id] = rel;
+      base_ibds.push_back(rel);
+    }
+  }
+  {
+    // Thousands of small tables: their first pages are read on all threads.
+    std::vector<std::optional<uint32_t>> ids(base_ibds.size());
+    std::atomic<bool> cancel{false};
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        base_ibds.size(), o.parallel,
+        [&](size_t i) {
+          auto h = ReadPage0(JoinPath(full, base_ibds[i]), fps);
+          if (h.ok()) ids[i] = h->space_id;
+          return Status::Ok();
+        },
+        &cancel));
+    for (size_t i = 0; i < base_ibds.size(); i++) {
+      if (ids[i]) base_by_id[*ids[i]] = base_ibds[i];
     }
   }
   for (auto& [to, from] : renamed_from) {
@@ -368,6 +411,12 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   }
   std::map<std::string, std::string> moves;  // base rel -> new rel, for renames between the backups
   Progress progress("incremental apply", o.progress_interval);
+  struct Validation {
+    DeltaJob* job;
+    std::string base_path;
+    bool base_exists;
+  };
+  std::vector<Validation> to_validate;
   for (auto& j : scan.deltas) {
     if (newfiles.count(j.rel)) continue;  // replaced wholesale by the .new copy
     std::string base_rel = renamed_from.count(j.rel) ? renamed_from[j.rel] : j.rel;
@@ -385,8 +434,19 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     }
     std::string base_path = JoinPath(full, base_rel);
     bool exists = !deleted.count(base_rel) && PathExists(base_path);
-    XBAK_RETURN_IF_ERROR(ValidateDelta(j, base_path, exists));
-    progress.AddTotal(j.size, 1);
+    to_validate.push_back({&j, base_path, exists});
+  }
+  {
+    std::atomic<bool> cancel{false};
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        to_validate.size(), o.parallel,
+        [&](size_t i) {
+          const auto& v = to_validate[i];
+          XBAK_RETURN_IF_ERROR(ValidateDelta(*v.job, v.base_path, v.base_exists));
+          progress.AddTotal(v.job->size, 1);
+          return Status::Ok();
+        },
+        &cancel));
   }
   LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
 
@@ -401,7 +461,8 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
 
   // 4. DDL markers, in mariabackup's order: .del, .ren, .new.
   for (auto& d : deleted) {
-    if (::unlink(JoinPath(full, d).c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", JoinPath(full, d), errno);
+    if (::unlink(JoinPath(full, d).c_str()) != 0 && errno != ENOENT)
+      return ErrnoError("remove", JoinPath(full, d), errno);
   }
   for (auto& [to, from] : renamed_from) {
     std::string src = JoinPath(full, from), dst = JoinPath(full, to);
@@ -454,13 +515,15 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     }
   }
   for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, JoinPath(full, j->rel)));
-  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.bytes > b.bytes; });
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.bytes > b.bytes; });
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(RunParallel(
       pieces.size(), o.parallel,
       [&](size_t i) {
         const Piece& p = pieces[i];
-        XBAK_RETURN_IF_ERROR(ApplyPiece(p, JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
+        XBAK_RETURN_IF_ERROR(
+            ApplyPiece(p, JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
         if (p.end_block == p.job->blocks.size()) progress.FileDone();
         return Status::Ok();
       },
@@ -477,12 +540,17 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
       bool drop = (f.ends_with(".ibd") && !known.count(rel)) || (IsOtherTableFile(f) && !others.count(rel));
-      if (drop && ::unlink(JoinPath(full, rel).c_str()) != 0) return ErrnoError("remove", JoinPath(full, rel), errno);
+      if (drop && ::unlink(JoinPath(full, rel).c_str()) != 0)
+        return ErrnoError("remove", JoinPath(full, rel), errno);
     }
   }
-  for (const auto& rel : scan.others) XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, rel), JoinPath(full, rel)));
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      scan.others.size(), o.parallel,
+      [&](size_t i) { return CopyReplace(JoinPath(inc, scan.others[i]), JoinPath(full, scan.others[i])); },
+      &cancel));
   for (const char* meta : {kBinlogInfoFile, kInfoFile, kBackupCnfFile, "ib_logfile0"}) {
-    if (PathExists(JoinPath(inc, meta))) XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
+    if (PathExists(JoinPath(inc, meta)))
+      XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
   }
   // One syncfs for every file written above, instead of one fsync per file
   // (tens of thousands of small tables would make that a storm); only then
@@ -503,8 +571,10 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   LogInfo("applied " + std::to_string(jobs.size()) + " deltas and " + std::to_string(newfiles.size()) +
           " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads");
   LogWarning("the redo log of the incremental (LSN " + std::to_string(icp.to_lsn) + " to " +
-             std::to_string(icp.last_lsn) + ") is NOT applied yet: xbak has no redo apply. Run "
-             "`mariabackup --prepare --target-dir=" + full + "` to finish this step; until then " + full +
+             std::to_string(icp.last_lsn) +
+             ") is NOT applied yet: xbak has no redo apply. Run "
+             "`mariabackup --prepare --target-dir=" +
+             full + "` to finish this step; until then " + full +
              " is marked full-backuped and cannot be restored.");
   return Status::Ok();
 }
