@@ -8,8 +8,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 secs=${1:-60}
 shift || true
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DXBAK_FUZZ=ON -DXBAK_TESTS=OFF > build-fuzz.configure.log 2>&1 ||
-  { cat build-fuzz.configure.log >&2; exit 1; }
+mkdir -p build-fuzz
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DXBAK_FUZZ=ON -DXBAK_TESTS=OFF > build-fuzz/configure.log 2>&1 ||
+  { cat build-fuzz/configure.log >&2; exit 1; }
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in tests/fuzz/*_fuzz.cc; do targets+=("$(basename "$f" .cc)"); done
