@@ -170,6 +170,27 @@ _t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load),
   for j in $(jobs -p); do kill "$j" 2> /dev/null || true; done
 }
 
+# restore_and_verify DIR LABEL: prepares the full backup in DIR with mariabackup, copies it back
+# with xbak into a server "dst" on $dst_port, starts it, runs CHECK TABLE on every table and
+# compares every table's CHECKSUM with $TEST_WORK/src.sum.
+restore_and_verify() {
+  local dir=$1 label=$2
+  assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
+  mariabackup --no-defaults --prepare --target-dir="$dir" > "$TEST_WORK/$label-prepare.log" 2>&1 ||
+    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: mariabackup --prepare failed"; }
+  rm -rf "$TEST_WORK/dst"
+  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
+  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-cb.log" ||
+    { cat "$TEST_WORK/$label-cb.log" >&2; fail "$label: copy-back failed"; }
+  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
+  sb_start dst
+  sb_check_all dst
+  sb_checksums dst > "$TEST_WORK/$label.sum"
+  sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/$label.sum" || fail "$label: restored data differs"
+  sb_stop dst
+  echo "$label: $(wc -l < "$TEST_WORK/src.sum") tables identical"
+}
+
 SB_ON_EXIT+=(_t_diagnostics _t_kill_jobs)
 SB_ON_EXIT_LATE+=(_t_finish)
 sb_cleanup_on_exit

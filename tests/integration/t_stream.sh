@@ -17,24 +17,6 @@ sb_load_many src 50
 sb_checksums src > "$TEST_WORK/src.sum"
 cnf=$(sb_cnf src)
 
-restore_and_verify() { # DIR LABEL : prepare with mariabackup, copy back, start, compare
-  local dir=$1 label=$2
-  assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
-  mariabackup --no-defaults --prepare --target-dir="$dir" > "$TEST_WORK/$label-prepare.log" 2>&1 ||
-    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: mariabackup --prepare failed"; }
-  rm -rf "$TEST_WORK/dst"
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
-  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-cb.log" ||
-    { cat "$TEST_WORK/$label-cb.log" >&2; fail "$label: copy-back failed"; }
-  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
-  sb_start dst
-  sb_check_all dst
-  sb_checksums dst > "$TEST_WORK/$label.sum"
-  sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/$label.sum" || fail "$label: restored data differs"
-  sb_stop dst
-  echo "$label: $(wc -l < "$TEST_WORK/src.sum") tables identical"
-}
-
 step "stdout: xbak --backup --stream=xbstream | xbak --extract"
 "$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream 2> "$TEST_WORK/s1.log" |
   "$XBAK" --extract -C "$TEST_WORK/s1" 2> "$TEST_WORK/x1.log" ||
