@@ -68,8 +68,13 @@ os_minio_stop() { # PORT [DATADIR] [SIGNAL]
   rm -f "$dir.pid"
 }
 
+# Debian's python3 has python3-boto3 (scripts/install-deps.sh); another python3 first in PATH
+# (pyenv, a venv) may not.
+OS_PYTHON=/usr/bin/python3
+[ -x "$OS_PYTHON" ] || OS_PYTHON=python3
+
 os_py() { # run python with boto3 against ENDPOINT ($OS_ENDPOINT): os_py 'code using s3'
-  OS_ENDPOINT=${OS_ENDPOINT:?} python3 -c "
+  OS_ENDPOINT=${OS_ENDPOINT:?} "$OS_PYTHON" -c "
 import os, sys, boto3, botocore.config
 s3 = boto3.client('s3', endpoint_url=os.environ['OS_ENDPOINT'], region_name='us-east-1',
                   aws_access_key_id=os.environ['OS_ACCESS_KEY'], aws_secret_access_key=os.environ['OS_SECRET_KEY'],
