@@ -48,7 +48,8 @@ bool ValidBucketName(const std::string& b) {
   return b.front() != '-' && b.front() != '.' && b.back() != '-' && b.back() != '.';
 }
 
-enum class Method { kGet, kPut, kPost, kDelete };
+// DeleteObjects is a POST; no request of ours uses the DELETE method.
+enum class Method { kGet, kPut, kPost };
 
 const char* MethodName(Method m) {
   switch (m) {
@@ -58,8 +59,6 @@ const char* MethodName(Method m) {
       return "PUT";
     case Method::kPost:
       return "POST";
-    case Method::kDelete:
-      return "DELETE";
   }
   return "?";
 }
@@ -126,26 +125,25 @@ size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp) {
   return size * nmemb;
 }
 
+// The value of header `name` ("content-length:") if `line` is that header.
+bool HeaderValue(std::string_view line, std::string_view name, std::string* value) {
+  if (line.size() <= name.size() || strncasecmp(line.data(), name.data(), name.size()) != 0) return false;
+  *value = std::string(line.substr(name.size()));
+  return true;
+}
+
 size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
+  auto* r = static_cast<Request*>(userp);
   std::string_view line(data, size * nitems);
-  constexpr std::string_view kLength = "content-length:";
-  if (line.size() > kLength.size() && strncasecmp(line.data(), kLength.data(), kLength.size()) == 0) {
+  std::string v;
+  if (HeaderValue(line, "content-length:", &v)) {
     // Size the body buffer once instead of growing it by doubling (copies).
-    unsigned long long n = std::strtoull(std::string(line.substr(kLength.size())).c_str(), nullptr, 10);
-    auto* r = static_cast<Request*>(userp);
+    unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
     if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut) r->response.reserve(static_cast<size_t>(n));
-  }
-  constexpr std::string_view kEtag = "etag:";
-  if (line.size() > kEtag.size()) {
-    std::string lower(line.substr(0, kEtag.size()));
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    if (lower == kEtag) {
-      std::string v(line.substr(kEtag.size()));
-      std::erase_if(v, [](char c) { return c == '"' || c == ' ' || c == '\r' || c == '\n' || c == '\t'; });
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-      static_cast<Request*>(userp)->etag = v;
-    }
+  } else if (HeaderValue(line, "etag:", &v)) {
+    std::erase_if(v, [](char c) { return c == '"' || c == ' ' || c == '\r' || c == '\n' || c == '\t'; });
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    r->etag = v;
   }
   return size * nitems;
 }
@@ -311,10 +309,6 @@ class S3Store final : public ObjectStore {
     if (!r.content_md5.empty()) add("Content-MD5: " + r.content_md5);
     switch (r.method) {
       case Method::kGet:
-        add(std::string("x-amz-content-sha256: ") + kEmptySha256);
-        break;
-      case Method::kDelete:
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
         add(std::string("x-amz-content-sha256: ") + kEmptySha256);
         break;
       case Method::kPut:

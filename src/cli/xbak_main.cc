@@ -39,16 +39,6 @@ constexpr const char* kUsage =
     "connection, [mysqld]/[mariadbd] give datadir for --copy-back. The password may also come from\n"
     "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
 
-std::string DefaultsFileFromArgs(int argc, char** argv, bool* no_defaults) {
-  std::string f;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a.rfind("--defaults-file=", 0) == 0) f = a.substr(16);
-    if (a == "--no-defaults") *no_defaults = true;
-  }
-  return f;
-}
-
 // Overwrites a password given on the command line in our own argv, as the
 // mysql clients do, so it does not show in `ps`. Returns the command line
 // with the password masked, for xtrabackup_info.
@@ -57,8 +47,10 @@ std::string MaskPassword(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     char* secret = nullptr;
-    if (a.rfind("--password=", 0) == 0) secret = argv[i] + 11;
-    else if (a.rfind("-p", 0) == 0 && a.size() > 2 && a[1] == 'p') secret = argv[i] + 2;
+    if (a.rfind("--password=", 0) == 0)
+      secret = argv[i] + 11;
+    else if (a.rfind("-p", 0) == 0 && a.size() > 2 && a[1] == 'p')
+      secret = argv[i] + 2;
     std::string shown = a;
     if (secret != nullptr) {
       shown = a.substr(0, static_cast<size_t>(secret - argv[i])) + "...";
@@ -93,8 +85,8 @@ int main(int argc, char** argv) {
       "password,p", po::value<std::string>(), "password (prefer MYSQL_PWD or an option file)")(
       "host,H", po::value<std::string>(), "server host (the server must be on this machine)")(
       "port,P", po::value<unsigned>(), "TCP port")("socket,S", po::value<std::string>(), "unix socket")(
-      "defaults-file", po::value<std::string>(), "read options only from this file")(
-      "no-defaults", "read no option file");
+      "defaults-file", po::value<std::string>(), "read options only from this file")("no-defaults",
+                                                                                     "read no option file");
 
   po::options_description general("Backup and restore");
   general.add_options()("target-dir", po::value<std::string>(), "backup directory")(
@@ -104,7 +96,8 @@ int main(int argc, char** argv) {
       "incremental-basedir", po::value<std::string>(),
       "incremental backup: only pages changed since the backup in this directory (its to_lsn)")(
       "incremental-lsn", po::value<uint64_t>(), "incremental backup: only pages changed after this LSN")(
-      "incremental-dir", po::value<std::string>(), "--prepare: the incremental backup to apply to --target-dir")(
+      "incremental-dir", po::value<std::string>(),
+      "--prepare: the incremental backup to apply to --target-dir")(
       "slave-info", "record the replication position of this replica in xtrabackup_slave_info")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
       "seconds BACKUP STAGE may wait for a lock (0: server default)")(
@@ -116,15 +109,17 @@ int main(int argc, char** argv) {
       "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
-      "progress-interval", po::value<unsigned>()->default_value(2), "seconds between progress lines (0: none)");
+      "progress-interval", po::value<unsigned>()->default_value(2),
+      "seconds between progress lines (0: none)");
 
   po::options_description streaming("Streaming, FIFOs, compression, extraction");
   streaming.add_options()(
       "fifo-streams", po::value<int>()->default_value(1),
       "with --stream: N>1 writes N xbstreams to named pipes DIR/thread_0..N-1 (one per reader); "
-      "with --extract: read N such pipes")(
-      "fifo-dir", po::value<std::string>(), "directory of the named pipes")(
-      "fifo-timeout", po::value<unsigned>()->default_value(60), "seconds to wait for the other end of each pipe")(
+      "with --extract: read N such pipes")("fifo-dir", po::value<std::string>(),
+                                           "directory of the named pipes")(
+      "fifo-timeout", po::value<unsigned>()->default_value(60),
+      "seconds to wait for the other end of each pipe")(
       "compress", po::value<std::string>()->implicit_value("zstd"),
       "compress data files and the redo log: zstd (default) or lz4; files get .zst/.lz4")(
       "compress-threads", po::value<int>()->default_value(1), "compression threads")(
@@ -141,32 +136,26 @@ int main(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
-    bool no_defaults = false;
-    std::string defaults = DefaultsFileFromArgs(argc, argv, &no_defaults);
-    if (!no_defaults) {
-      std::string file = defaults;
-      bool must = !file.empty();
-      if (file.empty() && std::getenv("HOME")) file = std::string(std::getenv("HOME")) + "/.my.cnf";
-      if (!file.empty()) {
-        // Connection options from the client groups, paths from the server
-        // groups; [xbak] last so it wins.
-        auto client = xbak::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
-        auto server = xbak::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
-        if (!client.ok()) return Fail(client.status());
-        if (!server.ok()) return Fail(server.status());
-        std::vector<std::string> args;
-        auto take = [&](const xbak::OptionMap& m, std::initializer_list<const char*> keys) {
-          for (const char* k : keys) {
-            auto it = m.find(k);
-            if (it != m.end()) args.push_back(std::string("--") + k + "=" + it->second.value);
-          }
-        };
-        take(client.value(), {"user", "password", "host", "port", "socket"});
-        take(server.value(), {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir",
-                              "innodb-undo-directory"});
-        // Command-line values were stored first and win.
-        po::store(po::command_line_parser(args).options(all).run(), vm);
-      }
+    auto [file, must] = xbak::ChooseOptionFile(argc, argv);
+    if (!file.empty()) {
+      // Connection options from the client groups, paths from the server
+      // groups; [xbak] last so it wins.
+      auto client = xbak::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
+      auto server = xbak::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
+      if (!client.ok()) return Fail(client.status());
+      if (!server.ok()) return Fail(server.status());
+      std::vector<std::string> args;
+      auto take = [&](const xbak::OptionMap& m, std::initializer_list<const char*> keys) {
+        for (const char* k : keys) {
+          auto it = m.find(k);
+          if (it != m.end()) args.push_back(std::string("--") + k + "=" + it->second.value);
+        }
+      };
+      take(client.value(), {"user", "password", "host", "port", "socket"});
+      take(server.value(),
+           {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir", "innodb-undo-directory"});
+      // Command-line values were stored first and win.
+      po::store(po::command_line_parser(args).options(all).run(), vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -275,8 +264,10 @@ int main(int argc, char** argv) {
     }
     if (vm.count("compress")) {
       std::string algo = str("compress");
-      if (algo == "zstd") o.compress_options.algo = xbak::CompressOptions::kZstd;
-      else if (algo == "lz4") o.compress_options.algo = xbak::CompressOptions::kLz4;
+      if (algo == "zstd")
+        o.compress_options.algo = xbak::CompressOptions::kZstd;
+      else if (algo == "lz4")
+        o.compress_options.algo = xbak::CompressOptions::kLz4;
       else {
         std::cerr << "xbak: --compress supports zstd and lz4, got '" << algo << "'\n";
         return 2;
@@ -339,8 +330,9 @@ int main(int argc, char** argv) {
     return st.ok() ? 0 : Fail(st);
   }
   if (vm.count("prepare")) {
-    xbak::LogError("xbak --prepare is not implemented yet. Prepare xbak's backups with "
-                   "`mariabackup --prepare --target-dir=DIR`: they are in mariabackup's format.");
+    xbak::LogError(
+        "xbak --prepare is not implemented yet. Prepare xbak's backups with "
+        "`mariabackup --prepare --target-dir=DIR`: they are in mariabackup's format.");
     return 3;
   }
   xbak::CopyBackOptions o;

@@ -66,16 +66,6 @@ void WipeSecrets(int argc, char** argv) {
   }
 }
 
-std::string DefaultsFileFromArgs(int argc, char** argv, bool* no_defaults) {
-  std::string f;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    if (a.rfind("--defaults-file=", 0) == 0) f = a.substr(16);
-    if (a == "--no-defaults") *no_defaults = true;
-  }
-  return f;
-}
-
 // "10M", "512K", "1G", "65536".
 bool ParseSize(const std::string& s, size_t* out) {
   if (s.empty()) return false;
@@ -175,12 +165,8 @@ int main(int argc, char** argv) {
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     WipeSecrets(argc, argv);  // the parser holds its own copies now
-    bool no_defaults = false;
-    std::string file = DefaultsFileFromArgs(argc, argv, &no_defaults);
-    bool must = !file.empty();
-    if (!no_defaults && file.empty() && std::getenv("HOME"))
-      file = std::string(std::getenv("HOME")) + "/.my.cnf";
-    if (!no_defaults && !file.empty()) {
+    auto [file, must] = xbak::ChooseOptionFile(argc, argv);
+    if (!file.empty()) {
       auto opts = xbak::ReadOptionFile(file, {"xbcloud"}, must);
       if (!opts.ok()) return Fail(opts.status());
       std::vector<std::string> args;

@@ -165,9 +165,12 @@ class GetJob {
     StartProgress();
   }
 
-  // A writer finished writing one object (from its thread, through Post).
-  void Written() {
+  // A writer finished writing one (verified) object, from its thread
+  // through Post; its buffer is kept for the next download to reuse.
+  void Written(std::string buffer) {
+    done_objects_++;
     held_--;
+    if (pool_.size() < window_) pool_.push_back(std::move(buffer));
     Pump();
   }
 
@@ -244,13 +247,6 @@ class GetJob {
       inflight_--;
       MaybeFinish();
     });
-  }
-
-  void Verified() { done_objects_++; }
-
-  // A written object's buffer, for the next download to reuse.
-  void Recycle(std::string buffer) {
-    if (pool_.size() < window_) pool_.push_back(std::move(buffer));
   }
 
  private:
@@ -442,11 +438,7 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
         }
         s = WriteAll(fd, name, r.body.data(), r.body.size());
         job.written() += r.body.size();
-        loop.Post([&job, buffer = std::move(r.body)]() mutable {
-          job.Verified();
-          job.Recycle(std::move(buffer));
-          job.Written();
-        });
+        loop.Post([&job, buffer = std::move(r.body)]() mutable { job.Written(std::move(buffer)); });
       }
       loop.Post([&job, s] { job.WriterDone(s); });
     });

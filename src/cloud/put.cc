@@ -156,8 +156,6 @@ class PutJob {
            "/s";
   }
 
-  bool finished() const { return finished_; }
-
  private:
   void Pump() {
     while (inflight_ < options_.parallel && !queue_.empty() && error_.ok()) {

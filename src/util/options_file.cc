@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "xbak/util/file.h"
@@ -123,6 +124,21 @@ Result<OptionMap> ParseOptionText(const std::string& text, const std::string& or
   OptionMap out;
   XBAK_RETURN_IF_ERROR(ParseInto(text, origin, groups, &out, 0));
   return out;
+}
+
+OptionFileChoice ChooseOptionFile(int argc, const char* const* argv) {
+  std::string file;
+  bool no_defaults = false;
+  for (int i = 1; i < argc; i++) {
+    std::string_view a = argv[i];
+    if (a.starts_with("--defaults-file=")) file = std::string(a.substr(16));
+    if (a == "--no-defaults") no_defaults = true;
+  }
+  if (no_defaults) return {};
+  if (!file.empty()) return {file, true};
+  const char* home = std::getenv("HOME");
+  if (home == nullptr) return {};
+  return {std::string(home) + "/.my.cnf", false};
 }
 
 }  // namespace xbak

@@ -31,4 +31,13 @@ Result<OptionMap> ReadOptionFile(const std::string& path, const std::vector<std:
 Result<OptionMap> ParseOptionText(const std::string& text, const std::string& origin,
                                   const std::vector<std::string>& groups);
 
+// The options file a command line asks for, as the mysql clients choose it:
+// --defaults-file=F (which must exist), none with --no-defaults, else
+// ~/.my.cnf if it exists. `path` is empty when there is none to read.
+struct OptionFileChoice {
+  std::string path;
+  bool must_exist = false;
+};
+OptionFileChoice ChooseOptionFile(int argc, const char* const* argv);
+
 }  // namespace xbak

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace xbak {
 namespace {
 
@@ -29,6 +31,21 @@ TEST(OptionFile, BadGroupHeaderNamesLine) {
 TEST(OptionFile, MissingFile) {
   EXPECT_FALSE(ReadOptionFile("/nonexistent/x.cnf", {"client"}).ok());
   EXPECT_TRUE(ReadOptionFile("/nonexistent/x.cnf", {"client"}, false).ok());
+}
+
+TEST(OptionFile, ChooseOptionFileAsTheMysqlClientsDo) {
+  const char* explicit_file[] = {"prog", "--user=u", "--defaults-file=/etc/x.cnf"};
+  auto c = ChooseOptionFile(3, explicit_file);
+  EXPECT_EQ(c.path, "/etc/x.cnf");
+  EXPECT_TRUE(c.must_exist);
+  const char* none[] = {"prog", "--defaults-file=/etc/x.cnf", "--no-defaults"};
+  EXPECT_TRUE(ChooseOptionFile(3, none).path.empty());
+  const char* plain[] = {"prog", "--user=u"};
+  c = ChooseOptionFile(2, plain);
+  if (std::getenv("HOME") != nullptr) {
+    EXPECT_EQ(c.path, std::string(std::getenv("HOME")) + "/.my.cnf");
+    EXPECT_FALSE(c.must_exist);
+  }
 }
 
 }  // namespace
