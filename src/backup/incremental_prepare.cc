@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "xbak/backup/metadata.h"
+#include "xbak/backup/prepare.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
@@ -301,6 +302,15 @@ Result<uint32_t> BackupPageSize(const std::string& dir) {
 
 }  // namespace
 
+static Status FinishRedo(const IncrementalPrepareOptions& o) {
+  PrepareOptions po;
+  po.target_dir = o.target_dir;
+  po.parallel = o.parallel;
+  po.use_memory = o.use_memory;
+  po.progress_interval = o.progress_interval;
+  return ApplyLogAndMarkPrepared(po);
+}
+
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   const std::string& full = o.target_dir;
   const std::string& inc = o.incremental_dir;
@@ -341,10 +351,16 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     base_cp_text = ftext.value();
   }
   XBAK_ASSIGN_OR_RETURN(Checkpoints fcp, ParseCheckpoints(base_cp_text, JoinPath(full, kCheckpointsFile)));
+  if (!resuming && fcp.backup_type == "full-backuped" && fcp.to_lsn == icp.to_lsn &&
+      fcp.last_lsn == icp.last_lsn) {
+    // The deltas went in, the redo step was interrupted: finish it.
+    LogInfo("the deltas of " + inc + " are already in " + full + "; applying its redo log");
+    return FinishRedo(o);
+  }
   if (fcp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument,
-                 "the full backup in " + full + " is not prepared (backup_type = " + fcp.backup_type +
-                     "); run mariabackup --prepare --target-dir=" + full + " first");
+    return Error(ErrorCode::kInvalidArgument, "the full backup in " + full +
+                                                  " is not prepared (backup_type = " + fcp.backup_type +
+                                                  "); run xbak --prepare --target-dir=" + full + " first");
   }
   if (fcp.to_lsn != icp.from_lsn) {
     return Error(ErrorCode::kInvalidArgument,
@@ -561,8 +577,9 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     if (IsDir(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
   }
 
-  // 7. The incremental's redo log is not applied by xbak yet: leave FULL as an
-  // unprepared full backup at the incremental's point.
+  // 7. FULL is now a full backup at the incremental's point, with the
+  // incremental's log: a restartable state (copy-back refuses it). Then the
+  // log is applied as for a full backup.
   Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
   XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(full, kCheckpointsFile), FormatCheckpoints(out)));
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
@@ -570,12 +587,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   progress.Finish(true);
   LogInfo("applied " + std::to_string(jobs.size()) + " deltas and " + std::to_string(newfiles.size()) +
           " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads");
-  LogWarning("the redo log of the incremental (LSN " + std::to_string(icp.to_lsn) + " to " +
-             std::to_string(icp.last_lsn) +
-             ") is NOT applied yet: xbak has no redo apply. Run "
-             "`mariabackup --prepare --target-dir=" +
-             full + "` to finish this step; until then " + full +
-             " is marked full-backuped and cannot be restored.");
+  return FinishRedo(o);
   return Status::Ok();
 }
 

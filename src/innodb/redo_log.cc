@@ -361,4 +361,14 @@ std::vector<uint8_t> MakeBackupLogHeader(uint32_t format, uint64_t checkpoint_ls
   return out;
 }
 
+std::vector<uint8_t> MakePreparedLogFile(uint64_t lsn, std::string_view creator) {
+  std::vector<uint8_t> out = MakeBackupLogHeader(kRedoFormat10_8, lsn, lsn, creator);
+  uint8_t mtr[16] = {kFileCheckpoint | 10, 0, 0};
+  StoreBE64(mtr + 3, lsn);
+  mtr[11] = 1;  // terminator: the first pass over the file
+  StoreBE32(mtr + 12, crc32c::Value(mtr, 11));
+  out.insert(out.end(), mtr, mtr + sizeof mtr);
+  return out;
+}
+
 }  // namespace xbak::innodb

@@ -3,11 +3,11 @@
 // threads pulling delta files from a queue (mariabackup applies them one after
 // another). Everything is validated before the first byte is written.
 //
-// xbak cannot apply redo yet: after the deltas, INC's redo log is installed
-// in FULL and FULL is marked `full-backuped` at INC's LSNs, so that
-// `mariabackup --prepare --target-dir=FULL` finishes the step (it replays that
-// log, skipping by page LSN, as its own incremental prepare does). Until then
-// copy-back refuses FULL.
+// After the deltas, INC's redo log is installed in FULL, FULL is marked
+// `full-backuped` at INC's LSNs (a restartable state: copy-back refuses it),
+// and the log is applied as for a full backup (prepare.h), which leaves FULL
+// `log-applied` at INC's point. Re-running the same command after a crash in
+// the redo step finishes it.
 #pragma once
 
 #include <chrono>
@@ -24,6 +24,7 @@ struct IncrementalPrepareOptions {
   // Deltas bigger than this are cut (at block boundaries) into pieces that
   // different threads apply; tests lower it to exercise the split.
   uint64_t piece_bytes = 32ull << 20;
+  uint64_t use_memory = 256ull << 20;  // for the redo step
   std::chrono::milliseconds progress_interval{2000};
 };
 

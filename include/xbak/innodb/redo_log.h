@@ -154,4 +154,12 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
 std::vector<uint8_t> MakeBackupLogHeader(uint32_t format, uint64_t checkpoint_lsn, uint64_t end_lsn,
                                          std::string_view creator);
 
+// The ib_logfile0 that --prepare leaves behind, byte for byte as mariabackup
+// writes it (12304 bytes): header with first_lsn = `lsn` and `creator` (a
+// "Backup " prefix tells the server to clean up after a restore), CHECKPOINT_1
+// = (lsn, lsn), and at 12288 one mtr holding FILE_CHECKPOINT(lsn). The server
+// finds a clean log whose end is lsn + 16 and starts without recovery.
+std::vector<uint8_t> MakePreparedLogFile(uint64_t lsn, std::string_view creator);
+inline constexpr size_t kPreparedLogFileSize = kLogStartOffset + 16;
+
 }  // namespace xbak::innodb

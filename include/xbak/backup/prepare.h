@@ -1,0 +1,36 @@
+// `xbak --prepare --target-dir=DIR`: turns a fuzzy hot backup into a
+// consistent copy, without mariabackup: the DDL markers the backup wrote
+// (.del, .ren, .new) are carried out, the redo log copied during the backup is
+// applied (redo_apply.h), and the backup is left as mariabackup leaves it: a
+// fresh 12304-byte ib_logfile0 whose checkpoint is the end of the applied log,
+// and xtrabackup_checkpoints saying `log-applied`.
+//
+// Restartable: until the very last step the backup still says
+// `full-backuped`, so copy-back refuses it and running --prepare again redoes
+// what is missing (the apply skips pages by LSN; markers are consumed one by
+// one).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct PrepareOptions {
+  std::string target_dir;
+  int parallel = 1;
+  uint64_t use_memory = 256ull << 20;
+  std::chrono::milliseconds progress_interval{2000};
+};
+
+Status RunPrepare(const PrepareOptions& o);
+
+// The redo step alone, on a directory whose xtrabackup_checkpoints says
+// `full-backuped` (a full backup, or a full backup onto which an
+// incremental's deltas and log were just installed).
+Status ApplyLogAndMarkPrepared(const PrepareOptions& o);
+
+}  // namespace xbak

@@ -1,0 +1,732 @@
+#include "xbak/backup/redo_apply.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "xbak/innodb/extended_redo.h"
+#include "xbak/innodb/page.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/innodb/redo_record.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/progress.h"
+
+namespace xbak {
+namespace {
+
+using innodb::PageRecord;
+using innodb::RecordType;
+
+std::string Lsn(uint64_t lsn) { return "LSN " + std::to_string(lsn); }
+
+// ---- The log -------------------------------------------------------------------
+
+// One complete mtr as the scanner hands it out.
+struct MtrView {
+  const uint8_t* bytes;
+  size_t records_len;
+  uint64_t start_lsn;
+  uint64_t end_lsn;
+  const innodb::MtrInfo* info;
+};
+
+// Reads the backup's ib_logfile0 sequentially from the checkpoint. The backup
+// log is one linear pass (first_lsn at offset 12288, every terminator 1), as
+// both mariabackup and xbak write it.
+class LogScanner {
+ public:
+  static Result<LogScanner> Open(const std::string& path) {
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+    std::vector<uint8_t> head(innodb::kLogStartOffset);
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(head.data(), head.size(), 0));
+    if (n < head.size()) return Error(ErrorCode::kCorrupt, path + ": shorter than the 12 KiB log header");
+    auto h = innodb::ParseLogHeader(head.data(), head.size());
+    if (!h.ok()) return h.status().With(path);
+    if (h->format != innodb::kRedoFormat10_8) {
+      return Error(ErrorCode::kUnsupported, path + ": redo log format " + std::to_string(h->format) +
+                                                " is not the MariaDB 10.8+ format xbak applies");
+    }
+    auto c = innodb::PickCheckpoint(head.data(), head.size(), h->first_lsn);
+    if (!c.ok()) return c.status().With(path);
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    return LogScanner(std::move(f), h.value(), c.value(), size);
+  }
+
+  const innodb::LogHeader& header() const { return header_; }
+  const innodb::Checkpoint& checkpoint() const { return checkpoint_; }
+  uint64_t log_bytes() const {
+    return size_ > Offset(checkpoint_.checkpoint_lsn) ? size_ - Offset(checkpoint_.checkpoint_lsn) : 0;
+  }
+
+  // Calls fn for every complete mtr from the checkpoint on. Stops at the first
+  // position that holds no valid mtr; *end_lsn is its LSN and *why says why.
+  // A record that no server writes (kCorrupt) is an error.
+  Status Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn, std::string* why) {
+    constexpr size_t kBuf = 8u << 20;  // > 2 * the longest mtr
+    std::vector<uint8_t> buf(kBuf);
+    uint64_t lsn = checkpoint_.checkpoint_lsn;
+    uint64_t file_off = Offset(lsn);
+    size_t have = 0, pos = 0;
+    bool eof = false;
+    innodb::MtrInfo info;
+    for (;;) {
+      if (!eof && have - pos < innodb::kMtrSizeMax + innodb::kMtrTrailerSize + 1) {
+        std::memmove(buf.data(), buf.data() + pos, have - pos);
+        have -= pos;
+        pos = 0;
+        XBAK_ASSIGN_OR_RETURN(size_t n, file_.PRead(buf.data() + have, buf.size() - have, file_off));
+        file_off += n;
+        have += n;
+        eof = have < buf.size();
+      }
+      std::string reason;
+      innodb::MtrStatus st = innodb::ParseMtr(buf.data() + pos, have - pos, true, &info, &reason);
+      if (st == innodb::MtrStatus::kComplete) {
+        MtrView v{buf.data() + pos, info.records_length, lsn, lsn + info.length, &info};
+        XBAK_RETURN_IF_ERROR(fn(v));
+        lsn += info.length;
+        pos += info.length;
+        continue;
+      }
+      *end_lsn = lsn;
+      if (st == innodb::MtrStatus::kCorrupt) {
+        return Error(ErrorCode::kCorrupt, file_.path() + ": corrupt redo log at " + Lsn(lsn) + " (byte " +
+                                              std::to_string(Offset(lsn)) + "): " + reason);
+      }
+      if (st == innodb::MtrStatus::kNeedMore) {
+        *why = have == pos ? "end of file" : "the file ends inside a mini-transaction";
+      } else {
+        *why = reason;
+      }
+      return Status::Ok();
+    }
+  }
+
+ private:
+  LogScanner(File f, innodb::LogHeader h, innodb::Checkpoint c, uint64_t size)
+      : file_(std::move(f)), header_(std::move(h)), checkpoint_(c), size_(size) {}
+  uint64_t Offset(uint64_t lsn) const { return innodb::kLogStartOffset + (lsn - header_.first_lsn); }
+
+  File file_;
+  innodb::LogHeader header_;
+  innodb::Checkpoint checkpoint_;
+  uint64_t size_;
+};
+
+// ---- Tablespaces -----------------------------------------------------------------
+
+struct Space {
+  uint32_t id = 0;
+  std::string rel;  // path inside the backup directory
+  innodb::SpaceFlags flags;
+  bool flags_known = false;  // false: page 0 is still to come from the log (deferred creation)
+};
+
+// "./db/t.ibd", "/data/dir/db/t.ibd" -> "db/t.ibd": the last two components,
+// as mariabackup --prepare maps DATA DIRECTORY paths into the backup.
+std::optional<std::string> BackupRelName(const std::string& logged) {
+  size_t last = logged.rfind('/');
+  if (last == std::string::npos || last == 0) return std::nullopt;
+  size_t prev = logged.rfind('/', last - 1);
+  std::string rel = logged.substr(prev == std::string::npos ? 0 : prev + 1);
+  if (rel.empty() || rel.find("..") != std::string::npos || rel[0] == '/' || rel.starts_with("./"))
+    return std::nullopt;
+  return rel;
+}
+
+bool IsDirectory(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Result<std::vector<std::string>> ListNames(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return ErrnoError("cannot read directory", dir, errno);
+  std::vector<std::string> out;
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool IsUndoName(const std::string& n) {
+  return n.size() == 7 && n.starts_with("undo") && std::all_of(n.begin() + 4, n.end(), ::isdigit);
+}
+
+// Encrypted tablespaces carry "sCrYpT" and a scheme byte after the XDES array
+// of page 0; scheme 1 means the pages are encrypted.
+bool HasEncryptionScheme(const uint8_t* page0, size_t n) {
+  static constexpr uint8_t kMagic[6] = {'s', 'C', 'r', 'Y', 'p', 'T'};
+  const uint8_t* end = page0 + n;
+  for (const uint8_t* p = page0 + innodb::kFspHeaderEnd; p + 7 <= end;) {
+    p = std::search(p, end, kMagic, kMagic + 6);
+    if (p + 7 > end) return false;
+    if (p[6] == 1) return true;
+    p += 6;
+  }
+  return false;
+}
+
+struct FileNames {
+  std::map<uint32_t, std::string> last_name;  // rel name after the last FILE_ record
+  std::set<uint32_t> deleted;                 // last FILE_ record was FILE_DELETE
+};
+
+class Catalog {
+ public:
+  Status Scan(const std::string& dir, uint32_t page_size) {
+    XBAK_ASSIGN_OR_RETURN(auto top, ListNames(dir));
+    std::vector<std::string> candidates;
+    for (const auto& n : top) {
+      if (n == "ibdata1" || IsUndoName(n)) candidates.push_back(n);
+      if (n.starts_with("ibdata") && n != "ibdata1") {
+        return Error(ErrorCode::kUnsupported,
+                     dir + "/" + n +
+                         ": a system tablespace of several files is not supported by "
+                         "xbak --prepare yet");
+      }
+      if (!IsDirectory(JoinPath(dir, n))) continue;
+      XBAK_ASSIGN_OR_RETURN(auto files, ListNames(JoinPath(dir, n)));
+      for (const auto& f : files) {
+        if (f.ends_with(".ibd")) candidates.push_back(n + "/" + f);
+      }
+    }
+    std::vector<uint8_t> page(65536);
+    for (const auto& rel : candidates) {
+      const std::string path = JoinPath(dir, rel);
+      XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+      XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
+      if (n < innodb::kFspHeaderEnd || innodb::IsAllZero(page.data(), std::min<size_t>(n, page_size))) {
+        unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
+        continue;
+      }
+      auto h = innodb::ParseSpaceHeader(page.data(), n);
+      if (!h.ok()) return h.status().With(path + " page 0");
+      if (h->flags.logical_size != page_size) {
+        return Error(ErrorCode::kCorrupt, path + ": page size " + std::to_string(h->flags.logical_size) +
+                                              " differs from innodb_page_size " + std::to_string(page_size));
+      }
+      if (h->flags.page_compressed) {
+        return Error(ErrorCode::kUnsupported,
+                     path +
+                         ": PAGE_COMPRESSED tablespaces are not supported by xbak --prepare yet "
+                         "(use mariabackup --prepare for this backup)");
+      }
+      if (HasEncryptionScheme(page.data(), std::min<size_t>(n, h->flags.physical_size))) {
+        return Error(ErrorCode::kUnsupported,
+                     path +
+                         ": encrypted tablespaces are not supported by xbak --prepare "
+                         "yet (use mariabackup --prepare for this backup)");
+      }
+      if (rel == "ibdata1" && h->space_id != 0) {
+        return Error(ErrorCode::kCorrupt, path + ": page 0 says tablespace " + std::to_string(h->space_id));
+      }
+      auto [it, fresh] = spaces_.try_emplace(h->space_id);
+      if (!fresh) {
+        return Error(ErrorCode::kCorrupt, "two files claim tablespace id " + std::to_string(h->space_id) +
+                                              ": " + it->second.rel + " and " + rel);
+      }
+      it->second = Space{h->space_id, rel, h->flags, true};
+    }
+    return Status::Ok();
+  }
+
+  // Tablespaces that the log names but whose file holds no page 0 yet (or no
+  // file at all): their page 0 must come from the log.
+  void AddDeferred(const std::string& dir, const FileNames& names) {
+    for (const auto& [id, rel] : names.last_name) {
+      if (spaces_.count(id) || names.deleted.count(id)) continue;
+      if (unidentified_.count(rel) || !PathExists(JoinPath(dir, rel))) {
+        spaces_[id] = Space{id, rel, {}, false};
+      }
+    }
+  }
+
+  Space* Find(uint32_t id) {
+    auto it = spaces_.find(id);
+    return it == spaces_.end() ? nullptr : &it->second;
+  }
+  std::map<uint32_t, Space>& all() { return spaces_; }
+
+ private:
+  std::map<uint32_t, Space> spaces_;
+  std::set<std::string> unidentified_;
+};
+
+// ---- Parsed records of one batch -------------------------------------------------
+
+struct StoredRec {
+  const uint8_t* data;
+  uint32_t data_len;
+  uint32_t mtr;  // index into Batch::mtrs
+  uint32_t offset;
+  uint32_t length;
+  uint32_t source;
+  RecordType type;
+};
+
+struct PageLog {
+  std::vector<StoredRec> recs;
+  bool skip_read = false;  // starts with INIT_PAGE/FREE_PAGE: the old content does not matter
+};
+
+class Batch {
+ public:
+  // Copies the records of one mtr into the batch's arena; the caller stores
+  // pointers into the copy.
+  const uint8_t* Keep(const uint8_t* p, size_t n) {
+    if (n > cap_ - used_) {
+      cap_ = std::max<size_t>(n, kBlock);
+      blocks_.push_back(std::make_unique_for_overwrite<uint8_t[]>(cap_));
+      used_ = 0;
+      bytes_ += cap_;
+    }
+    uint8_t* dst = blocks_.back().get() + used_;
+    std::memcpy(dst, p, n);
+    used_ += n;
+    return dst;
+  }
+  uint32_t AddMtr(uint64_t start, uint64_t end) {
+    mtrs.push_back({start, end});
+    bytes_ += sizeof(mtrs[0]);
+    return static_cast<uint32_t>(mtrs.size() - 1);
+  }
+  void Add(const PageRecord& r, uint32_t mtr) {
+    const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+    auto [it, fresh] = pages.try_emplace(key);
+    if (fresh) bytes_ += 96;
+    PageLog& pl = it->second;
+    if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage) {
+      // Nothing before a (re)initialisation matters (recv_sys_t::add).
+      bytes_ -= pl.recs.capacity() * sizeof(StoredRec);
+      pl.recs.clear();
+      pl.recs.shrink_to_fit();
+      pl.skip_read = true;
+    }
+    const size_t before = pl.recs.capacity();
+    pl.recs.push_back(StoredRec{r.data, r.data_len, mtr, r.offset, r.length, r.source, r.type});
+    bytes_ += (pl.recs.capacity() - before) * sizeof(StoredRec);
+  }
+  // Drops every stored record of a tablespace (undo truncation).
+  void DropSpace(uint32_t id) {
+    for (auto it = pages.begin(); it != pages.end();) {
+      if ((it->first >> 32) == id) {
+        it = pages.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  size_t bytes() const { return bytes_; }
+  bool empty() const { return pages.empty(); }
+  void Clear() {
+    pages.clear();
+    mtrs.clear();
+    blocks_.clear();
+    used_ = cap_ = 0;
+    bytes_ = 0;
+  }
+
+  std::vector<std::pair<uint64_t, uint64_t>> mtrs;  // start LSN, end LSN
+  std::unordered_map<uint64_t, PageLog> pages;
+
+ private:
+  static constexpr size_t kBlock = 4u << 20;
+  std::vector<std::unique_ptr<uint8_t[]>> blocks_;
+  size_t used_ = 0, cap_ = 0, bytes_ = 0;
+};
+
+// ---- Applying ----------------------------------------------------------------------
+
+std::string PageName(const Space& s, uint32_t page_no) {
+  return s.rel + " page " + std::to_string(page_no) + " (tablespace " + std::to_string(s.id) + ")";
+}
+
+// Replays the records of one page onto `frame` (physical size), following
+// recv_recover_page: skip every mtr that started before the page LSN, treat
+// an mtr that only freed the page as "not applied". Returns whether the page
+// must be written, with its new LSN in *end_lsn.
+Result<bool> ReplayPage(const Space& s, uint32_t page_no, const PageLog& pl, const Batch& batch,
+                        uint8_t* frame, size_t frame_size, uint64_t* end_lsn) {
+  const uint64_t page_lsn = pl.skip_read ? 0 : LoadBE64(frame + innodb::kFilPageLsn);
+  uint64_t start = 0, end = 0;
+  for (size_t i = 0; i < pl.recs.size();) {
+    const uint32_t mtr = pl.recs[i].mtr;
+    const auto [mtr_start, mtr_end] = batch.mtrs[mtr];
+    size_t j = i;
+    while (j < pl.recs.size() && pl.recs[j].mtr == mtr) j++;
+    end = mtr_end;
+    if (mtr_start < page_lsn) {
+      i = j;
+      continue;  // already in the page
+    }
+    bool applied = false;
+    for (; i < j; i++) {
+      const StoredRec& r = pl.recs[i];
+      if (r.type == RecordType::kFreePage) continue;
+      Status st;
+      if (r.type == RecordType::kExtended) {
+        if (page_no < 3 || s.flags.zip()) {
+          st = Error(ErrorCode::kCorrupt, "EXTENDED record on a page that cannot take one");
+        } else {
+          st = innodb::ApplyExtendedRecord(frame, frame_size, r.data, r.data_len);
+        }
+      } else {
+        PageRecord pr;
+        pr.type = r.type;
+        pr.space_id = s.id;
+        pr.page_no = page_no;
+        pr.offset = r.offset;
+        pr.length = r.length;
+        pr.source = r.source;
+        pr.data = r.data;
+        pr.data_len = r.data_len;
+        st = innodb::ApplySimpleRecord(frame, frame_size, pr);
+      }
+      if (!st.ok()) {
+        return st.With("redo of the mini-transaction at " + Lsn(mtr_start) + " on " + PageName(s, page_no));
+      }
+      applied = true;
+    }
+    if (!applied) {
+      start = 0;  // the page was freed: it is not written (its old content stays)
+    } else if (start == 0) {
+      start = mtr_start;
+    }
+  }
+  *end_lsn = end;
+  return start != 0;
+}
+
+void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
+  StoreBE64(frame + innodb::kFilPageLsn, lsn);
+  if (!flags.zip()) StoreBE64(frame + flags.logical_size - innodb::kFilPageEndLsnOldChecksum, lsn);
+  innodb::StampPageChecksum(frame, flags);
+}
+
+class Applier {
+ public:
+  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size)
+      : o_(o), catalog_(catalog), page_size_(page_size) {}
+
+  Status AddMtr(const MtrView& m) {
+    if (batch_.bytes() + m.records_len > o_.use_memory && !batch_.empty()) XBAK_RETURN_IF_ERROR(Flush());
+    stats_.mtrs++;
+    const uint8_t* kept = nullptr;
+    uint32_t mtr_index = 0;
+    return innodb::ForEachPageRecord(m.bytes, m.records_len, page_size_, [&](const PageRecord& r) -> Status {
+      stats_.records++;
+      if (r.type == RecordType::kExtended && r.data_len == 1 &&
+          r.data[0] == static_cast<uint8_t>(innodb::ExtendedType::kTrimPages)) {
+        kept = nullptr;  // Trim() flushes the batch, and the copy with it
+        return Trim(r.space_id, r.page_no);
+      }
+      Space* s = catalog_.Find(r.space_id);
+      if (s == nullptr) {
+        stats_.ignored_records++;
+        if (warned_.insert(r.space_id).second) {
+          LogWarning("redo log records for tablespace " + std::to_string(r.space_id) +
+                     " are ignored: the backup has no file for it (dropped during the backup)");
+        }
+        return Status::Ok();
+      }
+      if (kept == nullptr) {
+        // Copy the mtr once; records of this mtr point into the copy.
+        kept = batch_.Keep(m.bytes, m.records_len);
+        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn);
+      }
+      PageRecord rr = r;
+      if (rr.data != nullptr) rr.data = kept + (r.data - m.bytes);
+      batch_.Add(rr, mtr_index);
+      return Status::Ok();
+    });
+  }
+
+  Status Flush() {
+    if (batch_.empty()) {
+      batch_.Clear();
+      return Status::Ok();
+    }
+    stats_.batches++;
+    XBAK_RETURN_IF_ERROR(ResolveDeferred());
+    std::vector<uint64_t> keys;
+    keys.reserve(batch_.pages.size());
+    for (const auto& [k, pl] : batch_.pages) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    constexpr size_t kPagesPerJob = 128;
+    const size_t jobs = (keys.size() + kPagesPerJob - 1) / kPagesPerJob;
+    std::atomic<uint64_t> written{0};
+    std::atomic<bool> cancel{false};
+    std::mutex touched_mu;
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        jobs, o_.parallel,
+        [&](size_t job) -> Status {
+          std::vector<uint8_t> frame(65536);
+          std::optional<File> file;
+          uint32_t file_space = UINT32_MAX;
+          std::set<uint32_t> touched;
+          const size_t first = job * kPagesPerJob, last = std::min(keys.size(), first + kPagesPerJob);
+          for (size_t i = first; i < last; i++) {
+            if (cancel.load(std::memory_order_relaxed)) return Error(ErrorCode::kCancelled, "cancelled");
+            const uint32_t space_id = static_cast<uint32_t>(keys[i] >> 32);
+            const uint32_t page_no = static_cast<uint32_t>(keys[i]);
+            const Space* s = catalog_.Find(space_id);
+            if (s == nullptr || !s->flags_known) continue;  // no page 0 for a deferred space: ignored
+            if (space_id != file_space) {
+              auto f = File::OpenWrite(JoinPath(o_.dir, s->rel));
+              if (!f.ok()) return f.status();
+              file.emplace(std::move(f).value());
+              file_space = space_id;
+            }
+            XBAK_ASSIGN_OR_RETURN(bool w,
+                                  ApplyPage(*s, page_no, batch_.pages.at(keys[i]), *file, frame.data()));
+            if (w) {
+              written.fetch_add(1, std::memory_order_relaxed);
+              touched.insert(space_id);
+            }
+          }
+          std::lock_guard<std::mutex> l(touched_mu);
+          touched_.insert(touched.begin(), touched.end());
+          return Status::Ok();
+        },
+        &cancel));
+    stats_.pages_written += written.load();
+    batch_.Clear();
+    return Status::Ok();
+  }
+
+  // Files grow as their page 0 says (FSP_SIZE), like fil_system.extend_to_recv_size.
+  Status ExtendFiles() {
+    std::vector<uint8_t> page(65536);
+    for (uint32_t id : touched_) {
+      const Space* s = catalog_.Find(id);
+      if (s == nullptr || !s->flags_known) continue;
+      XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(JoinPath(o_.dir, s->rel)));
+      XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), s->flags.physical_size, 0));
+      if (n < innodb::kFspHeaderEnd) continue;
+      const uint64_t want = uint64_t{LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
+      XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+      if (size < want) XBAK_RETURN_IF_ERROR(f.Truncate(want));
+    }
+    for (const auto& [id, size] : trims_) {
+      const Space* s = catalog_.Find(id);
+      if (s == nullptr || !s->flags_known) continue;
+      LogInfo("undo tablespace " + s->rel + " truncated to " + std::to_string(size) + " pages by the log");
+    }
+    return Status::Ok();
+  }
+
+  RedoApplyStats& stats() { return stats_; }
+
+ private:
+  // TRIM_PAGES: innodb_undo_log_truncate shrank an undo tablespace and
+  // rewrote its first pages; older records of the space are void.
+  Status Trim(uint32_t space_id, uint32_t size) {
+    Space* s = catalog_.Find(space_id);
+    if (s == nullptr) return Status::Ok();
+    if (!IsUndoName(s->rel)) {
+      return Error(ErrorCode::kCorrupt,
+                   "TRIM_PAGES record for " + s->rel + ", which is not an undo tablespace");
+    }
+    // Records stored so far for it are older than the trim.
+    XBAK_RETURN_IF_ERROR(Flush());
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(JoinPath(o_.dir, s->rel)));
+    XBAK_RETURN_IF_ERROR(f.Truncate(uint64_t{size} * s->flags.physical_size));
+    trims_[space_id] = size;
+    return Status::Ok();
+  }
+
+  // Page 0 of tablespaces created during the backup comes from the log:
+  // replay it first to learn the page size and create the file.
+  Status ResolveDeferred() {
+    for (auto& [id, s] : catalog_.all()) {
+      if (s.flags_known) continue;
+      auto it = batch_.pages.find(uint64_t{id} << 32);
+      if (it == batch_.pages.end() || !it->second.skip_read) continue;
+      std::vector<uint8_t> frame(page_size_, 0);
+      uint64_t end = 0;
+      s.flags.logical_size = s.flags.physical_size = page_size_;
+      XBAK_ASSIGN_OR_RETURN(bool w, ReplayPage(s, 0, it->second, batch_, frame.data(), frame.size(), &end));
+      if (!w) continue;
+      auto h = innodb::ParseSpaceHeader(frame.data(), frame.size());
+      if (!h.ok()) return h.status().With("page 0 of " + s.rel + " as rebuilt from the redo log");
+      if (h->flags.page_compressed) {
+        return Error(ErrorCode::kUnsupported,
+                     s.rel +
+                         ": PAGE_COMPRESSED tablespaces are not supported by xbak "
+                         "--prepare yet (use mariabackup --prepare for this backup)");
+      }
+      if (h->flags.logical_size != page_size_) {
+        return Error(ErrorCode::kCorrupt, "page 0 of " + s.rel +
+                                              " as rebuilt from the redo log has page size " +
+                                              std::to_string(h->flags.logical_size));
+      }
+      s.flags = h->flags;
+      s.flags_known = true;
+      LogInfo("creating " + s.rel + " (tablespace " + std::to_string(id) + ") from the redo log");
+      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(o_.dir, s.rel.substr(0, s.rel.find('/')))));
+    }
+    return Status::Ok();
+  }
+
+  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, File& file, uint8_t* frame) {
+    const size_t fs = s.flags.physical_size;
+    const uint64_t off = uint64_t{page_no} * fs;
+    if (!pl.skip_read) {
+      XBAK_ASSIGN_OR_RETURN(size_t n, file.PRead(frame, fs, off));
+      if (n < fs) std::memset(frame + n, 0, fs - n);  // past the end: reads as zeros, as after extension
+    } else {
+      std::memset(frame, 0, fs);
+    }
+    uint64_t end = 0;
+    XBAK_ASSIGN_OR_RETURN(bool write, ReplayPage(s, page_no, pl, batch_, frame, fs, &end));
+    if (!write) return false;
+    StampLsn(frame, s.flags, end);
+    XBAK_RETURN_IF_ERROR(file.PWrite(frame, fs, off));
+    return true;
+  }
+
+  const RedoApplyOptions& o_;
+  Catalog& catalog_;
+  uint32_t page_size_;
+  Batch batch_;
+  RedoApplyStats stats_;
+  std::set<uint32_t> warned_, touched_;
+  std::map<uint32_t, uint32_t> trims_;
+};
+
+uint32_t PageSizeFromCnf(const std::string& dir) {
+  auto text = ReadSmallFile(JoinPath(dir, "backup-my.cnf"));
+  if (!text.ok()) return 16384;
+  const std::string& t = text.value();
+  size_t p = t.find("innodb_page_size");
+  if (p == std::string::npos) p = t.find("innodb-page-size");
+  if (p == std::string::npos) return 16384;
+  p = t.find('=', p);
+  if (p == std::string::npos) return 16384;
+  return static_cast<uint32_t>(std::strtoul(t.c_str() + p + 1, nullptr, 10));
+}
+
+void RaiseOpenFileLimit() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace
+
+Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
+  RaiseOpenFileLimit();
+  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
+  const uint32_t page_size = PageSizeFromCnf(o.dir);
+  if (page_size < 4096 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
+    return Error(ErrorCode::kCorrupt,
+                 JoinPath(o.dir, "backup-my.cnf") + ": bad innodb_page_size " + std::to_string(page_size));
+  }
+
+  // Pass 1: the whole log must be sound before anything is written.
+  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
+  FileNames names;
+  uint64_t end_lsn = 0;
+  std::string why;
+  Status walk = scanner.Scan(
+      [&](const MtrView& m) -> Status {
+        for (const auto& op : m.info->file_ops) {
+          auto rel = BackupRelName(op.type == innodb::FileOp::Type::kRename ? op.new_name : op.name);
+          if (!rel) {
+            return Error(ErrorCode::kCorrupt, log_path + ": FILE_ record at " + Lsn(m.start_lsn) +
+                                                  " names an impossible path '" + op.name + "'");
+          }
+          names.last_name[op.space_id] = *rel;
+          if (op.type == innodb::FileOp::Type::kDelete) {
+            names.deleted.insert(op.space_id);
+          } else {
+            names.deleted.erase(op.space_id);
+          }
+        }
+        Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size,
+                                              [](const PageRecord&) { return Status::Ok(); });
+        return st.ok() ? st : st.With(log_path + ": mini-transaction at " + Lsn(m.start_lsn));
+      },
+      &end_lsn, &why);
+  XBAK_RETURN_IF_ERROR(walk);
+  if (end_lsn < o.required_lsn) {
+    return Error(ErrorCode::kCorrupt, log_path + ": the redo log ends at " + Lsn(end_lsn) + " (" + why +
+                                          ") but the backup needs it up to " + Lsn(o.required_lsn) +
+                                          "; the log is truncated or corrupt at " + Lsn(end_lsn));
+  }
+
+  Catalog catalog;
+  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size));
+  catalog.AddDeferred(o.dir, names);
+
+  // Pass 2: apply in batches.
+  Progress progress("prepare", o.progress_interval);
+  progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
+  Applier applier(o, catalog, page_size);
+  uint64_t end2 = 0;
+  std::string why2;
+  XBAK_RETURN_IF_ERROR(scanner.Scan(
+      [&](const MtrView& m) -> Status {
+        if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
+        progress.AddDone(m.end_lsn - m.start_lsn);
+        return applier.AddMtr(m);
+      },
+      &end2, &why2));
+  XBAK_RETURN_IF_ERROR(applier.Flush());
+  XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
+
+  // FILE_RENAME / FILE_DELETE that the backup's own DDL markers did not
+  // already carry out (a backup of another tool, or none was needed).
+  for (auto& [id, s] : catalog.all()) {
+    if (names.deleted.count(id)) continue;
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
+    const std::string from = JoinPath(o.dir, s.rel), to = JoinPath(o.dir, it->second);
+    if (PathExists(to) || !PathExists(from)) continue;
+    XBAK_RETURN_IF_ERROR(MakeDirs(to.substr(0, to.rfind('/'))));
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
+    LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
+    s.rel = it->second;
+  }
+  for (uint32_t id : names.deleted) {
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end()) continue;
+    const std::string path = JoinPath(o.dir, it->second);
+    // Only the file that still holds that tablespace id.
+    std::vector<uint8_t> page(innodb::kFspHeaderEnd);
+    auto f = File::OpenRead(path);
+    if (!f.ok()) continue;
+    auto n = f->PRead(page.data(), page.size(), 0);
+    if (!n.ok() || n.value() < page.size() || LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
+    if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
+    LogInfo("removed " + it->second + ": the table was dropped during the backup");
+  }
+  progress.Finish(true);
+
+  RedoApplyStats st = applier.stats();
+  st.checkpoint_lsn = scanner.checkpoint().checkpoint_lsn;
+  st.end_lsn = end_lsn;
+  return st;
+}
+
+}  // namespace xbak
