@@ -187,6 +187,13 @@ Status RunPrepare(const PrepareOptions& o) {
                      " was interrupted: re-run that xbak --prepare --incremental-dir command first");
   }
   XBAK_RETURN_IF_ERROR(RefuseCompressed(dir));
+  {
+    // A broken log must be found before the DDL markers change the backup.
+    RedoApplyOptions ro;
+    ro.dir = dir;
+    ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
+    XBAK_RETURN_IF_ERROR(CheckRedoLog(ro));
+  }
   XBAK_RETURN_IF_ERROR(ApplyDdlMarkers(dir));
   return ApplyLogAndMarkPrepared(o);
 }

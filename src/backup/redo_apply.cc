@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "xbak/innodb/extended_redo.h"
@@ -423,8 +424,9 @@ void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
 
 class Applier {
  public:
-  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size)
-      : o_(o), catalog_(catalog), page_size_(page_size) {}
+  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size,
+          const std::unordered_set<uint64_t>& freed_at_end)
+      : o_(o), catalog_(catalog), page_size_(page_size), freed_at_end_(freed_at_end) {}
 
   Status AddMtr(const MtrView& m) {
     if (batch_.bytes() + m.records_len > o_.use_memory && !batch_.empty()) XBAK_RETURN_IF_ERROR(Flush());
@@ -438,13 +440,13 @@ class Applier {
         kept = nullptr;  // Trim() flushes the batch, and the copy with it
         return Trim(r.space_id, r.page_no);
       }
+      if (!freed_at_end_.empty() && freed_at_end_.count((uint64_t{r.space_id} << 32) | r.page_no)) {
+        return Status::Ok();  // freed by the end of the log: never written
+      }
       Space* s = catalog_.Find(r.space_id);
       if (s == nullptr) {
         stats_.ignored_records++;
-        if (warned_.insert(r.space_id).second) {
-          LogWarning("redo log records for tablespace " + std::to_string(r.space_id) +
-                     " are ignored: the backup has no file for it (dropped during the backup)");
-        }
+        stats_.ignored_spaces.insert(r.space_id);
         return Status::Ok();
       }
       if (kept == nullptr) {
@@ -606,9 +608,10 @@ class Applier {
   const RedoApplyOptions& o_;
   Catalog& catalog_;
   uint32_t page_size_;
+  const std::unordered_set<uint64_t>& freed_at_end_;
   Batch batch_;
   RedoApplyStats stats_;
-  std::set<uint32_t> warned_, touched_;
+  std::set<uint32_t> touched_;
   std::map<uint32_t, uint32_t> trims_;
 };
 
@@ -634,19 +637,23 @@ void RaiseOpenFileLimit() {
 
 }  // namespace
 
-Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
-  RaiseOpenFileLimit();
-  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
-  const uint32_t page_size = PageSizeFromCnf(o.dir);
-  if (page_size < 4096 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
-    return Error(ErrorCode::kCorrupt,
-                 JoinPath(o.dir, "backup-my.cnf") + ": bad innodb_page_size " + std::to_string(page_size));
-  }
+namespace {
 
-  // Pass 1: the whole log must be sound before anything is written.
-  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
-  FileNames names;
+struct LogCheck {
   uint64_t end_lsn = 0;
+  FileNames names;
+  // Pages whose last record is FREE_PAGE. The server never writes them
+  // (fil_space_t::freed_ranges); knowing them up front keeps the result the
+  // same whether the log is applied in one batch or many.
+  std::unordered_set<uint64_t> freed_at_end;
+};
+
+// Pass 1: the whole log must be sound before anything is written.
+Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path, uint32_t page_size,
+                          LogScanner& scanner) {
+  LogCheck out;
+  FileNames& names = out.names;
+  uint64_t& end_lsn = out.end_lsn;
   std::string why;
   Status walk = scanner.Scan(
       [&](const MtrView& m) -> Status {
@@ -663,17 +670,56 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
             names.deleted.erase(op.space_id);
           }
         }
-        Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size,
-                                              [](const PageRecord&) { return Status::Ok(); });
+        Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size, [&](const PageRecord& r) {
+          const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+          if (r.type == RecordType::kFreePage) {
+            out.freed_at_end.insert(key);
+          } else if (!out.freed_at_end.empty()) {
+            out.freed_at_end.erase(key);
+          }
+          return Status::Ok();
+        });
         return st.ok() ? st : st.With(log_path + ": mini-transaction at " + Lsn(m.start_lsn));
       },
       &end_lsn, &why);
   XBAK_RETURN_IF_ERROR(walk);
   if (end_lsn < o.required_lsn) {
-    return Error(ErrorCode::kCorrupt, log_path + ": the redo log ends at " + Lsn(end_lsn) + " (" + why +
-                                          ") but the backup needs it up to " + Lsn(o.required_lsn) +
-                                          "; the log is truncated or corrupt at " + Lsn(end_lsn));
+    const bool corrupt =
+        why.find("checksum") != std::string::npos || why.find("sequence bit") != std::string::npos;
+    return Error(ErrorCode::kCorrupt,
+                 log_path + (corrupt ? ": the redo log is corrupt at " : ": the redo log ends at ") +
+                     Lsn(end_lsn) + " (" + why + "), but the backup needs it up to " + Lsn(o.required_lsn) +
+                     (corrupt ? "" : ": the log is truncated"));
   }
+  return out;
+}
+
+Result<uint32_t> BackupPageSize(const std::string& dir) {
+  const uint32_t page_size = PageSizeFromCnf(dir);
+  if (page_size < 4096 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
+    return Error(ErrorCode::kCorrupt,
+                 JoinPath(dir, "backup-my.cnf") + ": bad innodb_page_size " + std::to_string(page_size));
+  }
+  return page_size;
+}
+
+}  // namespace
+
+Status CheckRedoLog(const RedoApplyOptions& o) {
+  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
+  XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
+  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
+  return CheckLog(o, log_path, page_size, scanner).status();
+}
+
+Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
+  RaiseOpenFileLimit();
+  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
+  XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
+  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
+  XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
+  const FileNames& names = check.names;
+  const uint64_t end_lsn = check.end_lsn;
 
   Catalog catalog;
   XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size));
@@ -682,7 +728,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   // Pass 2: apply in batches.
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
-  Applier applier(o, catalog, page_size);
+  Applier applier(o, catalog, page_size, check.freed_at_end);
   uint64_t end2 = 0;
   std::string why2;
   XBAK_RETURN_IF_ERROR(scanner.Scan(

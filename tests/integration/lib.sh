@@ -170,14 +170,14 @@ _t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load),
   for j in $(jobs -p); do kill "$j" 2> /dev/null || true; done
 }
 
-# restore_and_verify DIR LABEL: prepares the full backup in DIR with mariabackup, copies it back
+# restore_and_verify DIR LABEL: prepares the full backup in DIR with xbak --prepare, copies it back
 # with xbak into a server "dst" on $dst_port, starts it, runs CHECK TABLE on every table and
 # compares every table's CHECKSUM with $TEST_WORK/src.sum.
 restore_and_verify() {
   local dir=$1 label=$2
   assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
-  mariabackup --no-defaults --prepare --target-dir="$dir" > "$TEST_WORK/$label-prepare.log" 2>&1 ||
-    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: mariabackup --prepare failed"; }
+  "$XBAK" --prepare --parallel=2 --target-dir="$dir" 2> "$TEST_WORK/$label-prepare.log" ||
+    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: xbak --prepare failed"; }
   rm -rf "$TEST_WORK/dst"
   sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
   "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-cb.log" ||

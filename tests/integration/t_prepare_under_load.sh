@@ -58,6 +58,7 @@ kill -0 "$sbpid" || { cat "$W/sysbench.log"; fail "sysbench did not start"; }
 
 sb_init_from_datadir dst "$dst_port" "$W/dst/data"
 checked=0
+moved=0
 verify_restore() { # DIR LABEL : copy back, start, check everything, stop
   local dir=$1 label=$2 i n total
   rm -rf "$W/dst/data"
@@ -74,6 +75,7 @@ verify_restore() { # DIR LABEL : copy back, start, check everything, stop
     total=$(sb_sql dst "SELECT SUM(bal) FROM bank.$t")
     [ "$total" = "$TOTAL" ] || fail "$label: bank.$t total is $total, not $TOTAL"
   done
+  moved=$(sb_sql dst "SELECT COUNT(*) FROM bank.acct WHERE bal <> $BALANCE")
   sb_stop dst
   checked=$((checked + 1))
   echo "$label: OK (CHECK TABLE EXTENDED, $TABLES x $ROWS rows, bank totals $TOTAL)"
@@ -106,4 +108,5 @@ stop_load
 trap - EXIT
 sb_stop src
 echo "checked $checked backups prepared by xbak alone under load: 0 failures"
+[ "${moved:-0}" -gt 0 ] || fail "the bank workload did not run (no balance moved)"
 [ "$checked" -eq $((CHAINS * 3)) ] || fail "checked $checked backups, expected $((CHAINS * 3))"

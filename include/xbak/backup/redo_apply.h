@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "xbak/util/status.h"
@@ -38,12 +39,17 @@ struct RedoApplyStats {
   uint64_t records = 0;
   uint64_t pages_written = 0;
   uint64_t batches = 0;
-  uint64_t ignored_records = 0;  // records of tablespaces with no file (dropped during the backup)
+  uint64_t ignored_records = 0;     // records of tablespaces with no file (dropped during the backup)
+  std::set<uint32_t> ignored_spaces;  // their ids
 };
 
 // Checks the whole log first; a corrupt or short log, an encrypted log, a log
 // of another format, and tablespaces xbak cannot apply to (encrypted,
 // page_compressed) are errors before the first byte is written.
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
+
+// The first pass alone: the log is readable, every mtr is sound, and it
+// reaches o.required_lsn. Writes nothing.
+Status CheckRedoLog(const RedoApplyOptions& o);
 
 }  // namespace xbak
