@@ -120,7 +120,7 @@ with open(path, "r+b") as f:
 EOF
 if xbak --prepare --target-dir="$W/c1" 2> "$W/c1.log"; then fail "xbak --prepare accepted a corrupt redo log"; fi
 cat "$W/c1.log" | tail -n 2
-assert_contains "$W/c1.log" 'LSN [0-9]+'
+assert_contains "$W/c1.log" 'corrupt at LSN [0-9]+'
 assert_contains "$W/c1/xtrabackup_checkpoints" '^backup_type = full-backuped$'
 datasums "$W/c1" | diff -q "$W/c1.before" - > /dev/null || fail "a data file changed although the log is corrupt"
 
@@ -129,7 +129,7 @@ truncate -s $((log_size - 3000)) "$W/c2/ib_logfile0"
 datasums "$W/c2" > "$W/c2.before"
 if xbak --prepare --target-dir="$W/c2" 2> "$W/c2.log"; then fail "xbak --prepare accepted a truncated redo log"; fi
 tail -n 1 "$W/c2.log"
-assert_contains "$W/c2.log" 'ends at LSN [0-9]+'
+assert_contains "$W/c2.log" 'ends at LSN [0-9]+.*truncated'
 assert_contains "$W/c2/xtrabackup_checkpoints" '^backup_type = full-backuped$'
 datasums "$W/c2" | diff -q "$W/c2.before" - > /dev/null || fail "a data file changed although the log is truncated"
 
