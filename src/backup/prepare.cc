@@ -122,7 +122,7 @@ std::string LogCreator(const std::string& dir) {
 
 }  // namespace
 
-Status ApplyLogAndMarkPrepared(const PrepareOptions& o) {
+Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write) {
   const std::string& dir = o.target_dir;
   const std::string cp_path = JoinPath(dir, kCheckpointsFile);
   XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(cp_path));
@@ -134,6 +134,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o) {
   ro.use_memory = o.use_memory;
   ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
   ro.progress_interval = o.progress_interval;
+  ro.before_write = std::move(before_write);
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.
   XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
@@ -187,15 +188,9 @@ Status RunPrepare(const PrepareOptions& o) {
                      " was interrupted: re-run that xbak --prepare --incremental-dir command first");
   }
   XBAK_RETURN_IF_ERROR(RefuseCompressed(dir));
-  {
-    // A broken log must be found before the DDL markers change the backup.
-    RedoApplyOptions ro;
-    ro.dir = dir;
-    ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
-    XBAK_RETURN_IF_ERROR(CheckRedoLog(ro));
-  }
-  XBAK_RETURN_IF_ERROR(ApplyDdlMarkers(dir));
-  return ApplyLogAndMarkPrepared(o);
+  // The markers run after the whole log was checked: a broken log must be
+  // found before anything changes the backup.
+  return ApplyLogAndMarkPrepared(o, [&dir] { return ApplyDdlMarkers(dir); });
 }
 
 }  // namespace xbak

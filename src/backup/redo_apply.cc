@@ -1,6 +1,7 @@
 #include "xbak/backup/redo_apply.h"
 
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,87 +47,102 @@ struct MtrView {
   const innodb::MtrInfo* info;
 };
 
-// Reads the backup's ib_logfile0 sequentially from the checkpoint. The backup
-// log is one linear pass (first_lsn at offset 12288, every terminator 1), as
-// both mariabackup and xbak write it.
+// Reads the backup's ib_logfile0 from the checkpoint. The backup log is one
+// linear pass (first_lsn at offset 12288, every terminator 1), as both
+// mariabackup and xbak write it.
+//
+// The file is mapped, not read: the records of a batch point straight into
+// the mapping, with no copy, and what a batch has consumed is dropped from
+// our resident set again (MADV_DONTNEED; the kernel keeps it in the page
+// cache), so memory stays bounded by --use-memory whatever the log's size.
 class LogScanner {
  public:
-  static Result<LogScanner> Open(const std::string& path) {
+  static Result<std::unique_ptr<LogScanner>> Open(const std::string& path) {
     XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
-    std::vector<uint8_t> head(innodb::kLogStartOffset);
-    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(head.data(), head.size(), 0));
-    if (n < head.size()) return Error(ErrorCode::kCorrupt, path + ": shorter than the 12 KiB log header");
-    auto h = innodb::ParseLogHeader(head.data(), head.size());
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    if (size < innodb::kLogStartOffset) {
+      return Error(ErrorCode::kCorrupt, path + ": shorter than the 12 KiB log header");
+    }
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd(), 0);
+    if (map == MAP_FAILED) return ErrnoError("mmap", path, errno);
+    std::unique_ptr<LogScanner> s(new LogScanner(path, static_cast<const uint8_t*>(map), size));
+    (void)::madvise(map, size, MADV_SEQUENTIAL);
+    auto h = innodb::ParseLogHeader(s->base_, innodb::kLogStartOffset);
     if (!h.ok()) return h.status().With(path);
     if (h->format != innodb::kRedoFormat10_8) {
       return Error(ErrorCode::kUnsupported, path + ": redo log format " + std::to_string(h->format) +
                                                 " is not the MariaDB 10.8+ format xbak applies");
     }
-    auto c = innodb::PickCheckpoint(head.data(), head.size(), h->first_lsn);
+    auto c = innodb::PickCheckpoint(s->base_, innodb::kLogStartOffset, h->first_lsn);
     if (!c.ok()) return c.status().With(path);
-    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-    return LogScanner(std::move(f), h.value(), c.value(), size);
+    s->header_ = h.value();
+    s->checkpoint_ = c.value();
+    if (s->checkpoint_.checkpoint_lsn - s->header_.first_lsn > size - innodb::kLogStartOffset) {
+      return Error(ErrorCode::kCorrupt, path + ": the checkpoint LSN lies beyond the end of the file");
+    }
+    return s;
   }
+  ~LogScanner() { ::munmap(const_cast<uint8_t*>(base_), size_); }
+  LogScanner(const LogScanner&) = delete;
+  LogScanner& operator=(const LogScanner&) = delete;
 
-  const innodb::LogHeader& header() const { return header_; }
   const innodb::Checkpoint& checkpoint() const { return checkpoint_; }
-  uint64_t log_bytes() const {
-    return size_ > Offset(checkpoint_.checkpoint_lsn) ? size_ - Offset(checkpoint_.checkpoint_lsn) : 0;
-  }
 
   // Calls fn for every complete mtr from the checkpoint on. Stops at the first
   // position that holds no valid mtr; *end_lsn is its LSN and *why says why.
-  // A record that no server writes (kCorrupt) is an error.
+  // A record that no server writes (kCorrupt) is an error. The bytes handed
+  // to fn stay valid until Release() passes them.
   Status Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn, std::string* why) {
-    constexpr size_t kBuf = 8u << 20;  // > 2 * the longest mtr
-    std::vector<uint8_t> buf(kBuf);
     uint64_t lsn = checkpoint_.checkpoint_lsn;
-    uint64_t file_off = Offset(lsn);
-    size_t have = 0, pos = 0;
-    bool eof = false;
     innodb::MtrInfo info;
     for (;;) {
-      if (!eof && have - pos < innodb::kMtrSizeMax + innodb::kMtrTrailerSize + 1) {
-        std::memmove(buf.data(), buf.data() + pos, have - pos);
-        have -= pos;
-        pos = 0;
-        XBAK_ASSIGN_OR_RETURN(size_t n, file_.PRead(buf.data() + have, buf.size() - have, file_off));
-        file_off += n;
-        have += n;
-        eof = have < buf.size();
-      }
+      const uint64_t off = Offset(lsn);
       std::string reason;
-      innodb::MtrStatus st = innodb::ParseMtr(buf.data() + pos, have - pos, true, &info, &reason);
+      innodb::MtrStatus st = innodb::ParseMtr(base_ + off, size_ - off, true, &info, &reason);
       if (st == innodb::MtrStatus::kComplete) {
-        MtrView v{buf.data() + pos, info.records_length, lsn, lsn + info.length, &info};
+        MtrView v{base_ + off, info.records_length, lsn, lsn + info.length, &info};
         XBAK_RETURN_IF_ERROR(fn(v));
         lsn += info.length;
-        pos += info.length;
         continue;
       }
       *end_lsn = lsn;
       if (st == innodb::MtrStatus::kCorrupt) {
-        return Error(ErrorCode::kCorrupt, file_.path() + ": corrupt redo log at " + Lsn(lsn) + " (byte " +
-                                              std::to_string(Offset(lsn)) + "): " + reason);
+        return Error(ErrorCode::kCorrupt, path_ + ": corrupt redo log at " + Lsn(lsn) + " (byte " +
+                                              std::to_string(off) + "): " + reason);
       }
       if (st == innodb::MtrStatus::kNeedMore) {
-        *why = have == pos ? "end of file" : "the file ends inside a mini-transaction";
+        *why = off == size_ ? "end of file" : "the file ends inside a mini-transaction";
       } else {
         *why = reason;
       }
+      Release(UINT64_MAX);
       return Status::Ok();
     }
   }
 
+  // Drops the mapping's pages below `lsn` from the resident set.
+  void Release(uint64_t lsn) {
+    const uint64_t upto = lsn == UINT64_MAX ? size_ : std::min<uint64_t>(Offset(lsn), size_);
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t end = upto / page * page;
+    if (end > released_) {
+      (void)::madvise(const_cast<uint8_t*>(base_) + released_, end - released_, MADV_DONTNEED);
+      released_ = end;
+    }
+  }
+  void Rewind() { released_ = 0; }
+
  private:
-  LogScanner(File f, innodb::LogHeader h, innodb::Checkpoint c, uint64_t size)
-      : file_(std::move(f)), header_(std::move(h)), checkpoint_(c), size_(size) {}
+  LogScanner(std::string path, const uint8_t* base, uint64_t size)
+      : path_(std::move(path)), base_(base), size_(size) {}
   uint64_t Offset(uint64_t lsn) const { return innodb::kLogStartOffset + (lsn - header_.first_lsn); }
 
-  File file_;
+  std::string path_;
+  const uint8_t* base_;
+  uint64_t size_;
+  uint64_t released_ = 0;
   innodb::LogHeader header_;
   innodb::Checkpoint checkpoint_;
-  uint64_t size_;
 };
 
 // ---- Tablespaces -----------------------------------------------------------------
@@ -290,23 +306,11 @@ struct PageLog {
 
 class Batch {
  public:
-  // Copies the records of one mtr into the batch's arena; the caller stores
-  // pointers into the copy.
-  const uint8_t* Keep(const uint8_t* p, size_t n) {
-    if (n > cap_ - used_) {
-      cap_ = std::max<size_t>(n, kBlock);
-      blocks_.push_back(std::make_unique_for_overwrite<uint8_t[]>(cap_));
-      used_ = 0;
-      bytes_ += cap_;
-    }
-    uint8_t* dst = blocks_.back().get() + used_;
-    std::memcpy(dst, p, n);
-    used_ += n;
-    return dst;
-  }
-  uint32_t AddMtr(uint64_t start, uint64_t end) {
+  // `log_bytes`: the mtr's records, which stay resident (mapped) until the
+  // batch is applied.
+  uint32_t AddMtr(uint64_t start, uint64_t end, size_t log_bytes) {
     mtrs.push_back({start, end});
-    bytes_ += sizeof(mtrs[0]);
+    bytes_ += sizeof(mtrs[0]) + log_bytes;
     return static_cast<uint32_t>(mtrs.size() - 1);
   }
   void Add(const PageRecord& r, uint32_t mtr) {
@@ -340,8 +344,6 @@ class Batch {
   void Clear() {
     pages.clear();
     mtrs.clear();
-    blocks_.clear();
-    used_ = cap_ = 0;
     bytes_ = 0;
   }
 
@@ -349,9 +351,7 @@ class Batch {
   std::unordered_map<uint64_t, PageLog> pages;
 
  private:
-  static constexpr size_t kBlock = 4u << 20;
-  std::vector<std::unique_ptr<uint8_t[]>> blocks_;
-  size_t used_ = 0, cap_ = 0, bytes_ = 0;
+  size_t bytes_ = 0;
 };
 
 // ---- Applying ----------------------------------------------------------------------
@@ -431,13 +431,13 @@ class Applier {
   Status AddMtr(const MtrView& m) {
     if (batch_.bytes() + m.records_len > o_.use_memory && !batch_.empty()) XBAK_RETURN_IF_ERROR(Flush());
     stats_.mtrs++;
-    const uint8_t* kept = nullptr;
+    bool added = false;
     uint32_t mtr_index = 0;
     return innodb::ForEachPageRecord(m.bytes, m.records_len, page_size_, [&](const PageRecord& r) -> Status {
       stats_.records++;
       if (r.type == RecordType::kExtended && r.data_len == 1 &&
           r.data[0] == static_cast<uint8_t>(innodb::ExtendedType::kTrimPages)) {
-        kept = nullptr;  // Trim() flushes the batch, and the copy with it
+        added = false;  // Trim() flushes the batch
         return Trim(r.space_id, r.page_no);
       }
       if (!freed_at_end_.empty() && freed_at_end_.count((uint64_t{r.space_id} << 32) | r.page_no)) {
@@ -449,14 +449,11 @@ class Applier {
         stats_.ignored_spaces.insert(r.space_id);
         return Status::Ok();
       }
-      if (kept == nullptr) {
-        // Copy the mtr once; records of this mtr point into the copy.
-        kept = batch_.Keep(m.bytes, m.records_len);
-        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn);
+      if (!added) {
+        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn, m.records_len);
+        added = true;
       }
-      PageRecord rr = r;
-      if (rr.data != nullptr) rr.data = kept + (r.data - m.bytes);
-      batch_.Add(rr, mtr_index);
+      batch_.Add(r, mtr_index);  // r.data points into the mapped log
       return Status::Ok();
     });
   }
@@ -655,6 +652,7 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
   FileNames& names = out.names;
   uint64_t& end_lsn = out.end_lsn;
   std::string why;
+  uint64_t released = scanner.checkpoint().checkpoint_lsn;
   Status walk = scanner.Scan(
       [&](const MtrView& m) -> Status {
         for (const auto& op : m.info->file_ops) {
@@ -669,6 +667,10 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
           } else {
             names.deleted.erase(op.space_id);
           }
+        }
+        if (m.start_lsn - released >= (64u << 20)) {
+          scanner.Release(m.start_lsn);
+          released = m.start_lsn;
         }
         Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size, [&](const PageRecord& r) {
           const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
@@ -705,19 +707,15 @@ Result<uint32_t> BackupPageSize(const std::string& dir) {
 
 }  // namespace
 
-Status CheckRedoLog(const RedoApplyOptions& o) {
-  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
-  XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
-  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
-  return CheckLog(o, log_path, page_size, scanner).status();
-}
-
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(o.dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
-  XBAK_ASSIGN_OR_RETURN(LogScanner scanner, LogScanner::Open(log_path));
+  XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path));
+  LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
+  scanner.Rewind();
+  if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
 
@@ -735,7 +733,10 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
       [&](const MtrView& m) -> Status {
         if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
         progress.AddDone(m.end_lsn - m.start_lsn);
-        return applier.AddMtr(m);
+        const uint64_t batches = applier.stats().batches;
+        Status st = applier.AddMtr(m);
+        if (applier.stats().batches != batches) scanner.Release(m.start_lsn);  // applied: not needed any more
+        return st;
       },
       &end2, &why2));
   XBAK_RETURN_IF_ERROR(applier.Flush());

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "xbak/util/status.h"
@@ -31,6 +32,7 @@ Status RunPrepare(const PrepareOptions& o);
 // The redo step alone, on a directory whose xtrabackup_checkpoints says
 // `full-backuped` (a full backup, or a full backup onto which an
 // incremental's deltas and log were just installed).
-Status ApplyLogAndMarkPrepared(const PrepareOptions& o);
+// `before_write` runs after the log was checked and before anything is written.
+Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write = nullptr);
 
 }  // namespace xbak

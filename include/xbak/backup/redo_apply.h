@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -30,6 +31,9 @@ struct RedoApplyOptions {
   // backup is incomplete and nothing is written.
   uint64_t required_lsn = 0;
   std::chrono::milliseconds progress_interval{2000};
+  // Runs once the whole log has been checked, before anything is written
+  // (prepare carries out the backup's DDL markers there).
+  std::function<Status()> before_write;
 };
 
 struct RedoApplyStats {
@@ -39,7 +43,7 @@ struct RedoApplyStats {
   uint64_t records = 0;
   uint64_t pages_written = 0;
   uint64_t batches = 0;
-  uint64_t ignored_records = 0;     // records of tablespaces with no file (dropped during the backup)
+  uint64_t ignored_records = 0;       // records of tablespaces with no file (dropped during the backup)
   std::set<uint32_t> ignored_spaces;  // their ids
 };
 
@@ -47,9 +51,5 @@ struct RedoApplyStats {
 // of another format, and tablespaces xbak cannot apply to (encrypted,
 // page_compressed) are errors before the first byte is written.
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
-
-// The first pass alone: the log is readable, every mtr is sound, and it
-// reaches o.required_lsn. Writes nothing.
-Status CheckRedoLog(const RedoApplyOptions& o);
 
 }  // namespace xbak
