@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -289,45 +290,51 @@ class Catalog {
 
 // ---- Parsed records of one batch -------------------------------------------------
 
+// Records live in one chunked arena (no per-page vectors: millions of
+// small, growing vectors fragment the heap far beyond --use-memory); each
+// page holds a singly linked list of indexes into it, in LSN order.
+constexpr uint32_t kNoRec = UINT32_MAX;
+
 struct StoredRec {
-  const uint8_t* data;
+  const uint8_t* data;  // into the mapped log
   uint32_t data_len;
   uint32_t mtr;  // index into Batch::mtrs
   uint32_t offset;
   uint32_t length;
   uint32_t source;
+  uint32_t next;  // next record of the same page, or kNoRec
   RecordType type;
 };
 
 struct PageLog {
-  std::vector<StoredRec> recs;
+  uint32_t head = kNoRec, tail = kNoRec;
   bool skip_read = false;  // starts with INIT_PAGE/FREE_PAGE: the old content does not matter
 };
 
 class Batch {
  public:
-  // `log_bytes`: the mtr's records, which stay resident (mapped) until the
-  // batch is applied.
-  uint32_t AddMtr(uint64_t start, uint64_t end, size_t log_bytes) {
+  uint32_t AddMtr(uint64_t start, uint64_t end) {
     mtrs.push_back({start, end});
-    bytes_ += sizeof(mtrs[0]) + log_bytes;
+    bytes_ += sizeof(mtrs[0]);
     return static_cast<uint32_t>(mtrs.size() - 1);
   }
   void Add(const PageRecord& r, uint32_t mtr) {
     const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
     auto [it, fresh] = pages.try_emplace(key);
-    if (fresh) bytes_ += 96;
+    if (fresh) bytes_ += kPageOverhead;
     PageLog& pl = it->second;
-    if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage) {
-      // Nothing before a (re)initialisation matters (recv_sys_t::add).
-      bytes_ -= pl.recs.capacity() * sizeof(StoredRec);
-      pl.recs.clear();
-      pl.recs.shrink_to_fit();
-      pl.skip_read = true;
+    const uint32_t idx = static_cast<uint32_t>(recs.size());
+    recs.push_back(StoredRec{r.data, r.data_len, mtr, r.offset, r.length, r.source, kNoRec, r.type});
+    bytes_ += sizeof(StoredRec);
+    if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage || pl.head == kNoRec) {
+      // Nothing before a (re)initialisation matters (recv_sys_t::add); the
+      // records left behind stay in the arena until the batch ends.
+      if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage) pl.skip_read = true;
+      pl.head = pl.tail = idx;
+    } else {
+      recs[pl.tail].next = idx;
+      pl.tail = idx;
     }
-    const size_t before = pl.recs.capacity();
-    pl.recs.push_back(StoredRec{r.data, r.data_len, mtr, r.offset, r.length, r.source, r.type});
-    bytes_ += (pl.recs.capacity() - before) * sizeof(StoredRec);
   }
   // Drops every stored record of a tablespace (undo truncation).
   void DropSpace(uint32_t id) {
@@ -343,14 +350,18 @@ class Batch {
   bool empty() const { return pages.empty(); }
   void Clear() {
     pages.clear();
+    recs.clear();
     mtrs.clear();
     bytes_ = 0;
   }
 
-  std::vector<std::pair<uint64_t, uint64_t>> mtrs;  // start LSN, end LSN
+  std::deque<std::pair<uint64_t, uint64_t>> mtrs;  // start LSN, end LSN
+  std::deque<StoredRec> recs;
   std::unordered_map<uint64_t, PageLog> pages;
 
  private:
+  // An unordered_map node holding a PageLog, its bucket, and malloc's headers.
+  static constexpr size_t kPageOverhead = 64;
   size_t bytes_ = 0;
 };
 
@@ -368,19 +379,17 @@ Result<bool> ReplayPage(const Space& s, uint32_t page_no, const PageLog& pl, con
                         uint8_t* frame, size_t frame_size, uint64_t* end_lsn) {
   const uint64_t page_lsn = pl.skip_read ? 0 : LoadBE64(frame + innodb::kFilPageLsn);
   uint64_t start = 0, end = 0;
-  for (size_t i = 0; i < pl.recs.size();) {
-    const uint32_t mtr = pl.recs[i].mtr;
+  for (uint32_t i = pl.head; i != kNoRec;) {
+    const uint32_t mtr = batch.recs[i].mtr;
     const auto [mtr_start, mtr_end] = batch.mtrs[mtr];
-    size_t j = i;
-    while (j < pl.recs.size() && pl.recs[j].mtr == mtr) j++;
     end = mtr_end;
-    if (mtr_start < page_lsn) {
-      i = j;
-      continue;  // already in the page
+    if (mtr_start < page_lsn) {  // already in the page
+      while (i != kNoRec && batch.recs[i].mtr == mtr) i = batch.recs[i].next;
+      continue;
     }
     bool applied = false;
-    for (; i < j; i++) {
-      const StoredRec& r = pl.recs[i];
+    for (; i != kNoRec && batch.recs[i].mtr == mtr; i = batch.recs[i].next) {
+      const StoredRec& r = batch.recs[i];
       if (r.type == RecordType::kFreePage) continue;
       Status st;
       if (r.type == RecordType::kExtended) {
@@ -429,7 +438,13 @@ class Applier {
       : o_(o), catalog_(catalog), page_size_(page_size), freed_at_end_(freed_at_end) {}
 
   Status AddMtr(const MtrView& m) {
-    if (batch_.bytes() + m.records_len > o_.use_memory && !batch_.empty()) XBAK_RETURN_IF_ERROR(Flush());
+    // The batch holds its records and index, and keeps the log it spans
+    // mapped (resident) until it is applied.
+    if (batch_log_start_ == 0) batch_log_start_ = m.start_lsn;
+    if (batch_.bytes() + (m.end_lsn - batch_log_start_) > o_.use_memory && !batch_.empty()) {
+      XBAK_RETURN_IF_ERROR(Flush());
+      batch_log_start_ = m.start_lsn;
+    }
     stats_.mtrs++;
     bool added = false;
     uint32_t mtr_index = 0;
@@ -450,7 +465,7 @@ class Applier {
         return Status::Ok();
       }
       if (!added) {
-        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn, m.records_len);
+        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn);
         added = true;
       }
       batch_.Add(r, mtr_index);  // r.data points into the mapped log
@@ -605,6 +620,7 @@ class Applier {
   const RedoApplyOptions& o_;
   Catalog& catalog_;
   uint32_t page_size_;
+  uint64_t batch_log_start_ = 0;
   const std::unordered_set<uint64_t>& freed_at_end_;
   Batch batch_;
   RedoApplyStats stats_;
