@@ -50,7 +50,8 @@ expect_fail baddatadir "cannot read the server's datadir.*/nonexistent" \
 step "bad options"
 expect_fail badparallel "--parallel must be between" "$XBAK" --backup --parallel=0 --target-dir=/tmp/x
 expect_fail nomode "exactly one of" "$XBAK" --target-dir=/tmp/x
-expect_fail prepare "not implemented yet" "$XBAK" --prepare --target-dir=/tmp/x
+expect_fail prepare "is not a complete backup" "$XBAK" --prepare --target-dir="$TEST_WORK/no-such-backup"
+expect_fail prepare-mem "use-memory must be" "$XBAK" --prepare --use-memory=1K --target-dir="$TEST_WORK/no-such-backup"
 
 step "disk full on the target"
 mnt="$TEST_WORK/smallfs"

@@ -12,6 +12,7 @@
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
+#include "xbak/innodb/redo_log.h"
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
@@ -52,11 +53,14 @@ class IncrementalPrepareTest : public ::testing::Test {
       ASSERT_TRUE(WriteFileAtomic(d + "/" + kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n").ok());
     }
     ASSERT_TRUE(WriteFileAtomic(full_ + "/" + kCheckpointsFile,
-                                FormatCheckpoints({"log-applied", 0, 1000, 1010, false}))
+                                FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
                     .ok());
     ASSERT_TRUE(WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
-                                FormatCheckpoints({"incremental", 1000, 2000, 2010, false}))
+                                FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
                     .ok());
+    // INC's redo log: a clean log ending at 20016 (nothing to apply).
+    const auto log = innodb::MakePreparedLogFile(20000, "Backup test");
+    ASSERT_TRUE(WriteFileAtomic(inc_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
     // FULL: db/t.ibd, space 5, 4 pages.
     std::string base;
     for (uint32_t no = 0; no < 4; no++) {
@@ -77,7 +81,8 @@ class IncrementalPrepareTest : public ::testing::Test {
     for (uint32_t no = 0; no < n; no++) ASSERT_TRUE(w.AddPage(no, MakePage(space, no, fill, n).data()).ok());
     ASSERT_TRUE(w.Finish().ok());
     ASSERT_TRUE(WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
-    ASSERT_TRUE(WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
+    ASSERT_TRUE(
+        WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
   }
 
   void ExpectTable(const std::string& name, uint32_t space, uint32_t n, uint8_t fill) {
@@ -94,8 +99,8 @@ class IncrementalPrepareTest : public ::testing::Test {
 };
 
 TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
-  WriteDelta("t", 5, 2600, 0x22);    // 3 blocks of up to 1023 pages: 3 pieces
-  WriteDelta("new", 9, 7, 0x33);     // not in FULL: created from its page 0
+  WriteDelta("t", 5, 2600, 0x22);  // 3 blocks of up to 1023 pages: 3 pieces
+  WriteDelta("new", 9, 7, 0x33);   // not in FULL: created from its page 0
   IncrementalPrepareOptions o;
   o.target_dir = full_;
   o.incremental_dir = inc_;
@@ -110,8 +115,8 @@ TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
   ASSERT_TRUE(cp.ok());
   auto parsed = ParseCheckpoints(*cp, "cp");
   ASSERT_TRUE(parsed.ok());
-  EXPECT_EQ(parsed->backup_type, "full-backuped");
-  EXPECT_EQ(parsed->to_lsn, 2000u);
+  EXPECT_EQ(parsed->backup_type, "log-applied");  // the deltas, then INC's redo log
+  EXPECT_EQ(parsed->to_lsn, 20000u);
   EXPECT_FALSE(std::filesystem::exists(full_ + "/xbak_incremental_in_progress"));
   // Applied once: the chain check refuses it a second time.
   EXPECT_FALSE(RunIncrementalPrepare(o).ok());
@@ -133,7 +138,8 @@ TEST_F(IncrementalPrepareTest, CorruptPageIsRefusedBeforeAnythingIsWritten) {
   Status s = RunIncrementalPrepare(o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("t.ibd.delta: page 1023"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("block at byte " + std::to_string(kPs * 1024)), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("block at byte " + std::to_string(kPs * 1024)), std::string::npos)
+      << s.message();
   ExpectTable("t", 5, 4, 0x11);
   EXPECT_TRUE(std::filesystem::exists(full_ + "/" + kCheckpointsFile));
 }
