@@ -3,6 +3,7 @@
 # clang, ASan and UBSan in ./build-fuzz, and runs each for a bounded time.
 #   scripts/run-fuzz.sh [SECONDS_PER_TARGET (default 60)] [TARGET...]
 # A crash leaves its input in build-fuzz/crashes/<target>/ and makes the script exit non-zero.
+# Seed corpora (real files a test backup produced) are in tests/fuzz/corpus/<target>/.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -19,9 +20,13 @@ cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+  # Seeds: real files from a test backup, in tests/fuzz/corpus/<target>/ (read only; new
+  # inputs go to build-fuzz/corpus/<target>/).
+  seeds=()
+  if [ -d "tests/fuzz/corpus/$t" ]; then seeds=("tests/fuzz/corpus/$t"); fi
   echo "== $t ($secs s)"
   if ! "build-fuzz/tests/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 \
-    -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" 2> "build-fuzz/$t.log"; then
+    -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" "${seeds[@]}" 2> "build-fuzz/$t.log"; then
     tail -n 40 "build-fuzz/$t.log" >&2
     echo "FUZZ FAILURE: $t (input in build-fuzz/crashes/$t/)" >&2
     status=1

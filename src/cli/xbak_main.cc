@@ -13,6 +13,8 @@
 #include "xbak/backup/copy_back.h"
 #include "xbak/backup/incremental_prepare.h"
 #include "xbak/backup/metadata.h"
+#include "xbak/backup/prepare.h"
+#include "xbak/backup/verify.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
@@ -29,12 +31,16 @@ constexpr const char* kUsage =
     "Hot backup of a running MariaDB 10.11 server (InnoDB, Aria, MyISAM, ...).\n\n"
     "Modes:\n"
     "  --backup       copy a running server into --target-dir (or --stream=xbstream to stdout)\n"
-    "  --prepare      with --incremental-dir: apply an incremental's deltas in parallel onto a\n"
-    "                 prepared full backup; without: not implemented yet (use mariabackup --prepare)\n"
+    "  --prepare      apply the redo log copied during the backup (in parallel, --use-memory bounds\n"
+    "                 it), so that --target-dir holds a consistent copy; with --incremental-dir: apply\n"
+    "                 an incremental's deltas and redo log onto a prepared full backup\n"
     "  --copy-back    restore a prepared backup into an empty --datadir\n"
     "  --move-back    like --copy-back, but moves the files\n"
     "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
-    "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n\n"
+    "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n"
+    "  --verify       check a backup in --target-dir (and its incrementals: --incremental-dir=INC,\n"
+    "                 repeated, in order) without changing it: page checksums, deltas, redo log,\n"
+    "                 promised files, LSN chain; one line per problem, exit status 0 only if sound\n\n"
     "Option files: --defaults-file=F replaces ~/.my.cnf; groups [client] and [xbak] give the\n"
     "connection, [mysqld]/[mariadbd] give datadir for --copy-back. The password may also come from\n"
     "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
@@ -51,6 +57,12 @@ std::string MaskPassword(int argc, char** argv) {
       secret = argv[i] + 11;
     else if (a.rfind("-p", 0) == 0 && a.size() > 2 && a[1] == 'p')
       secret = argv[i] + 2;
+    if ((a == "--password" || a == "-p") && i + 1 < argc) {
+      // "--password SECRET": the value is the next argument.
+      for (char* c = argv[++i]; *c; c++) *c = 'x';
+      cmd += (cmd.empty() ? "" : " ") + a + " ...";
+      continue;
+    }
     std::string shown = a;
     if (secret != nullptr) {
       shown = a.substr(0, static_cast<size_t>(secret - argv[i])) + "...";
@@ -72,12 +84,15 @@ int main(int argc, char** argv) {
   // A reader of our stdout/FIFO that goes away must give a clear EPIPE error,
   // not kill us silently with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
-  std::string tool_command = MaskPassword(argc, argv);
+  // Wiped only once the parser holds its own copy (wiping first would send the
+  // x's as the password).
+  std::string tool_command;
 
   po::options_description modes("Modes");
   modes.add_options()("backup", "take a backup")("prepare", "prepare a backup")(
       "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
       "extract,x", "unpack an xbstream")("decompress", "decompress a compressed backup")(
+      "verify", "check a backup (and its incrementals)")(
       "help", "show this help")("version", "show the version");
 
   po::options_description conn("Connection (also from [client]/[xbak] in option files)");
@@ -96,15 +111,21 @@ int main(int argc, char** argv) {
       "incremental-basedir", po::value<std::string>(),
       "incremental backup: only pages changed since the backup in this directory (its to_lsn)")(
       "incremental-lsn", po::value<uint64_t>(), "incremental backup: only pages changed after this LSN")(
-      "incremental-dir", po::value<std::string>(),
-      "--prepare: the incremental backup to apply to --target-dir")(
+      "incremental-dir", po::value<std::vector<std::string>>(),
+      "--prepare: the incremental backup to apply to --target-dir; --verify: an incremental of the "
+      "chain (repeat, in order)")(
       "slave-info", "record the replication position of this replica in xtrabackup_slave_info")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
       "seconds BACKUP STAGE may wait for a lock (0: server default)")(
       "log-copy-timeout", po::value<unsigned>()->default_value(60),
       "fail if the redo log copy makes no progress for this many seconds")(
       "page-retries", po::value<int>()->default_value(10), "re-reads of a page with a bad checksum")(
-      "apply-log-only", "accepted for compatibility (prepare)")(
+      "apply-log-only",
+      "accepted for compatibility (prepare): MariaDB 10.11 rolls back incomplete transactions at "
+      "server start, so every prepared backup can still take incrementals")(
+      "use-memory", po::value<std::string>()->default_value("256M"),
+      "--prepare: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
+      "applied in several batches")(
       "force-non-empty-directories", "copy-back into a non-empty datadir (never overwrites files)")(
       "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
@@ -136,6 +157,7 @@ int main(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    tool_command = MaskPassword(argc, argv);
     auto [file, must] = xbak::ChooseOptionFile(argc, argv);
     if (!file.empty()) {
       // Connection options from the client groups, paths from the server
@@ -172,13 +194,24 @@ int main(int argc, char** argv) {
     return 0;
   }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
-                                vm.count("move-back") + vm.count("extract") + vm.count("decompress"));
+                                vm.count("move-back") + vm.count("extract") + vm.count("decompress") +
+                                vm.count("verify"));
   if (nmodes != 1) {
     std::cerr << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --extract, "
-                 "--decompress (see --help)\n";
+                 "--decompress, --verify (see --help)\n";
     return 2;
   }
-  auto str = [&](const char* k) { return vm.count(k) ? vm[k].as<std::string>() : std::string(); };
+  auto str = [&](const char* k) {
+    if (!vm.count(k)) return std::string();
+    // --incremental-dir may repeat (for --verify); other modes take one.
+    if (auto* v = boost::any_cast<std::vector<std::string>>(&vm[k].value())) return v->back();
+    return vm[k].as<std::string>();
+  };
+  if (vm.count("incremental-dir") && vm["incremental-dir"].as<std::vector<std::string>>().size() > 1 &&
+      !vm.count("verify")) {
+    std::cerr << "xbak: --incremental-dir may be repeated only with --verify\n";
+    return 2;
+  }
   int parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 256) {
     std::cerr << "xbak: --parallel must be between 1 and 256, got " << parallel << "\n";
@@ -227,6 +260,21 @@ int main(int argc, char** argv) {
     if (!st.ok()) return Fail(st);
     xbak::LogInfo("extracted into " + eo.target_dir);
     return 0;
+  }
+  if (vm.count("verify")) {
+    xbak::VerifyOptions vo;
+    vo.target_dir = str("target-dir");
+    if (vo.target_dir.empty()) {
+      std::cerr << "xbak: --verify needs --target-dir\n";
+      return 2;
+    }
+    if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
+    vo.parallel = parallel;
+    auto r = xbak::VerifyBackup(vo);
+    if (!r.ok()) return Fail(r.status());
+    for (const auto& line : r->problems) std::cout << line << "\n";
+    std::cout << r->Summary() << std::endl;
+    return r->sound() ? 0 : 1;
   }
   if (vm.count("decompress")) {
     xbak::DecompressOptions d;
@@ -316,8 +364,26 @@ int main(int argc, char** argv) {
     xbak::Status st = xbak::RunBackup(o);
     return st.ok() ? 0 : Fail(st);
   }
+  uint64_t use_memory = 0;
+  {
+    const std::string m = vm["use-memory"].as<std::string>();
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(m.c_str(), &end, 10);
+    std::string suffix = end ? std::string(end) : std::string();
+    uint64_t mult = suffix.empty() ? 1
+                    : (suffix == "K" || suffix == "k") ? 1ull << 10
+                    : (suffix == "M" || suffix == "m") ? 1ull << 20
+                    : (suffix == "G" || suffix == "g") ? 1ull << 30
+                                                       : 0;
+    use_memory = v * mult;
+    if (m.empty() || end == m.c_str() || mult == 0 || use_memory < (16ull << 20)) {
+      std::cerr << "xbak: --use-memory must be a size of at least 16M (e.g. 512M, 2G), got '" << m << "'\n";
+      return 2;
+    }
+  }
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::IncrementalPrepareOptions ip;
+    ip.use_memory = use_memory;
     ip.target_dir = str("target-dir");
     ip.incremental_dir = str("incremental-dir");
     if (ip.target_dir.empty()) {
@@ -330,10 +396,17 @@ int main(int argc, char** argv) {
     return st.ok() ? 0 : Fail(st);
   }
   if (vm.count("prepare")) {
-    xbak::LogError(
-        "xbak --prepare is not implemented yet. Prepare xbak's backups with "
-        "`mariabackup --prepare --target-dir=DIR`: they are in mariabackup's format.");
-    return 3;
+    xbak::PrepareOptions po;
+    po.target_dir = str("target-dir");
+    if (po.target_dir.empty()) {
+      std::cerr << "xbak: --prepare needs --target-dir\n";
+      return 2;
+    }
+    po.parallel = parallel;
+    po.use_memory = use_memory;
+    po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    xbak::Status st = xbak::RunPrepare(po);
+    return st.ok() ? 0 : Fail(st);
   }
   xbak::CopyBackOptions o;
   o.backup_dir = str("target-dir");

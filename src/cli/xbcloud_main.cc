@@ -16,6 +16,7 @@
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/put.h"
 #include "xbak/cloud/remove.h"
+#include "xbak/cloud/verify.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/storage/s3_store.h"
 #include "xbak/util/file.h"
@@ -30,7 +31,10 @@ constexpr const char* kUsage =
     "Usage: xbcloud put    [OPTIONS] NAME        upload an xbstream (stdin or --fifo-streams) as backup "
     "NAME\n"
     "       xbcloud get    [OPTIONS] NAME [FILE...]  download backup NAME as xbstream (stdout or FIFOs)\n"
-    "       xbcloud delete [OPTIONS] NAME        remove every object of backup NAME\n\n"
+    "       xbcloud delete [OPTIONS] NAME        remove every object of backup NAME\n"
+    "       xbcloud verify [OPTIONS] NAME        check backup NAME: manifest complete, every object\n"
+    "                                            there and matching its .md5 sidecar and the manifest\n"
+    "                                            (exit 0 only if sound)\n\n"
     "Examples:\n"
     "  xbak --backup --stream=xbstream | xbcloud put --s3-bucket=B nightly-1\n"
     "  xbak --backup --stream=xbstream --fifo-streams=8 --fifo-dir=D &\n"
@@ -195,8 +199,8 @@ int main(int argc, char** argv) {
   auto env = [](const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); };
 
   const std::string command = str("command"), name = str("name");
-  if (command != "put" && command != "get" && command != "delete") {
-    return Usage(command.empty() ? "give a command: put, get or delete"
+  if (command != "put" && command != "get" && command != "delete" && command != "verify") {
+    return Usage(command.empty() ? "give a command: put, get, delete or verify"
                                  : "unknown command '" + command + "'");
   }
   if (name.empty()) return Usage(command + " needs a backup NAME");
@@ -247,7 +251,9 @@ int main(int argc, char** argv) {
   int fifo_streams = vm["fifo-streams"].as<int>();
   if (fifo_streams < 1 || fifo_streams > 64) return Usage("--fifo-streams must be between 1 and 64");
   if (fifo_streams > 1 && !vm.count("fifo-dir")) return Usage("--fifo-streams needs --fifo-dir");
-  if (fifo_streams > 1 && command == "delete") return Usage("delete takes no --fifo-streams");
+  if (fifo_streams > 1 && (command == "delete" || command == "verify")) {
+    return Usage(command + " takes no --fifo-streams");
+  }
   auto fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
   auto progress = std::chrono::milliseconds(1000LL * vm["progress-interval"].as<unsigned>());
   if (cfg.insecure) xbak::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
@@ -259,6 +265,16 @@ int main(int argc, char** argv) {
   if (command == "delete") {
     xbak::Status st = xbak::cloud::CloudDelete(loop, **store, name);
     return st.ok() ? 0 : Fail(st);
+  }
+  if (command == "verify") {
+    xbak::cloud::CloudVerifyOptions vo;
+    vo.name = name;
+    vo.parallel = parallel;
+    auto r = xbak::cloud::CloudVerify(loop, **store, vo);
+    if (!r.ok()) return Fail(r.status());
+    for (const auto& line : r->problems) std::cout << line << "\n";
+    std::cout << r->Summary() << std::endl;
+    return r->sound() ? 0 : 1;
   }
 
   // The streams: stdin/stdout or N FIFOs.

@@ -49,9 +49,9 @@ struct SourceFile {
 };
 
 struct InnodbFiles {
-  std::vector<SourceFile> system;      // ibdata*, in order (page numbers continue across them)
-  std::vector<SourceFile> undo;        // undo001...
-  std::vector<SourceFile> tablespaces; // db/t.ibd (file-per-table)
+  std::vector<SourceFile> system;       // ibdata*, in order (page numbers continue across them)
+  std::vector<SourceFile> undo;         // undo001...
+  std::vector<SourceFile> tablespaces;  // db/t.ibd (file-per-table)
 };
 
 // Lists the InnoDB data files: system tablespace, undo tablespaces and every

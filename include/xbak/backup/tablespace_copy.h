@@ -16,11 +16,11 @@
 namespace xbak {
 
 struct TablespaceCopyOptions {
-  uint32_t page_size = 16384;       // the server's innodb_page_size (logical)
-  int max_retries = 10;             // re-reads of a page that fails validation
-  uint32_t first_page_no = 0;       // page number of the file's first page (ibdata2... continue ibdata1)
-  bool is_system = false;           // space 0: the doublewrite area is not validated
-  uint32_t system_flags = 0;        // FSP flags of space 0, for ibdata2.. which have no page 0
+  uint32_t page_size = 16384;  // the server's innodb_page_size (logical)
+  int max_retries = 10;        // re-reads of a page that fails validation
+  uint32_t first_page_no = 0;  // page number of the file's first page (ibdata2... continue ibdata1)
+  bool is_system = false;      // space 0: the doublewrite area is not validated
+  uint32_t system_flags = 0;   // FSP flags of space 0, for ibdata2.. which have no page 0
   const std::atomic<bool>* cancel = nullptr;  // set when another copy failed
   // Incremental backup: only pages whose LSN is above incremental_lsn are
   // written, as DEST.delta + DEST.meta (mariabackup's format); the .meta goes
@@ -31,12 +31,12 @@ struct TablespaceCopyOptions {
 };
 
 struct TablespaceCopyResult {
-  bool vanished = false;        // the file was dropped before we could open it
-  bool deferred = false;        // page 0 was all zero (created, not yet flushed)
-  uint32_t space_id = 0;        // from page 0 (0 if deferred)
-  uint32_t flags = 0;           // FSP flags from page 0
-  uint64_t pages = 0;           // pages read
-  uint64_t delta_pages = 0;     // incremental: pages written to the .delta
+  bool vanished = false;     // the file was dropped before we could open it
+  bool deferred = false;     // page 0 was all zero (created, not yet flushed)
+  uint32_t space_id = 0;     // from page 0 (0 if deferred)
+  uint32_t flags = 0;        // FSP flags from page 0
+  uint64_t pages = 0;        // pages read
+  uint64_t delta_pages = 0;  // incremental: pages written to the .delta
   uint64_t retried_pages = 0;
 };
 

@@ -1,0 +1,354 @@
+#include "xbak/cloud/verify.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "xbak/cloud/layout.h"
+#include "xbak/cloud/sync.h"
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/log.h"
+
+namespace xbak::cloud {
+namespace {
+
+struct Item {
+  std::string key;
+  std::string path;  // the backup file it belongs to
+  bool has_sidecar = false;
+  std::optional<ManifestEntry> manifest;
+};
+
+class Problems {
+ public:
+  void Add(std::string line) {
+    std::lock_guard<std::mutex> l(mu_);
+    lines_.push_back(std::move(line));
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> l(mu_);
+    return std::move(lines_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// A downloaded object waiting for its checks on the pool.
+struct Downloaded {
+  size_t index = 0;
+  std::string body;
+  std::optional<storage::Md5Digest> sidecar;
+};
+
+class Job {
+ public:
+  Job(storage::EventLoop& loop, storage::ObjectStore& store, const CloudVerifyOptions& o,
+      std::vector<Item> items, Problems& problems)
+      : loop_(loop), store_(store), o_(o), items_(std::move(items)), problems_(problems) {
+    threads_ = std::max(1, o.md5_threads);
+    window_ = static_cast<size_t>(o.parallel) + static_cast<size_t>(threads_);
+  }
+
+  uint64_t bytes() const { return bytes_.load(); }
+
+  void Run() {
+    if (items_.empty()) return;
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads_; i++) pool.emplace_back([this] { Worker(); });
+    Pump();
+    loop_.Run();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : pool) t.join();
+  }
+
+ private:
+  // Loop thread.
+  void Pump() {
+    while (next_ < items_.size() && inflight_ < static_cast<size_t>(o_.parallel) &&
+           inflight_ + held_ < window_) {
+      size_t i = next_++;
+      inflight_++;
+      Fetch(i);
+    }
+  }
+
+  void Fetch(size_t i) {
+    const Item& it = items_[i];
+    if (!it.has_sidecar) return FetchBody(i, std::nullopt);
+    store_.Get(it.key + std::string(kMd5Suffix), [this, i](Result<std::string> r) {
+      const Item& it = items_[i];
+      std::optional<storage::Md5Digest> side;
+      if (!r.ok()) {
+        problems_.Add(it.key + std::string(kMd5Suffix) +
+                      ": cannot read the sidecar: " + r.status().message());
+      } else {
+        auto d = ParseMd5Sidecar(*r, it.key);
+        if (!d.ok()) {
+          problems_.Add(it.key + std::string(kMd5Suffix) + ": " + d.status().message());
+        } else {
+          side = *d;
+          std::string base = it.key.substr(it.key.rfind('/') + 1);
+          if (r->find(base) == std::string::npos) {
+            problems_.Add(it.key + std::string(kMd5Suffix) + ": the sidecar names another object");
+          }
+        }
+      }
+      FetchBody(i, side);
+    });
+  }
+
+  void FetchBody(size_t i, std::optional<storage::Md5Digest> side) {
+    store_.Get(items_[i].key, [this, i, side](Result<std::string> r) {
+      inflight_--;
+      if (!r.ok()) {
+        problems_.Add(items_[i].key + ": cannot download: " + r.status().message());
+        Finished();
+        return;
+      }
+      held_++;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        queue_.push_back(Downloaded{i, std::move(*r), side});
+      }
+      cv_.notify_one();
+      Pump();
+    });
+  }
+
+  void Finished() {
+    done_++;
+    if (done_ == items_.size()) {
+      loop_.Stop();
+      return;
+    }
+    Pump();
+  }
+
+  // Pool threads.
+  void Worker() {
+    for (;;) {
+      Downloaded d;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return closed_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        d = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      Check(d);
+      loop_.Post([this] {
+        held_--;
+        Finished();
+      });
+    }
+  }
+
+  void Check(const Downloaded& d) {
+    const Item& it = items_[d.index];
+    bytes_ += d.body.size();
+    storage::Md5Digest got = storage::Md5(d.body);
+    if (d.sidecar && *d.sidecar != got) {
+      problems_.Add(it.key + ": MD5 " + storage::Md5Hex(got) + " does not match its .md5 sidecar (" +
+                    storage::Md5Hex(*d.sidecar) + ")");
+    }
+    if (it.manifest) {
+      if (it.manifest->size != d.body.size()) {
+        problems_.Add(it.key + ": " + std::to_string(d.body.size()) + " bytes, the manifest says " +
+                      std::to_string(it.manifest->size));
+      } else if (it.manifest->md5 != got) {
+        problems_.Add(it.key + ": MD5 " + storage::Md5Hex(got) + " does not match the manifest (" +
+                      storage::Md5Hex(it.manifest->md5) + ")");
+      }
+    }
+    std::string bad = CheckObjectChunks(d.body, it.path);
+    if (!bad.empty()) problems_.Add(it.key + ": " + bad);
+  }
+
+  storage::EventLoop& loop_;
+  storage::ObjectStore& store_;
+  const CloudVerifyOptions& o_;
+  const std::vector<Item> items_;
+  Problems& problems_;
+  int threads_ = 1;
+  size_t window_ = 1;
+  // Loop thread only.
+  size_t next_ = 0, inflight_ = 0, held_ = 0, done_ = 0;
+  // Shared with the pool.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Downloaded> queue_;
+  bool closed_ = false;
+  std::atomic<uint64_t> bytes_{0};
+};
+
+}  // namespace
+
+std::string CheckObjectChunks(const std::string& body, const std::string& path) {
+  const auto* p = reinterpret_cast<const uint8_t*>(body.data());
+  const size_t n = body.size();
+  if (n == 0) return "empty object (every object holds at least one chunk)";
+  size_t pos = 0;
+  auto at = [&](size_t off, const std::string& what) {
+    return "not a valid xbstream piece of " + path + " at byte " + std::to_string(off) + ": " + what;
+  };
+  while (pos < n) {
+    const size_t start = pos;
+    if (n - pos < kXbstreamFixedHeaderLen) return at(start, "truncated chunk header");
+    if (std::memcmp(p + pos, kXbstreamMagic.data(), kXbstreamMagic.size()) != 0)
+      return at(start, "bad chunk magic");
+    uint8_t flags = p[pos + 8];
+    uint8_t type = p[pos + 9];
+    uint32_t path_len = LoadLE32(p + pos + 10);
+    pos += kXbstreamFixedHeaderLen;
+    if (path_len > kXbstreamMaxPathLen) return at(start, "path too long");
+    if (n - pos < path_len) return at(start, "truncated chunk header");
+    std::string chunk_path(body.data() + pos, path_len);
+    pos += path_len;
+    auto norm = NormalizeXbstreamPath(chunk_path);
+    if (!norm.ok() || *norm != path) return at(start, "a chunk of '" + chunk_path + "'");
+    if (type == 'E') continue;
+    if (type != 'P' && !(flags & kXbstreamFlagIgnorable)) return at(start, "unknown chunk type");
+    if (n - pos < kXbstreamPayloadHeaderLen) return at(start, "truncated chunk header");
+    uint64_t len = LoadLE64(p + pos);
+    uint32_t crc = LoadLE32(p + pos + 16);
+    pos += kXbstreamPayloadHeaderLen;
+    if (len > kXbstreamMaxPayloadLen) return at(start, "payload too large");
+    if (n - pos < len) return at(start, "truncated payload");
+    if (XbstreamCrc32(p + pos, static_cast<size_t>(len)) != crc)
+      return at(start, "payload checksum mismatch");
+    pos += static_cast<size_t>(len);
+  }
+  return "";
+}
+
+std::string CloudVerifyResult::Summary() const {
+  return "verify: " + std::to_string(objects) + " objects, " + std::to_string(bytes) + " bytes, " +
+         std::to_string(problems.size()) + " problem" + (problems.size() == 1 ? "" : "s");
+}
+
+Result<CloudVerifyResult> CloudVerify(storage::EventLoop& loop, storage::ObjectStore& store,
+                                      const CloudVerifyOptions& options) {
+  XBAK_RETURN_IF_ERROR(CheckBackupName(options.name));
+  if (options.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
+  const std::string& name = options.name;
+  const std::string prefix = name + "/";
+  const std::string marker = ManifestKey(name);
+  std::map<std::string, uint64_t> listed;
+  std::string token;
+  do {
+    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
+    for (auto& o : page.objects) listed[o.key] = o.size;
+    token = page.next_token;
+  } while (!token.empty());
+  if (listed.empty())
+    return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
+
+  Problems problems;
+  std::optional<std::vector<ManifestEntry>> manifest;
+  if (!listed.count(marker)) {
+    problems.Add(marker + ": missing: the backup is incomplete (its put did not finish) or was damaged");
+  } else {
+    auto text = GetSync(loop, store, marker);
+    if (!text.ok()) {
+      problems.Add(marker + ": cannot read it: " + text.status().message());
+    } else {
+      auto m = ParseManifest(*text);
+      if (!m.ok()) {
+        problems.Add(marker + ": " + m.status().message());
+      } else {
+        manifest = std::move(m.value());
+      }
+    }
+  }
+
+  // What is stored: data objects, sidecars, anything else.
+  std::map<std::string, Item> items;  // by key
+  for (const auto& [key, size] : listed) {
+    if (key == marker) continue;
+    std::string path;
+    uint64_t seq = 0;
+    if (key.ends_with(kMd5Suffix)) {
+      std::string data = key.substr(0, key.size() - kMd5Suffix.size());
+      if (!listed.count(data)) problems.Add(key + ": a sidecar without its object");
+      continue;
+    }
+    if (key.ends_with("/" + std::string(kManifestName))) {
+      problems.Add(key + ": the completion marker of another backup inside this one");
+      continue;
+    }
+    if (!ParseDataObjectKey(name, key, &path, &seq)) {
+      problems.Add(key + ": not an object of an xbcloud backup (no .<sequence number> suffix)");
+      continue;
+    }
+    Item it;
+    it.key = key;
+    it.path = path;
+    it.has_sidecar = listed.count(key + std::string(kMd5Suffix)) != 0;
+    if (!it.has_sidecar) problems.Add(key + ": no .md5 sidecar");
+    items[key] = std::move(it);
+  }
+  if (manifest) {
+    std::map<std::string, const ManifestEntry*> by_key;
+    for (const auto& e : *manifest) by_key[DataObjectKey(name, e.path, e.seq)] = &e;
+    for (const auto& [key, e] : by_key) {
+      auto it = items.find(key);
+      if (it == items.end()) {
+        problems.Add(key + ": missing (listed in the manifest)");
+        continue;
+      }
+      it->second.manifest = *e;
+      uint64_t size = listed[key];
+      if (size != e->size) {
+        problems.Add(key + ": the store lists " + std::to_string(size) + " bytes, the manifest says " +
+                     std::to_string(e->size));
+      }
+    }
+    for (const auto& [key, it] : items) {
+      if (!by_key.count(key)) problems.Add(key + ": not listed in the manifest");
+    }
+  } else {
+    // No manifest to compare with: at least each file's objects must be numbered 0, 1, 2, ...
+    std::map<std::string, std::vector<uint64_t>> seqs;
+    for (const auto& [key, it] : items) {
+      std::string p;
+      uint64_t s = 0;
+      (void)ParseDataObjectKey(name, key, &p, &s);
+      seqs[p].push_back(s);
+    }
+    for (auto& [p, v] : seqs) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 0; i < v.size(); i++) {
+        if (v[i] != i) {
+          problems.Add(DataObjectKey(name, p, i) + ": missing (the objects of " + p + " skip it)");
+          break;
+        }
+      }
+    }
+  }
+
+  std::vector<Item> todo;
+  todo.reserve(items.size());
+  for (auto& [key, it] : items) todo.push_back(std::move(it));
+  CloudVerifyResult res;
+  res.objects = todo.size();
+  Job job(loop, store, options, std::move(todo), problems);
+  job.Run();
+  res.bytes = job.bytes();
+  res.problems = problems.Take();
+  std::sort(res.problems.begin(), res.problems.end());
+  return res;
+}
+
+}  // namespace xbak::cloud

@@ -1,0 +1,295 @@
+// VerifyBackup on small synthetic backups (4 KiB pages): a sound backup and a
+// sound chain pass; every kind of damage is one line naming file and page.
+#include "xbak/backup/verify.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "xbak/backup/metadata.h"
+#include "xbak/innodb/delta.h"
+#include "xbak/innodb/page.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/util/crc32c.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+constexpr uint32_t kPs = 4096;
+constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
+constexpr uint64_t kCkpt = 20000;  // the backup log's checkpoint LSN
+
+std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, uint32_t fsp_size = 0) {
+  std::vector<uint8_t> p(kPs, 0);
+  std::fill(p.begin() + innodb::kFilPageData, p.end() - 8, fill);
+  StoreBE32(p.data() + innodb::kFilPageOffset, no);
+  StoreBE32(p.data() + innodb::kFilPageSpaceId, space);
+  StoreBE64(p.data() + innodb::kFilPageLsn, 1500);
+  if (no == 0) {
+    std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
+    StoreBE32(p.data() + innodb::kFspSpaceId, space);
+    StoreBE32(p.data() + innodb::kFspSize, fsp_size);
+    StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
+  }
+  auto flags = innodb::DecodeSpaceFlags(kFlags);
+  EXPECT_TRUE(flags.ok());
+  innodb::StampPageChecksum(p.data(), *flags);
+  return p;
+}
+
+std::vector<uint8_t> Tablespace(uint32_t space, uint32_t pages) {
+  std::vector<uint8_t> out;
+  for (uint32_t i = 0; i < pages; i++) {
+    auto p = MakePage(space, i, static_cast<uint8_t>(i + 1), pages);
+    out.insert(out.end(), p.begin(), p.end());
+  }
+  return out;
+}
+
+void Write(const std::string& path, const void* data, size_t n) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+}
+void Write(const std::string& path, const std::string& s) { Write(path, s.data(), s.size()); }
+void Write(const std::string& path, const std::vector<uint8_t>& v) { Write(path, v.data(), v.size()); }
+
+std::vector<uint8_t> Read(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// A backup log: header, checkpoint, one mtr holding a FILE_CHECKPOINT record.
+std::vector<uint8_t> BackupLog() {
+  auto log = innodb::MakeBackupLogHeader(innodb::kRedoFormat10_8, kCkpt, kCkpt, "Backup 10.11.19");
+  uint8_t rec[11] = {0xFA, 0, 0};  // FILE_CHECKPOINT, 10 bytes: space 0, page 0, LSN
+  StoreBE64(rec + 3, kCkpt);
+  log.insert(log.end(), rec, rec + sizeof rec);
+  log.push_back(1);
+  uint8_t crc[4];
+  StoreBE32(crc, crc32c::Value(rec, sizeof rec));
+  log.insert(log.end(), crc, crc + 4);
+  return log;
+}
+constexpr uint64_t kLogEnd = kCkpt + 16;
+
+class VerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_verify_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    full_ = root_ + "/full";
+    MakeBackup(full_, "full-backuped", 0, kCkpt, kLogEnd);
+    Write(full_ + "/ibdata1", Tablespace(0, 8));
+    Write(full_ + "/db/a.ibd", Tablespace(5, 6));
+    Write(full_ + "/db/a.frm", std::string("frm"));
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  void MakeBackup(const std::string& dir, const std::string& type, uint64_t from, uint64_t to,
+                  uint64_t last) {
+    Checkpoints c{type, from, to, last, false};
+    Write(dir + "/" + kCheckpointsFile, FormatCheckpoints(c));
+    ServerSettings s;
+    s.checksum_algorithm = "full_crc32";
+    s.data_file_path = "ibdata1:12M:autoextend";
+    s.page_size = kPs;
+    Write(dir + "/" + kBackupCnfFile, FormatBackupCnf(s));
+    Write(dir + "/" + kInfoFile, std::string("uuid = x\nbinlog_pos = \n"));
+    Write(dir + "/ib_logfile0", BackupLog());
+  }
+
+  // An incremental on top of full_: deltas of ibdata1 and db/a.ibd.
+  std::string MakeIncremental(uint64_t from) {
+    std::string inc = root_ + "/inc";
+    MakeBackup(inc, "incremental", from, kCkpt, kLogEnd);
+    for (auto [rel, space] : {std::pair<std::string, uint32_t>{"ibdata1", 0}, {"db/a.ibd", 5}}) {
+      Write(inc + "/" + rel + ".meta", innodb::FormatDeltaMeta({kPs, 0, space}));
+      std::vector<uint8_t> out;
+      innodb::DeltaWriter w(kPs, [&](const uint8_t* d, size_t n) {
+        out.insert(out.end(), d, d + n);
+        return Status::Ok();
+      });
+      EXPECT_TRUE(w.AddPage(0, MakePage(space, 0, 9, 8).data()).ok());
+      EXPECT_TRUE(w.AddPage(3, MakePage(space, 3, 9).data()).ok());
+      EXPECT_TRUE(w.Finish().ok());
+      Write(inc + "/" + rel + ".delta", out);
+    }
+    return inc;
+  }
+
+  VerifyResult Verify(std::vector<std::string> incs = {}, size_t max_per_file = 20) {
+    VerifyOptions o;
+    o.target_dir = full_;
+    o.incremental_dirs = std::move(incs);
+    o.parallel = 3;
+    o.max_problems_per_file = max_per_file;
+    auto r = VerifyBackup(o);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r.value() : VerifyResult{};
+  }
+
+  static std::string All(const VerifyResult& r) {
+    std::string s;
+    for (const auto& l : r.problems) s += l + "\n";
+    return s;
+  }
+
+  void Flip(const std::string& path, size_t off) {
+    auto b = Read(path);
+    ASSERT_LT(off, b.size());
+    b[off] ^= 0xFF;
+    Write(path, b);
+  }
+
+  std::string root_, full_;
+};
+
+TEST_F(VerifyTest, SoundBackupPasses) {
+  VerifyResult r = Verify();
+  EXPECT_TRUE(r.sound()) << All(r);
+  EXPECT_EQ(r.pages, 14u);
+  EXPECT_EQ(r.Summary(), "verify: " + std::to_string(r.files) + " files, 14 pages, 0 problems");
+}
+
+TEST_F(VerifyTest, FlippedByteNamesFileAndPage) {
+  Flip(full_ + "/db/a.ibd", 2 * kPs + 100);
+  VerifyResult r = Verify();
+  ASSERT_EQ(r.problem_count, 1u) << All(r);
+  EXPECT_NE(r.problems[0].find("db/a.ibd: page 2 (byte offset 8192): "), std::string::npos) << r.problems[0];
+}
+
+TEST_F(VerifyTest, PageOfAnotherSpaceOrPlaceIsFound) {
+  auto b = Read(full_ + "/db/a.ibd");
+  auto other = MakePage(7, 3, 1);  // right checksum, wrong space id
+  std::copy(other.begin(), other.end(), b.begin() + 3 * kPs);
+  auto moved = MakePage(5, 1, 1);  // right space, but page 1 stored at page 4's place
+  std::copy(moved.begin(), moved.end(), b.begin() + 4 * kPs);
+  Write(full_ + "/db/a.ibd", b);
+  std::string all = All(Verify());
+  EXPECT_NE(all.find("db/a.ibd: page 3 (byte offset 12288): carries space id 7"), std::string::npos) << all;
+  EXPECT_NE(all.find("db/a.ibd: page 4 (byte offset 16384)"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, TruncatedAndEmptyFiles) {
+  std::filesystem::resize_file(full_ + "/db/a.ibd", 5 * kPs + 10);
+  Write(full_ + "/db/empty.ibd", std::string());
+  std::string all = All(Verify());
+  EXPECT_NE(all.find("db/a.ibd: size is not a whole number of 4096-byte pages: 10 bytes of a partial page 5 "
+                     "at byte offset "
+                     "20480"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("db/empty.ibd: empty file"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, MissingPromisedFilesAndCheckpoints) {
+  std::filesystem::remove(full_ + "/ibdata1");
+  std::filesystem::remove(full_ + "/" + kCheckpointsFile);
+  Write(full_ + "/" + kInfoFile, std::string("uuid = x\nbinlog_pos = filename 'b.000001', position '4'\n"));
+  std::string all = All(Verify());
+  EXPECT_NE(all.find("/ibdata1: missing (promised by innodb_data_file_path"), std::string::npos) << all;
+  EXPECT_NE(all.find("xtrabackup_checkpoints: missing"), std::string::npos) << all;
+  EXPECT_NE(all.find("xtrabackup_binlog_info: missing"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, RedoLogDamage) {
+  std::string log = full_ + "/ib_logfile0";
+  Flip(log, innodb::kLogStartOffset + 3);  // inside the mtr: its CRC no longer matches
+  std::string all = All(Verify());
+  EXPECT_NE(all.find("ib_logfile0: mtr chain broken at byte offset 12288 (LSN 20000)"), std::string::npos)
+      << all;
+  Write(log, BackupLog());
+  std::filesystem::resize_file(log, innodb::kLogStartOffset + 7);
+  all = All(Verify());
+  EXPECT_NE(all.find("ib_logfile0: ends inside a mini-transaction at byte offset 12288"), std::string::npos)
+      << all;
+  std::filesystem::resize_file(log, 100);
+  all = All(Verify());
+  EXPECT_NE(all.find("ib_logfile0: only 100 bytes"), std::string::npos) << all;
+  // A log shorter than last_lsn promises (the copy stopped early).
+  Write(log, BackupLog());
+  Write(full_ + "/" + kCheckpointsFile, FormatCheckpoints({"full-backuped", 0, kCkpt, kLogEnd + 100, false}));
+  all = All(Verify());
+  EXPECT_NE(all.find("end at LSN 20016, before last_lsn 20116"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, ZeroPaddingAfterTheLogIsFine) {
+  auto log = BackupLog();
+  log.resize(log.size() + 512, 0);
+  Write(full_ + "/ib_logfile0", log);
+  VerifyResult r = Verify();
+  EXPECT_TRUE(r.sound()) << All(r);
+}
+
+TEST_F(VerifyTest, ChainPassesAndBrokenChainIsNamed) {
+  std::string inc = MakeIncremental(kCkpt);
+  VerifyResult r = Verify({inc});
+  EXPECT_TRUE(r.sound()) << All(r);
+  EXPECT_EQ(r.pages, 14u + 4u);
+  Write(inc + "/" + kCheckpointsFile, FormatCheckpoints({"incremental", kCkpt - 1, kCkpt, kLogEnd, false}));
+  std::string all = All(Verify({inc}));
+  EXPECT_NE(all.find("inc/xtrabackup_checkpoints: from_lsn 19999 does not continue"), std::string::npos)
+      << all;
+}
+
+TEST_F(VerifyTest, DeltaDamage) {
+  std::string inc = MakeIncremental(kCkpt);
+  Flip(inc + "/db/a.ibd.delta", 2 * kPs + 77);  // the second page image (page 3)
+  std::string all = All(Verify({inc}));
+  EXPECT_NE(all.find("db/a.ibd.delta: page 3 (byte offset 8192)"), std::string::npos) << all;
+
+  inc = MakeIncremental(kCkpt);
+  std::filesystem::resize_file(inc + "/db/a.ibd.delta", 2 * kPs);
+  all = All(Verify({inc}));
+  EXPECT_NE(all.find("db/a.ibd.delta: truncated at byte offset 8192"), std::string::npos) << all;
+
+  inc = MakeIncremental(kCkpt);
+  Flip(inc + "/db/a.ibd.delta", 0);
+  all = All(Verify({inc}));
+  EXPECT_NE(all.find("db/a.ibd.delta: block at byte offset 0: not a delta block"), std::string::npos) << all;
+
+  inc = MakeIncremental(kCkpt);
+  std::filesystem::remove(inc + "/ibdata1.meta");
+  Write(inc + "/db/a.ibd.meta", std::string("page_size = 1000\n"));
+  all = All(Verify({inc}));
+  EXPECT_NE(all.find("ibdata1.delta: its .meta is missing"), std::string::npos) << all;
+  EXPECT_NE(all.find("ibdata1.meta: missing (promised"), std::string::npos) << all;
+  EXPECT_NE(all.find("db/a.ibd.delta: bad .meta"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, ManyBadPagesAreSummarized) {
+  std::vector<uint8_t> junk(40 * kPs, 0x5A);
+  Write(full_ + "/db/junk.ibd", junk);
+  VerifyResult r = Verify({}, 5);
+  size_t lines = 0;
+  for (const auto& l : r.problems) lines += l.find("db/junk.ibd") != std::string::npos;
+  EXPECT_EQ(lines, 6u) << All(r);   // 5 problems, one "more" line
+  EXPECT_EQ(r.problem_count, 41u);  // 40 bad pages and page 0's header
+}
+
+TEST_F(VerifyTest, LeftoversOfAnInterruptedExtraction) {
+  Write(full_ + "/db/b.ibd.xbpartial", std::string("x"));
+  std::filesystem::create_symlink("/etc/passwd", full_ + "/db/link.ibd");
+  std::string all = All(Verify());
+  EXPECT_NE(all.find("db/b.ibd.xbpartial: an unfinished file"), std::string::npos) << all;
+  EXPECT_NE(all.find("db/link.ibd: a symbolic link"), std::string::npos) << all;
+}
+
+TEST_F(VerifyTest, NotADirectory) {
+  VerifyOptions o;
+  o.target_dir = root_ + "/nope";
+  auto r = VerifyBackup(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->sound());
+  EXPECT_TRUE(VerifyBackup(VerifyOptions{}).status().code() == ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace xbak
