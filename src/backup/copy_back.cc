@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "xbak/backup/metadata.h"
@@ -64,6 +65,11 @@ Status Walk(const std::string& root, const std::string& rel, std::vector<std::pa
   return Status::Ok();
 }
 
+constexpr const char* kInProgressFile = "xbak_copy_back_in_progress";
+
+// Copies through a temporary name and a rename, so that a file is either
+// absent or whole, and an interrupted restore can be resumed over its own
+// files.
 Status CopyOne(const Item& it, bool move, Progress& progress) {
   if (move) {
     if (::rename(it.src.c_str(), it.dest.c_str()) == 0) {
@@ -74,7 +80,9 @@ Status CopyOne(const Item& it, bool move, Progress& progress) {
     if (errno != EXDEV) return ErrnoError("rename " + it.src + " to", it.dest, errno);
   }
   XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(it.src));
-  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(it.dest));
+  const std::string tmp = it.dest + ".xbtmp";
+  ::unlink(tmp.c_str());
+  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(tmp));
   std::vector<uint8_t> buf(4 << 20);
   uint64_t off = 0;
   for (;;) {
@@ -86,6 +94,7 @@ Status CopyOne(const Item& it, bool move, Progress& progress) {
   }
   XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
+  if (::rename(tmp.c_str(), it.dest.c_str()) != 0) return ErrnoError("rename " + tmp + " to", it.dest, errno);
   if (move && ::unlink(it.src.c_str()) != 0) return ErrnoError("remove", it.src, errno);
   progress.FileDone();
   return Status::Ok();
@@ -113,9 +122,26 @@ Status RunCopyBack(const CopyBackOptions& o) {
   std::string log_dir = o.log_dir.empty() ? o.datadir : o.log_dir;
   std::string home = o.data_home_dir.empty() ? o.datadir : o.data_home_dir;
   std::string undo = o.undo_dir.empty() ? o.datadir : o.undo_dir;
+  // A restore that was interrupted left this marker: everything in the
+  // datadir came from it, so it may be resumed over its own files.
+  const std::string marker = JoinPath(o.datadir, kInProgressFile);
+  const std::string identity = "copy-back of " + o.backup_dir + "\n";
+  bool resuming = false;
+  if (PathExists(marker)) {
+    XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
+    if (m != identity || o.move) {
+      return Error(ErrorCode::kAlreadyExists,
+                   "an interrupted restore is in " + o.datadir + " (" + marker + " says: " +
+                       m.substr(0, m.find('\n')) + "); " +
+                       (o.move ? "a --move-back cannot be resumed: empty the datadir and restore again"
+                               : "resume it with the same --target-dir, or empty the datadir"));
+    }
+    resuming = true;
+    LogWarning("resuming the interrupted restore into " + o.datadir);
+  }
   for (const std::string& d : {o.datadir, log_dir, home, undo}) {
     XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(d));
-    if (!empty && !o.force_non_empty) {
+    if (!empty && !o.force_non_empty && !resuming) {
       return Error(ErrorCode::kAlreadyExists, "destination " + d +
                                                   " is not empty; refusing to restore over existing files "
                                                   "(use --force-non-empty-directories to add to it; existing "
@@ -123,9 +149,14 @@ Status RunCopyBack(const CopyBackOptions& o) {
     }
     XBAK_RETURN_IF_ERROR(MakeDirs(d));
   }
+  if (!resuming) {
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity));
+    XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
+  }
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(Walk(o.backup_dir, "", &entries));
   std::vector<Item> items;
+  std::optional<Item> log_item;
   Progress progress(o.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000));
   for (auto& [rel, size] : entries) {
     if (rel.ends_with("/")) {
@@ -140,7 +171,15 @@ Status RunCopyBack(const CopyBackOptions& o) {
     if (top && name == "ib_logfile0") dest_dir = log_dir;
     else if (top && name.rfind("ibdata", 0) == 0) dest_dir = home;
     else if (top && IsUndo(name)) dest_dir = undo;
-    items.push_back({JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size});
+    Item it{JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size};
+    if (!resuming && PathExists(it.dest)) {
+      return Error(ErrorCode::kAlreadyExists, it.dest + " exists already; existing files are never overwritten");
+    }
+    if (top && name == "ib_logfile0") {
+      log_item = it;  // last: the server refuses a datadir without it
+    } else {
+      items.push_back(it);
+    }
     progress.AddTotal(size, 1);
   }
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
@@ -153,6 +192,15 @@ Status RunCopyBack(const CopyBackOptions& o) {
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
   for (auto& d : dirs) XBAK_RETURN_IF_ERROR(SyncDir(d));
+  // Only now the redo log: until it is there, mariadbd refuses to start on
+  // the datadir, so a restore killed earlier can never be mistaken for a
+  // complete one. Then the marker goes.
+  if (log_item) {
+    XBAK_RETURN_IF_ERROR(CopyOne(*log_item, o.move, progress));
+    XBAK_RETURN_IF_ERROR(SyncDir(log_item->dest.substr(0, log_item->dest.rfind('/'))));
+  }
+  if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
+  XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
   progress.Finish(true);
   LogInfo("restored " + std::to_string(items.size()) + " files into " + o.datadir +
           "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");

@@ -148,14 +148,14 @@ for i in $(seq "$N"); do
 done
 echo "re-running each extraction (with --overwrite over the leftovers) gave a backup that verifies"
 
-step "kill -9 during xbak --copy-back; then a clean re-run restores"
-mariabackup --no-defaults --prepare --target-dir="$W/again" > "$W/prepare.log" 2>&1 ||
-  { tail "$W/prepare.log" >&2; fail "prepare"; }
+step "kill -9 during xbak --copy-back: the datadir is marked and unstartable; re-running resumes it"
+xbak --prepare --target-dir="$W/again" 2> "$W/prepare.log" || { tail "$W/prepare.log" >&2; fail "prepare"; }
 sb_init_from_datadir dst "$dst_port" "$W/dst/data"
 t0=$(ms_now)
 "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> /dev/null
 TC=$(($(ms_now) - t0))
 [ "$TC" -gt 100 ] || TC=100
+cp -a "$W/again" "$W/other"   # another prepared backup, which must not go over an interrupted restore
 for i in $(seq "$N"); do
   rm -rf "$W/dst/data"
   "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc$i.log" &
@@ -167,10 +167,23 @@ for i in $(seq "$N"); do
   wait "$pid" 2> /dev/null || rc=$?
   n=$(find "$W/dst/data" -type f 2> /dev/null | wc -l)
   echo "point $i (${p}s): copy-back exit $rc, $n files in the datadir"
-  rc=0
-  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc$i-re.log" || rc=$?
-  if [ "$n" -gt 0 ]; then
-    [ "$rc" -ne 0 ] || fail "copy-back into a datadir left by a killed copy-back was not refused"
+  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ]; then
+    # Killed: the datadir says so, and it has no redo log yet, so mariadbd refuses to start on it.
+    [ -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "a killed copy-back left no in-progress marker"
+    [ ! -e "$W/dst/data/ib_logfile0" ] || fail "a killed copy-back left ib_logfile0: the datadir looks startable"
+    if "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/other" 2> /dev/null; then
+      fail "another backup was restored over an interrupted restore"
+    fi
+  fi
+  # Re-running the same copy-back resumes it (or, if it had finished, refuses the full datadir).
+  rc2=0
+  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc$i-re.log" || rc2=$?
+  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ]; then
+    [ "$rc2" -eq 0 ] || { tail -n 3 "$W/kc$i-re.log" >&2; fail "resuming the copy-back killed at point $i"; }
+    [ ! -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "the resumed copy-back left its marker"
+    (cd "$W/again" && find . -type f ! -name 'xtrabackup_*' ! -name backup-my.cnf) | while read -r f; do
+      cmp -s "$W/again/$f" "$W/dst/data/$f" || fail "resumed copy-back (point $i): $f differs from the backup"
+    done
   fi
 done
 rm -rf "$W/dst/data"
