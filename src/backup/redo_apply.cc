@@ -209,7 +209,9 @@ struct FileNames {
 
 class Catalog {
  public:
-  Status Scan(const std::string& dir, uint32_t page_size) {
+  // check_only: also look at the .new files the DDL markers will install,
+  // and only refuse what xbak cannot apply to (before anything is written).
+  Status Scan(const std::string& dir, uint32_t page_size, bool check_only = false) {
     XBAK_ASSIGN_OR_RETURN(auto top, ListNames(dir));
     std::vector<std::string> candidates;
     for (const auto& n : top) {
@@ -223,7 +225,7 @@ class Catalog {
       if (!IsDirectory(JoinPath(dir, n))) continue;
       XBAK_ASSIGN_OR_RETURN(auto files, ListNames(JoinPath(dir, n)));
       for (const auto& f : files) {
-        if (f.ends_with(".ibd")) candidates.push_back(n + "/" + f);
+        if (f.ends_with(".ibd") || (check_only && f.ends_with(".new"))) candidates.push_back(n + "/" + f);
       }
     }
     std::vector<uint8_t> page(65536);
@@ -253,6 +255,7 @@ class Catalog {
                          ": encrypted tablespaces are not supported by xbak --prepare "
                          "yet (use mariabackup --prepare for this backup)");
       }
+      if (check_only) continue;
       if (rel == "ibdata1" && h->space_id != 0) {
         return Error(ErrorCode::kCorrupt, path + ": page 0 says tablespace " + std::to_string(h->space_id));
       }
@@ -731,6 +734,10 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
   scanner.Rewind();
+  {
+    Catalog probe;  // unsupported tablespaces are refused before anything is written
+    XBAK_RETURN_IF_ERROR(probe.Scan(o.dir, page_size, /*check_only=*/true));
+  }
   if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;

@@ -228,6 +228,33 @@ TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
   EXPECT_EQ(Page(3)[100], 5);
 }
 
+TEST_F(RedoApplyTest, PageCompressedTablespaceIsRefusedBeforeAnythingIsWritten) {
+  auto p0 = MakePage(0, 15000);
+  StoreBE32(p0.data() + innodb::kFilPageSpaceId, 8);
+  StoreBE32(p0.data() + innodb::kFspSpaceId, 8);
+  StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (1u << 5));  // page_compressed, zlib
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/pc.new", std::string(p0.begin(), p0.end())).ok());
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 1});
+  const uint64_t end = b.End();
+  bool hook_ran = false;
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  o.before_write = [&] {
+    hook_ran = true;
+    return Status::Ok();
+  };
+  auto st = ApplyRedoLog(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(st.status().message().find("db/pc.new"), std::string::npos) << st.status().message();
+  EXPECT_FALSE(hook_ran);  // the DDL markers would have run there
+  EXPECT_EQ(Page(3), MakePage(3, 15000));
+}
+
 TEST(PreparedLogFile, IsACleanLogWhoseCheckpointIsItsStart) {
   const uint64_t lsn = 123456789;
   auto f = innodb::MakePreparedLogFile(lsn, "Backup 10.11.19");
