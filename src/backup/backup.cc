@@ -269,7 +269,10 @@ class BackupRun {
             XBAK_RETURN_IF_ERROR(CopyTablespace(f, SpaceName(f.rel) + ".new", *sink_, progress_, whole, &r));
           }
           std::lock_guard<std::mutex> l(mu_);
-          if (!r.vanished) copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred};
+          // Only file-per-table tablespaces can be created, renamed or dropped
+          // (undo tablespaces are truncated in place, never re-created).
+          const bool per_table = f.rel.find('/') != std::string::npos;
+          if (!r.vanished && per_table) copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred};
           if (r.deferred) deferred_++;
           return Status::Ok();
         },

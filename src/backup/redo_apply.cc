@@ -437,8 +437,9 @@ void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
 class Applier {
  public:
   Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size,
-          const std::unordered_set<uint64_t>& freed_at_end)
-      : o_(o), catalog_(catalog), page_size_(page_size), freed_at_end_(freed_at_end) {}
+          const std::unordered_set<uint64_t>& freed_at_end,
+          const std::unordered_map<uint64_t, uint64_t>& last_init)
+      : o_(o), catalog_(catalog), page_size_(page_size), freed_at_end_(freed_at_end), last_init_(last_init) {}
 
   Status AddMtr(const MtrView& m) {
     // The batch holds its records and index, and keeps the log it spans
@@ -458,8 +459,12 @@ class Applier {
         added = false;  // Trim() flushes the batch
         return Trim(r.space_id, r.page_no);
       }
-      if (!freed_at_end_.empty() && freed_at_end_.count((uint64_t{r.space_id} << 32) | r.page_no)) {
+      const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+      if (!freed_at_end_.empty() && freed_at_end_.count(key)) {
         return Status::Ok();  // freed by the end of the log: never written
+      }
+      if (auto it = last_init_.find(key); it != last_init_.end() && it->second > m.start_lsn) {
+        return Status::Ok();  // re-initialised later: this record cannot matter
       }
       Space* s = catalog_.Find(r.space_id);
       if (s == nullptr) {
@@ -625,6 +630,7 @@ class Applier {
   uint32_t page_size_;
   uint64_t batch_log_start_ = 0;
   const std::unordered_set<uint64_t>& freed_at_end_;
+  const std::unordered_map<uint64_t, uint64_t>& last_init_;
   Batch batch_;
   RedoApplyStats stats_;
   std::set<uint32_t> touched_;
@@ -662,6 +668,11 @@ struct LogCheck {
   // (fil_space_t::freed_ranges); knowing them up front keeps the result the
   // same whether the log is applied in one batch or many.
   std::unordered_set<uint64_t> freed_at_end;
+  // The start LSN of the last mtr that initialised or freed each page. Older
+  // records of such a page are never applied: in a batch that ends before
+  // that mtr, the page's old content may be anything (the server's own
+  // recovery skips them too: mlog_init_t::will_avoid_read).
+  std::unordered_map<uint64_t, uint64_t> last_init;
 };
 
 // Pass 1: the whole log must be sound before anything is written.
@@ -698,6 +709,8 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
           } else if (!out.freed_at_end.empty()) {
             out.freed_at_end.erase(key);
           }
+          if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage)
+            out.last_init[key] = m.start_lsn;
           return Status::Ok();
         });
         return st.ok() ? st : st.With(log_path + ": mini-transaction at " + Lsn(m.start_lsn));
@@ -749,7 +762,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   // Pass 2: apply in batches.
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
-  Applier applier(o, catalog, page_size, check.freed_at_end);
+  Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init);
   uint64_t end2 = 0;
   std::string why2;
   XBAK_RETURN_IF_ERROR(scanner.Scan(

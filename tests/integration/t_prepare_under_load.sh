@@ -20,8 +20,8 @@ src_port=$(alloc_port)
 dst_port=$(alloc_port)
 W=$TEST_WORK
 
-step "source (32 MiB redo log: it wraps during the run) with sysbench tables and a bank"
-sb_init src "$src_port" "innodb_log_file_size=32M"
+step "source (32 MiB redo log: it wraps; 2 undo tablespaces, truncated at 10 MiB) with sysbench tables and a bank"
+sb_init src "$src_port" "innodb_log_file_size=32M" "innodb_undo_tablespaces=2" "innodb_undo_log_truncate=ON" "innodb_max_undo_log_size=10M"
 sb_start src
 cnf=$(sb_cnf src)
 sb_load_sample src
