@@ -339,16 +339,6 @@ class Batch {
       pl.tail = idx;
     }
   }
-  // Drops every stored record of a tablespace (undo truncation).
-  void DropSpace(uint32_t id) {
-    for (auto it = pages.begin(); it != pages.end();) {
-      if ((it->first >> 32) == id) {
-        it = pages.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
   size_t bytes() const { return bytes_; }
   bool empty() const { return pages.empty(); }
   void Clear() {
@@ -438,8 +428,14 @@ class Applier {
  public:
   Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size,
           const std::unordered_set<uint64_t>& freed_at_end,
-          const std::unordered_map<uint64_t, uint64_t>& last_init)
-      : o_(o), catalog_(catalog), page_size_(page_size), freed_at_end_(freed_at_end), last_init_(last_init) {}
+          const std::unordered_map<uint64_t, uint64_t>& last_init,
+          const std::map<uint32_t, uint64_t>& last_trim)
+      : o_(o),
+        catalog_(catalog),
+        page_size_(page_size),
+        freed_at_end_(freed_at_end),
+        last_init_(last_init),
+        last_trim_(last_trim) {}
 
   Status AddMtr(const MtrView& m) {
     // The batch holds its records and index, and keeps the log it spans
@@ -456,8 +452,10 @@ class Applier {
       stats_.records++;
       if (r.type == RecordType::kExtended && r.data_len == 1 &&
           r.data[0] == static_cast<uint8_t>(innodb::ExtendedType::kTrimPages)) {
-        added = false;  // Trim() flushes the batch
         return Trim(r.space_id, r.page_no);
+      }
+      if (auto t = last_trim_.find(r.space_id); t != last_trim_.end() && t->second > m.start_lsn) {
+        return Status::Ok();  // the undo tablespace is truncated later: void (recv_sys_t::trim)
       }
       const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
       if (!freed_at_end_.empty() && freed_at_end_.count(key)) {
@@ -545,12 +543,13 @@ class Applier {
       if (n < innodb::kFspHeaderEnd) continue;
       const uint64_t want = uint64_t{LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
       XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-      if (size < want) XBAK_RETURN_IF_ERROR(f.Truncate(want));
+      // A truncated undo tablespace gets exactly the size its page 0 says.
+      if (size < want || (trims_.count(id) && size > want)) XBAK_RETURN_IF_ERROR(f.Truncate(want));
     }
     for (const auto& [id, size] : trims_) {
       const Space* s = catalog_.Find(id);
       if (s == nullptr || !s->flags_known) continue;
-      LogInfo("undo tablespace " + s->rel + " truncated to " + std::to_string(size) + " pages by the log");
+      LogInfo("undo tablespace " + s->rel + " was truncated (innodb_undo_log_truncate) during the backup");
     }
     return Status::Ok();
   }
@@ -559,7 +558,9 @@ class Applier {
 
  private:
   // TRIM_PAGES: innodb_undo_log_truncate shrank an undo tablespace and
-  // rewrote its first pages; older records of the space are void.
+  // rewrote its first pages. Every older record of the space is void (they
+  // are skipped above, whatever batch they fall in); the file gets the size
+  // page 0 says at the end (ExtendFiles), as recv_sys_t::apply truncates it.
   Status Trim(uint32_t space_id, uint32_t size) {
     Space* s = catalog_.Find(space_id);
     if (s == nullptr) return Status::Ok();
@@ -567,11 +568,8 @@ class Applier {
       return Error(ErrorCode::kCorrupt,
                    "TRIM_PAGES record for " + s->rel + ", which is not an undo tablespace");
     }
-    // Records stored so far for it are older than the trim.
-    XBAK_RETURN_IF_ERROR(Flush());
-    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(JoinPath(o_.dir, s->rel)));
-    XBAK_RETURN_IF_ERROR(f.Truncate(uint64_t{size} * s->flags.physical_size));
     trims_[space_id] = size;
+    touched_.insert(space_id);
     return Status::Ok();
   }
 
@@ -631,6 +629,7 @@ class Applier {
   uint64_t batch_log_start_ = 0;
   const std::unordered_set<uint64_t>& freed_at_end_;
   const std::unordered_map<uint64_t, uint64_t>& last_init_;
+  const std::map<uint32_t, uint64_t>& last_trim_;
   Batch batch_;
   RedoApplyStats stats_;
   std::set<uint32_t> touched_;
@@ -673,6 +672,8 @@ struct LogCheck {
   // that mtr, the page's old content may be anything (the server's own
   // recovery skips them too: mlog_init_t::will_avoid_read).
   std::unordered_map<uint64_t, uint64_t> last_init;
+  // The start LSN of the last TRIM_PAGES of each undo tablespace.
+  std::map<uint32_t, uint64_t> last_trim;
 };
 
 // Pass 1: the whole log must be sound before anything is written.
@@ -762,7 +763,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   // Pass 2: apply in batches.
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
-  Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init);
+  Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
   uint64_t end2 = 0;
   std::string why2;
   XBAK_RETURN_IF_ERROR(scanner.Scan(

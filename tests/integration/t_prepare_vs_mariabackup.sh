@@ -57,13 +57,12 @@ stop_load() {
   kill "$sbpid" 2> /dev/null || true
   wait "$sbpid" "$ddlpid" 2> /dev/null || true
 }
-trap stop_load EXIT
+SB_ON_EXIT=(stop_load "${SB_ON_EXIT[@]}")   # before the servers stop
 sleep 4
 xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/bk" 2> "$W/backup.log" ||
   { tail -n 30 "$W/backup.log" >&2; fail "xbak --backup under load and DDL"; }
 sleep 1
 stop_load
-trap - EXIT
 sb_stop src
 grep -E "renamed|dropped|created" "$W/backup.log" | head -n 5 || true
 echo "DDL markers: $(find "$W/bk" -name '*.new' -o -name '*.ren' -o -name '*.del' | wc -l)"
