@@ -16,20 +16,21 @@ cd "$ROOT"
 QUICK=0; REPS=3; OUT="$ROOT/docs/results/backup-bench.json"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) QUICK=1; REPS=2 ;;
+    --quick) QUICK=1; REPS=1 ;;
     --reps) REPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     *) echo "usage: $0 [--quick] [--reps N] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
-if [ $QUICK = 1 ]; then SB_TABLES=4; SB_ROWS=50000; MANY=1000; else SB_TABLES=8; SB_ROWS=100000; MANY=2000; fi
-PARS="1 2 4"
+# --quick is for CI (a few minutes): smaller datasets, one repetition, two parallelisms.
+if [ $QUICK = 1 ]; then SB_TABLES=2; SB_ROWS=20000; MANY=300; PARS="1 4"; else SB_TABLES=8; SB_ROWS=100000; MANY=2000; PARS="1 2 4"; fi
 
 bash scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C build-release xbak > /dev/null
-XBAK=$ROOT/build-release/xbak
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak > /dev/null
+XBAK=$BUILD/xbak
 
 export XBAK_WORK=$ROOT/.work/bench
 . scripts/lib/sandbox.sh

@@ -2,8 +2,7 @@
 # Incremental-prepare benchmark: one incremental touching many small tables (many small .delta
 # files), applied to copies of the same prepared full backup by
 #   mariabackup --prepare --incremental-dir (deltas + the incremental's redo, serial), and
-#   xbak --prepare --apply-log-only --incremental-dir --parallel=1/2/4/8/16 (the deltas; xbak has
-#   no redo apply yet, so the redo step is then timed separately: mariabackup --prepare),
+#   xbak --prepare --incremental-dir --parallel=1/2/4/8/16 (deltas on N threads, then the redo),
 # in one run.
 #   benchmarks/prepare_bench.sh [--quick] [--tables N] [--reps N] [--out FILE.json]
 # Records wall time, user+system CPU and peak RSS (/usr/bin/time). The page cache is warm for
@@ -25,9 +24,10 @@ while [ $# -gt 0 ]; do
 done
 
 bash scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C build-release xbak > "$ROOT/build-release/ninja.log" 2>&1 || { tail -n 30 "$ROOT/build-release/ninja.log" >&2; exit 1; }
-XBAK=$ROOT/build-release/xbak
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+XBAK=$BUILD/xbak
 
 export XBAK_WORK=$ROOT/.work/prepare-bench
 . scripts/lib/sandbox.sh
@@ -50,7 +50,7 @@ awk -v n="$TABLES" 'BEGIN { print "USE many;"; for (i = 0; i < n; i++) printf "U
 DELTAS=$(find "$W/inc" -name '*.delta' | wc -l)
 DELTA_BYTES=$(find "$W/inc" -name '*.delta' -printf '%s\n' | awk '{t+=$1} END {print t+0}')
 echo "incremental: $DELTAS .delta files, $DELTA_BYTES bytes" >&2
-mariabackup --no-defaults --prepare --target-dir="$W/full" > "$W/prep-full.log" 2>&1
+"$XBAK" --prepare --progress-interval=0 --target-dir="$W/full" 2> "$W/prep-full.log"
 
 RES="$W/results.tsv"; : > "$RES"
 timed() { # TOOL STEP PARALLEL REP CMD...
@@ -71,9 +71,8 @@ for rep in $(seq 1 "$REPS"); do
   timed mariabackup deltas+redo 1 "$rep" mariabackup --no-defaults --prepare --target-dir="$W/run" --incremental-dir="$W/run-inc"
   for p in 1 2 4 8 16; do
     fresh
-    timed xbak deltas "$p" "$rep" "$XBAK" --prepare --apply-log-only --parallel="$p" --progress-interval=0 \
+    timed xbak deltas+redo "$p" "$rep" "$XBAK" --prepare --parallel="$p" --progress-interval=0 \
       --target-dir="$W/run" --incremental-dir="$W/run-inc"
-    if [ "$p" = 8 ]; then timed mariabackup redo-after-xbak 1 "$rep" mariabackup --no-defaults --prepare --target-dir="$W/run"; fi
   done
 done
 

@@ -27,9 +27,10 @@ while [ $# -gt 0 ]; do
 done
 
 bash scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C build-release xbak > "$ROOT/build-release/ninja.log" 2>&1 || { tail -n 30 "$ROOT/build-release/ninja.log" >&2; exit 1; }
-XBAK=$ROOT/build-release/xbak
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+XBAK=$BUILD/xbak
 
 export XBAK_WORK=$ROOT/.work/redo-bench
 . scripts/lib/sandbox.sh

@@ -203,9 +203,8 @@ def section_prepare(doc, name):
                f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs; {doc['versions']['mariabackup']}. "
                f"{doc['tables']} tables, one row changed in each: {doc['deltas']} `.delta` files, "
                f"{doc['delta_bytes'] / 1048576:.1f} MiB. Each run starts from a fresh copy of the same prepared full backup. "
-               "mariabackup applies deltas and redo in one command; xbak applies the deltas (its redo apply is not "
-               "written yet), and `mariabackup --prepare` then applies the redo (timed separately, after the "
-               "--parallel=8 run).")
+               "Both tools apply the deltas and then the incremental's redo log in one command (before "
+               "xbak had its own redo apply, older runs timed its delta step alone and mariabackup's redo after it).")
     out.append("")
     mb = [r for r in runs if r["tool"] == "mariabackup" and r["step"] == "deltas+redo"]
     redo = [r for r in runs if r["step"] == "redo-after-xbak"]
@@ -221,7 +220,8 @@ def section_prepare(doc, name):
         t = median([r["seconds"] for r in xs])
         ratio = f"{mbt / t:.1f}x" if mbt else "-"
         tot = f"{t + redot:.2f}" if redo else "-"
-        out.append(f"| xbak --prepare --incremental-dir (deltas) | {p} | {t:.2f} ({fmt_reps(xs)}) | {ratio} | {tot} | "
+        what = "deltas" if redo else "deltas + redo"
+        out.append(f"| xbak --prepare --incremental-dir ({what}) | {p} | {t:.2f} ({fmt_reps(xs)}) | {ratio} | {tot} | "
                    f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
     if redo:
         out.append(f"| mariabackup --prepare (redo only, after xbak) | 1 | {redot:.2f} ({fmt_reps(redo)}) | | | "
@@ -231,7 +231,7 @@ def section_prepare(doc, name):
     fig, ax = plt.subplots(figsize=(6, 4))
     ps = sorted({r["parallel"] for r in runs if r["tool"] == "xbak"})
     ax.plot(ps, [median([r["seconds"] for r in reps(runs, tool="xbak", parallel=p)]) for p in ps], marker="o",
-            label="xbak: delta apply")
+            label="xbak: deltas + redo" if not redo else "xbak: delta apply")
     if mbt:
         ax.axhline(mbt, color="grey", linestyle="--", label="mariabackup: deltas + redo")
     ax.set_xscale("log", base=2)
@@ -247,7 +247,147 @@ def section_prepare(doc, name):
     return out
 
 
-SECTIONS = {"backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
+def section_micro(doc, name):
+    runs = doc["runs"]
+    ctx = doc.get("context", {})
+    out = [f"## Checksums and compression on one core, next to memcpy ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/run{' --quick' if doc['quick'] else ''} --only micro` (Google Benchmark, "
+               f"`benchmarks/micro/micro_bench.cc`, {doc.get('build_type', 'Release')} build). "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz "
+               f"(as reported). One thread, the buffer in cache for 64 KiB, mostly not for 1 MiB. GB/s is 10^9 bytes "
+               "of input per second (for decompression: of output). Compression input is synthetic rows "
+               "(about 2:1 under zstd, 1.5:1 under lz4); the paths are the ones xbak runs: CRC-32C for InnoDB pages "
+               "and redo (`ExtendHardware`: SSE4.2 or ARMv8 CRC32, chosen at run time; `ExtendPortable`: "
+               "slicing-by-8), zlib's crc32 for xbstream chunks, OpenSSL EVP for MD5 (S3 Content-MD5, ETags, "
+               "sidecars) and SHA-256 (SigV4), the frame settings of `--compress=zstd|lz4`.")
+    out.append("")
+    by = {}
+    labels = {}
+    for r in runs:
+        by.setdefault(r["name"], []).append(r["gb_per_second"])
+        if r.get("label"):
+            labels[r["name"]] = r["label"]
+    ops = []
+    for n in by:
+        op = n.split("/bytes:")[0] + ("/level:" + n.split("level:")[1] if "level:" in n else "")
+        if op not in ops:
+            ops.append(op)
+
+    def cell(op, size):
+        key = op.split("/level:")[0] + f"/bytes:{size}" + (f"/level:{op.split('level:')[1]}" if "level:" in op else "")
+        return by.get(key), labels.get(key, "")
+
+    mc = {size: median(by.get(f"BM_Memcpy/bytes:{size}", [0])) for size in (65536, 1048576)}
+    out.append("| operation | 64 KiB: GB/s (reps) | of memcpy | 1 MiB: GB/s (reps) | of memcpy | note |")
+    out.append("|---|---|---|---|---|---|")
+    for op in ops:
+        row = [op.replace("BM_", "").replace("/level:", " level ")]
+        note = ""
+        for size in (65536, 1048576):
+            xs, lab = cell(op, size)
+            note = note or lab
+            if not xs:
+                row += ["-", "-"]
+                continue
+            m = median(xs)
+            row.append(f"{m:.2f} ({', '.join(f'{x:.2f}' for x in xs)})")
+            row.append("-" if op == "BM_Memcpy" else f"{100 * m / mc[size]:.1f} %" if mc[size] else "-")
+        row.append(note)
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 0.32 * len(ops) + 1.2))
+    names = [op.replace("BM_", "").replace("/level:", " -") for op in ops]
+    vals = [median(cell(op, 1048576)[0] or [0]) for op in ops]
+    ax.barh(names[::-1], vals[::-1], color=["tab:grey" if n == "Memcpy" else "tab:blue" for n in names[::-1]])
+    ax.set_xscale("log")
+    ax.set_xlabel("GB/s on one core, 1 MiB buffers (log scale)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
+    plt.close(fig)
+    out.append(f"![{name}](img/{name}.png)")
+    out.append("")
+    return out
+
+
+def section_redo(doc, name):
+    runs = doc["runs"]
+    out = [f"## Redo apply: xbak --prepare against mariabackup --prepare ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/redo_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs; {doc['versions']['mariabackup']}. "
+               f"One full backup taken under write load holding {doc['redo_bytes'] / 1048576:.0f} MiB of redo, "
+               f"prepared on fresh copies by both tools with --use-memory={doc['use_memory']}; the page cache is warm.")
+    out.append("")
+    mb = reps(runs, tool="mariabackup")
+    mbt = median([r["seconds"] for r in mb]) if mb else None
+    out.append("| tool | --parallel | s (median, reps) | vs mariabackup | CPU s | peak RSS |")
+    out.append("|---|---|---|---|---|---|")
+    keys = sorted({(r["tool"], r["parallel"]) for r in runs}, key=lambda k: (k[0] != "mariabackup", k[1]))
+    for tool, p in keys:
+        xs = reps(runs, tool=tool, parallel=p)
+        t = median([r["seconds"] for r in xs])
+        ratio = f"{mbt / t:.2f}x" if mbt else "-"
+        out.append(f"| {tool} | {p} | {t:.2f} ({fmt_reps(xs)}) | {ratio} | "
+                   f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ps = sorted({r["parallel"] for r in runs if r["tool"] == "xbak"})
+    ax.plot(ps, [median([r["seconds"] for r in reps(runs, tool="xbak", parallel=p)]) for p in ps], marker="o",
+            label="xbak --prepare")
+    if mbt:
+        ax.axhline(mbt, color="grey", linestyle="--", label="mariabackup --prepare")
+    ax.set_xlabel("--parallel")
+    ax.set_ylabel("seconds")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
+    plt.close(fig)
+    out.append(f"![{name}](img/{name}.png)")
+    out.append("")
+    return out
+
+
+SUITE_TEXT = """## The suite: one command, one JSON file, charts
+
+```sh
+benchmarks/run --quick                    # CI: every suite, a few minutes per suite
+benchmarks/run --full --publish           # release notes: full runs, then this page and its charts
+benchmarks/run --compare A.json B.json --threshold 10   # exit 1 if any figure got >10 % worse
+```
+
+`benchmarks/run` builds xbak, xbcloud and the microbenchmarks (Release, `build-bench/`), then runs
+every suite below in one go, each against its rivals in the same run (mariabackup and mbstream,
+`aws s3 cp`, rclone), and writes one JSON file (`--out`, default `.work/bench-run/suite.json`): the
+machine (arch, CPU model, cores, memory), the versions (xbak's `git describe`, mariabackup, aws,
+rclone, the compiler, zlib/zstd/lz4/OpenSSL), every suite's raw results and a flat list of
+`figures`, each with all its repetitions, its median, which way is better and its ratios to the
+rivals (above 1: xbak is better). Charts land next to it (`img/`); `--publish` updates this page.
+Datasets that take long to make are cached in `~/.cache/xbak/bench` (`XBAK_BENCH_CACHE`).
+
+`--compare A.json B.json` prints B's median over A's for every figure the two files share and flags
+each one that got worse by more than `--threshold` percent (a time up, a throughput down); its exit
+status is 1 when anything regressed, so a CI job can fail on it. `tests/bench/t_compare.sh` checks
+that it passes two identical results and flags a build of the microbenchmarks at -O0 (the CRC-32C
+figures drop several-fold). Comparing an x86-64 result with an AArch64 one works the same way; the
+flags then say where one machine is slower.
+
+On AArch64 the same code runs with the ARMv8 CRC32 instructions for CRC-32C (chosen at run time
+from `getauxval(AT_HWCAP)`), zlib's crc32 for xbstream and OpenSSL's EVP for MD5 and SHA-256.
+`scripts/cross-aarch64.sh` (pass 4 of `scripts/run-tests.sh`, `--arm64`) cross-compiles the layers
+with Debian's g++-aarch64-linux-gnu and the arm64 multiarch -dev packages and runs their unit tests
+under qemu-user: `unit_util` (the CRC-32C vectors on the ARMv8 CRC32 path and the portable one;
+the script also checks that the CRC32C instructions are in the object and that the hardware path
+is the one taken), `unit_innodb`, `unit_stream`, `unit_sink`, `unit_storage` (the RFC 1321 MD5
+vectors) and `unit_cloud`. Not `unit_backup`: Debian's libmariadb-dev cannot be installed for
+arm64 next to the amd64 one. Tests that need a running server stay on x86-64. qemu timings say
+nothing about real ARM hardware, so numbers for AArch64 come only from running `benchmarks/run`
+on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
+"""
+
+
+SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
             "prepare-bench": section_prepare}
 
 
@@ -256,8 +396,10 @@ def main():
              "Every figure here was produced by a script in `benchmarks/`, which starts its own servers on "
              "127.0.0.1 and measures xbak side by side with the reference tool in the same run. "
              "This page is generated by `benchmarks/report.py` from the JSON files in `docs/results/`; "
-             "timings on a shared 2-core machine are noisy, so every repetition is listed.", ""]
-    for fn in sorted(os.listdir(RES)):
+             "timings on a shared 2-core machine are noisy, so every repetition is listed.", "",
+             SUITE_TEXT]
+    order = ["micro-bench"] + sorted(k for k in SECTIONS if k != "micro-bench")
+    for fn in sorted(os.listdir(RES), key=lambda f: (order.index(f[:-5]) if f[:-5] in order else len(order), f)):
         if not fn.endswith(".json"):
             continue
         name = fn[:-5]

@@ -20,9 +20,10 @@ done
 if [ $QUICK = 1 ]; then SB_TABLES=4; SB_ROWS=50000; MANY=500; else SB_TABLES=8; SB_ROWS=100000; MANY=2000; fi
 
 bash scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C build-release xbak > /dev/null
-XBAK=$ROOT/build-release/xbak
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak > /dev/null
+XBAK=$BUILD/xbak
 
 export XBAK_WORK=$ROOT/.work/stream-bench
 . scripts/lib/sandbox.sh

@@ -23,9 +23,10 @@ while [ $# -gt 0 ]; do
 done
 
 bash scripts/install-deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C build-release xbcloud > "$ROOT/build-release/ninja.log" 2>&1 || { tail -n 30 "$ROOT/build-release/ninja.log" >&2; exit 1; }
-XBCLOUD=$ROOT/build-release/xbcloud
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbcloud > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+XBCLOUD=$BUILD/xbcloud
 scripts/build-go-tools.sh > /dev/null
 
 export XBAK_WORK=$ROOT/.work/xbcloud-bench
@@ -41,16 +42,21 @@ export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CON
   RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$OS_ACCESS_KEY RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$OS_SECRET_KEY \
   RCLONE_CONFIG_BENCH_REGION=us-east-1
 
-echo "making a ${SIZE_MIB} MiB xbstream" >&2
-mkdir -p "$XBAK_WORK/files"
-nfiles=$((SIZE_MIB / 64 > 0 ? SIZE_MIB / 64 : 1))
-for i in $(seq 1 "$nfiles"); do
-  head -c $((64 << 20)) /dev/urandom > "$XBAK_WORK/files/f$i.ibd"
-done
-(cd "$XBAK_WORK/files" && mbstream -c ./*.ibd) > "$XBAK_WORK/stream.xbs"
-rm -rf "$XBAK_WORK/files"
-BYTES=$(stat -c %s "$XBAK_WORK/stream.xbs")
-cat "$XBAK_WORK/stream.xbs" > /dev/null   # into the page cache
+# XBAK_BENCH_CACHE=DIR (benchmarks/run sets it): the stream is made once and kept there.
+STREAM=$XBAK_WORK/stream.xbs
+if [ -n "${XBAK_BENCH_CACHE:-}" ]; then mkdir -p "$XBAK_BENCH_CACHE"; STREAM=$XBAK_BENCH_CACHE/xbcloud-stream-${SIZE_MIB}M.xbs; fi
+if [ ! -s "$STREAM" ]; then
+  echo "making a ${SIZE_MIB} MiB xbstream" >&2
+  mkdir -p "$XBAK_WORK/files"
+  nfiles=$((SIZE_MIB / 64 > 0 ? SIZE_MIB / 64 : 1))
+  for i in $(seq 1 "$nfiles"); do
+    head -c $((64 << 20)) /dev/urandom > "$XBAK_WORK/files/f$i.ibd"
+  done
+  (cd "$XBAK_WORK/files" && mbstream -c ./*.ibd) > "$STREAM.tmp" && mv "$STREAM.tmp" "$STREAM"
+  rm -rf "$XBAK_WORK/files"
+fi
+BYTES=$(stat -c %s "$STREAM")
+cat "$STREAM" > /dev/null   # into the page cache
 
 RES="$XBAK_WORK/results.tsv"; : > "$RES"
 timed() { # OP TOOL PARALLEL REP CMD... (stdin: the stream for uploads)
@@ -72,13 +78,13 @@ X=(--s3-endpoint="$EP" --s3-bucket=bench --progress-interval=0)
 AWS=(/usr/bin/aws --endpoint-url "$EP" --region us-east-1)
 for rep in $(seq 1 "$REPS"); do
   for p in 1 4 8 16; do
-    timed put xbcloud "$p" "$rep" "$XBCLOUD" put "${X[@]}" --parallel="$p" b < "$XBAK_WORK/stream.xbs"
+    timed put xbcloud "$p" "$rep" "$XBCLOUD" put "${X[@]}" --parallel="$p" b < "$STREAM"
     timed get xbcloud "$p" "$rep" "$XBCLOUD" get "${X[@]}" --parallel="$p" b
     clear_bucket
   done
-  timed put aws 10 "$rep" "${AWS[@]}" s3 cp - s3://bench/aws.xbs < "$XBAK_WORK/stream.xbs"
+  timed put aws 10 "$rep" "${AWS[@]}" s3 cp - s3://bench/aws.xbs < "$STREAM"
   timed get aws 10 "$rep" "${AWS[@]}" s3 cp s3://bench/aws.xbs -
-  timed put rclone 4 "$rep" rclone rcat bench:bench/rclone.xbs < "$XBAK_WORK/stream.xbs"
+  timed put rclone 4 "$rep" rclone rcat bench:bench/rclone.xbs < "$STREAM"
   timed get rclone 4 "$rep" rclone cat bench:bench/rclone.xbs
   clear_bucket
 done

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The project's one test command (fresh Debian 12 machine or a developer checkout):
-# installs the dependencies, configures, builds and runs every test, three times over:
+# installs the dependencies, configures, builds and runs every test, four times over:
 #   1. a normal build (./build): unit + integration tests against real servers;
 #   2. ASan + UBSan (./build-asan): unit + integration tests;
-#   3. TSan (./build-tsan): the unit tests (they drive every threaded part directly).
+#   3. TSan (./build-tsan): the unit tests (they drive every threaded part directly);
+#   4. AArch64 (./build-aarch64): cross-compiled, the unit tests under qemu-user
+#      (scripts/cross-aarch64.sh; about 5 minutes from a clean build directory on 2 cores);
+#   5. fuzz (./build-fuzz): every libFuzzer target (clang, ASan+UBSan) for XBAK_FUZZ_SECONDS
+#      (default 15) each, from its seed corpus (scripts/run-fuzz.sh); a crash fails the pass.
 #
-#   scripts/run-tests.sh            all three passes (what CI runs)
+#   scripts/run-tests.sh            all five passes (what CI runs)
 #   scripts/run-tests.sh --quick    pass 1 only
 #   scripts/run-tests.sh --unit     pass 1, unit tests only
-#   scripts/run-tests.sh --asan     pass 2 only;  --tsan  pass 3 only
+#   scripts/run-tests.sh --asan     pass 2 only;  --tsan  pass 3 only;  --arm64  pass 4 only;
+#                                   --fuzz  pass 5 only
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
@@ -19,7 +24,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-passes=(normal asan tsan)
+passes=(normal asan tsan arm64 fuzz)
 unit_only=0
 ctest_extra=()
 while [ $# -gt 0 ]; do
@@ -28,7 +33,9 @@ while [ $# -gt 0 ]; do
     --unit) passes=(normal); unit_only=1 ;;
     --asan) passes=(asan) ;;
     --tsan) passes=(tsan) ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --arm64) passes=(arm64) ;;
+    --fuzz) passes=(fuzz) ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -42,7 +49,7 @@ if [ "${XBAK_SKIP_DEPS:-0}" != 1 ]; then
   banner "dependencies"
   scripts/install-deps.sh
 fi
-if [ "$unit_only" != 1 ]; then
+if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != fuzz ]; then
   # MinIO and toxiproxy for the xbcloud tests: built once (about 4 minutes), then cached.
   banner "object-storage test servers (MinIO, toxiproxy)"
   scripts/build-go-tools.sh
@@ -50,12 +57,26 @@ fi
 
 run_pass() { # NAME
   local name=$1 build cmake_args=() ctest_args
+  if [ "$name" = arm64 ]; then
+    # Its own script: installs the cross toolchain, qemu and the arm64 -dev packages (only what
+    # is missing; XBAK_SKIP_DEPS=1 skips that too), builds build-aarch64/, runs the unit tests.
+    banner "[arm64] cross build + unit tests under qemu (scripts/cross-aarch64.sh)"
+    scripts/cross-aarch64.sh -- "${ctest_extra[@]}"
+    return
+  fi
+  if [ "$name" = fuzz ]; then
+    banner "[fuzz] every libFuzzer target for ${XBAK_FUZZ_SECONDS:-15} s (scripts/run-fuzz.sh)"
+    scripts/run-fuzz.sh "${XBAK_FUZZ_SECONDS:-15}"
+    return
+  fi
   case "$name" in
     normal) build=build ;;
     asan)
       build=build-asan; cmake_args=(-DXBAK_SANITIZE=address,undefined)
       export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
-      export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} ;;
+      export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+      # The normal pass checks 21 backups under load; under ASan, 2 chains (6) are enough.
+      export XBAK_PREPARE_CHAINS=${XBAK_PREPARE_CHAINS:-2} ;;
     tsan)
       build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread)
       export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} ;;

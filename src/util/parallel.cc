@@ -27,12 +27,20 @@ Status RunParallel(size_t jobs, int threads, const std::function<Status(size_t j
       }
     }
   };
+  // A flag left set by an earlier, failed phase must not make this one
+  // "succeed" without running anything.
+  if (jobs > 0 && cancel->load(std::memory_order_acquire)) {
+    return Error(ErrorCode::kCancelled, "cancelled before it started");
+  }
   int n = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(jobs, 1))));
   std::vector<std::thread> pool;
   pool.reserve(n - 1);
   for (int t = 1; t < n; t++) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (first.ok() && cancel->load(std::memory_order_acquire) && next.load(std::memory_order_relaxed) < jobs) {
+    return Error(ErrorCode::kCancelled, "cancelled");  // stopped from outside before every job ran
+  }
   return first;
 }
 

@@ -2,11 +2,32 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
 namespace xbak {
 namespace {
+
+// Which path ExtendHardware takes on this CPU. XBAK_EXPECT_CRC32C_HW=1 (set by
+// scripts/cross-aarch64.sh: qemu's default AArch64 CPU has the CRC32 extension) makes a missing
+// hardware path a failure, so that a build where the instructions are not selected is caught.
+TEST(Crc32c, ReportsThePathItTests) {
+#if defined(__x86_64__)
+  const char* arch = "x86-64 SSE4.2";
+#elif defined(__aarch64__)
+  const char* arch = "AArch64 CRC32";
+#else
+  const char* arch = "no hardware path on this architecture";
+#endif
+  std::cout << "crc32c path: " << (crc32c::HardwareAvailable() ? "hardware (" : "portable (no ") << arch
+            << ")\n";
+  const char* expect = std::getenv("XBAK_EXPECT_CRC32C_HW");
+  if (expect != nullptr && std::string(expect) == "1") {
+    EXPECT_TRUE(crc32c::HardwareAvailable());
+  }
+}
 
 // Vectors from RFC 3720 (iSCSI), appendix B.4, and the classic "123456789" check value.
 TEST(Crc32c, KnownVectors) {
