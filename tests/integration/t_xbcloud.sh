@@ -188,6 +188,29 @@ expect_error "not an xbstream" 'corrupt stdin at byte 0: bad chunk magic' \
   sh -c "echo 'hello, this is not a backup stream' | '$XBCLOUD' put --s3-endpoint=http://127.0.0.1:$s3_port --s3-bucket=$bucket --progress-interval=0 notxb"
 expect_error "SigV2 asked" 'signature version 2 is not supported' "$XBCLOUD" get "${S3[@]}" --s3-api-version=2 full1
 
+step "xbcloud get killed (-9) at random moments: the extraction is never complete; a re-run is"
+# full8 is 8 streams; full1 one: the get of full1 into one extraction, killed part way.
+for i in 1 2 3 4; do
+  d="$TEST_WORK/gk$i"
+  ( "$XBCLOUD" get "${S3[@]}" --parallel=2 full1 2> /dev/null | "$XBAK" --extract -C "$d" 2> "$TEST_WORK/gk$i.log" ) &
+  pipe=$!
+  sleep "0.$((RANDOM % 6 + 1))"
+  pkill -9 -f "xbcloud get .* full1" 2> /dev/null || true
+  wait "$pipe" 2> /dev/null || true
+  if [ -e "$d/xtrabackup_checkpoints" ]; then
+    # The get had finished before the kill: then the extraction must be whole.
+    diff -r "$d" "$TEST_WORK/r1.orig" > /dev/null || fail "get killed at round $i: a complete-looking extraction differs"
+    echo "round $i: the get finished before the kill; the extraction is whole"
+  else
+    echo "round $i: killed; no xtrabackup_checkpoints ($(find "$d" -name '*.xbpartial' 2> /dev/null | wc -l) files left .xbpartial)"
+  fi
+  rm -rf "$d"
+  "$XBCLOUD" get "${S3[@]}" --parallel=2 full1 2> /dev/null | "$XBAK" --extract -C "$d" 2> "$TEST_WORK/gk$i-re.log" ||
+    { cat "$TEST_WORK/gk$i-re.log" >&2; fail "get | extract after a killed get"; }
+  diff -r "$d" "$TEST_WORK/r1.orig" > /dev/null || fail "re-run get after a kill: extraction differs"
+  rm -rf "$d"
+done
+
 step "delete removes that backup and nothing else"
 "$XBCLOUD" delete "${S3[@]}" full1 2> "$TEST_WORK/del.log" || { cat "$TEST_WORK/del.log" >&2; fail "delete failed"; }
 cat "$TEST_WORK/del.log"
