@@ -77,6 +77,7 @@ step "an apply killed at any point is detected and finished by re-running it"
 cp -a "$W/full-before" "$W/ref"
 xbak --prepare --apply-log-only --parallel=8 --target-dir="$W/ref" --incremental-dir="$W/inc1" 2> "$W/ref.log" ||
   { tail "$W/ref.log"; fail "reference apply"; }
+inc1_to_lsn=$(grep -o '^to_lsn = [0-9]*' "$W/inc1/xtrabackup_checkpoints" | grep -o '[0-9]*$')
 for delay in 0.02 0.1 0.2 0.3 0.4 0.6; do
   rm -rf "$W/killed"; cp -a "$W/full-before" "$W/killed"
   "$XBAK" --prepare --apply-log-only --parallel=8 --target-dir="$W/killed" --incremental-dir="$W/inc1" 2> /dev/null &
@@ -93,8 +94,10 @@ for delay in 0.02 0.1 0.2 0.3 0.4 0.6; do
     if "$XBAK" --copy-back --target-dir="$W/killed" --datadir="$W/nowhere" 2> /dev/null; then
       fail "copy-back accepted a backup whose redo apply was interrupted"
     fi
-  else
+  elif grep -q "^to_lsn = $inc1_to_lsn\$" "$W/killed/xtrabackup_checkpoints"; then
     state="finished before the kill"
+  else
+    state="killed before it changed anything"
   fi
   if [ "$state" != "finished before the kill" ]; then
     "$XBAK" --prepare --apply-log-only --parallel=8 --target-dir="$W/killed" --incremental-dir="$W/inc1" 2> "$W/k2.log" ||
