@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
@@ -32,10 +33,6 @@ bool IsMetadataFile(const std::string& name) {
   return name == kBackupCnfFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
          name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
          name.ends_with(".meta") || name.ends_with(".xbpartial");
-}
-
-bool IsUndo(const std::string& n) {
-  return n.size() == 7 && n.rfind("undo", 0) == 0 && std::all_of(n.begin() + 4, n.end(), ::isdigit);
 }
 
 Status Walk(const std::string& root, const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* out) {
@@ -170,7 +167,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
     std::string dest_dir = o.datadir;
     if (top && name == "ib_logfile0") dest_dir = log_dir;
     else if (top && name.rfind("ibdata", 0) == 0) dest_dir = home;
-    else if (top && IsUndo(name)) dest_dir = undo;
+    else if (top && IsUndoTablespaceName(name)) dest_dir = undo;
     Item it{JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size};
     if (!resuming && PathExists(it.dest)) {
       return Error(ErrorCode::kAlreadyExists, it.dest + " exists already; existing files are never overwritten");

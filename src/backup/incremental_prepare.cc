@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
 #include "xbak/innodb/delta.h"
@@ -71,28 +72,6 @@ struct IncScan {
   std::vector<std::string> others;                        // non-InnoDB files (rel)
 };
 
-Result<std::vector<std::string>> List(const std::string& dir) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return ErrnoError("cannot read directory", dir, errno);
-  std::vector<std::string> out;
-  while (struct dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool IsDir(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool SafeSpaceName(const std::string& n) {
-  return !n.empty() && n[0] != '/' && n.find("..") == std::string::npos &&
-         n.find('\0') == std::string::npos && std::count(n.begin(), n.end(), '/') == 1;
-}
-
 Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
   const std::string path = JoinPath(inc, rel);
   if (rel.ends_with(".delta")) {
@@ -113,7 +92,7 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
     s->dels.push_back(rel.substr(0, rel.size() - 4));
   } else if (rel.ends_with(".ren")) {
     XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(path, 4096));
-    if (!SafeSpaceName(to)) {
+    if (!IsSafeSpaceName(to)) {
       return Error(ErrorCode::kCorrupt, path + ": rename target '" + to + "' is not a db/table name");
     }
     s->rens.emplace_back(rel.substr(0, rel.size() - 4), to);
@@ -125,10 +104,10 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
 
 Result<IncScan> ScanIncremental(const std::string& inc) {
   IncScan s;
-  XBAK_ASSIGN_OR_RETURN(auto top, List(inc));
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(inc));
   for (const auto& n : top) {
-    if (IsDir(JoinPath(inc, n))) {
-      XBAK_ASSIGN_OR_RETURN(auto files, List(JoinPath(inc, n)));
+    if (IsDirectory(JoinPath(inc, n))) {
+      XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(inc, n)));
       for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, &s));
     } else if (n.ends_with(".delta") || n.rfind("aria_log", 0) == 0) {
       XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
@@ -392,10 +371,10 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // space id, not the name, says which file a delta belongs to).
   std::map<uint32_t, std::string> base_by_id;
   std::vector<std::string> base_ibds;
-  XBAK_ASSIGN_OR_RETURN(auto base_top, List(full));
+  XBAK_ASSIGN_OR_RETURN(auto base_top, ListDir(full));
   for (const auto& db : base_top) {
-    if (!IsDir(JoinPath(full, db))) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, List(JoinPath(full, db)));
+    if (!IsDirectory(JoinPath(full, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(full, db)));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
       // NAME.ibd.xbmove: a rename of step 4 that an interrupted run left
@@ -548,11 +527,11 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   std::set<std::string> known(newfiles.begin(), newfiles.end());
   for (auto& j : scan.deltas) known.insert(j.rel);
   std::set<std::string> others(scan.others.begin(), scan.others.end());
-  XBAK_ASSIGN_OR_RETURN(auto top, List(full));
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(full));
   for (const auto& db : top) {
     std::string dbdir = JoinPath(full, db);
-    if (!IsDir(dbdir)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, List(dbdir));
+    if (!IsDirectory(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
       bool drop = (f.ends_with(".ibd") && !known.count(rel)) || (IsOtherTableFile(f) && !others.count(rel));
@@ -574,7 +553,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // crash redo the whole apply, so the order of the writes does not matter.
   XBAK_RETURN_IF_ERROR(SyncFilesystem(full));
   for (const auto& db : top) {
-    if (IsDir(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
+    if (IsDirectory(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
   }
 
   // 7. FULL is now a full backup at the incremental's point, with the

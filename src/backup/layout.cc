@@ -25,19 +25,6 @@ std::string Resolve(const std::string& datadir, const std::string& p) {
   return StripSlash(JoinPath(datadir, rel));
 }
 
-Result<std::vector<std::string>> ListDir(const std::string& dir) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return ErrnoError("cannot read directory", dir, errno);
-  std::vector<std::string> names;
-  errno = 0;
-  while (struct dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 Result<SourceFile> Stat(const std::string& path, const std::string& rel) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
@@ -130,7 +117,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
   }
   XBAK_ASSIGN_OR_RETURN(auto undo_names, ListDir(layout.undo_dir));
   for (const auto& n : undo_names) {
-    if (n.size() == 7 && n.rfind("undo", 0) == 0 && std::all_of(n.begin() + 4, n.end(), ::isdigit)) {
+    if (IsUndoTablespaceName(n)) {
       XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(JoinPath(layout.undo_dir, n), n));
       out.undo.push_back(f);
     }
@@ -185,6 +172,16 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout) {
     }
   }
   return out;
+}
+
+bool IsUndoTablespaceName(const std::string& name) {
+  return name.size() == 7 && name.rfind("undo", 0) == 0 &&
+         std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsSafeSpaceName(const std::string& n) {
+  return !n.empty() && n[0] != '/' && n.back() != '/' && n.find("..") == std::string::npos &&
+         n.find('\0') == std::string::npos && std::count(n.begin(), n.end(), '/') == 1;
 }
 
 }  // namespace xbak

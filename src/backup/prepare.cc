@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/redo_apply.h"
 #include "xbak/innodb/redo_log.h"
@@ -18,38 +19,15 @@
 namespace xbak {
 namespace {
 
-Result<std::vector<std::string>> Names(const std::string& dir) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return ErrnoError("cannot read directory", dir, errno);
-  std::vector<std::string> out;
-  while (struct dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool IsDir(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// "db/t" with no way out of the backup directory.
-bool SafeSpaceName(const std::string& n) {
-  return !n.empty() && n[0] != '/' && n.find("..") == std::string::npos &&
-         std::count(n.begin(), n.end(), '/') == 1 && n.back() != '/';
-}
-
 // The markers xbak's and mariabackup's --backup leave for DDL that ran during
 // the backup, carried out in mariabackup's order (.del, .ren, .new). Each one
 // is removed once done, so a re-run after a crash continues where it stopped.
 Status ApplyDdlMarkers(const std::string& dir) {
-  XBAK_ASSIGN_OR_RETURN(auto top, Names(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
   std::vector<std::string> dels, rens, news;
   for (const auto& db : top) {
-    if (!IsDir(JoinPath(dir, db))) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, Names(JoinPath(dir, db)));
+    if (!IsDirectory(JoinPath(dir, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, db)));
     for (const auto& f : files) {
       const std::string rel = db + "/" + f;
       if (f.ends_with(".del")) dels.push_back(rel);
@@ -67,7 +45,7 @@ Status ApplyDdlMarkers(const std::string& dir) {
   for (const auto& m : rens) {
     XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(JoinPath(dir, m), 4096));
     while (!to.empty() && (to.back() == '\n' || to.back() == '\0')) to.pop_back();
-    if (!SafeSpaceName(to)) {
+    if (!IsSafeSpaceName(to)) {
       return Error(ErrorCode::kCorrupt, JoinPath(dir, m) + ": bad rename target '" + to + "'");
     }
     const std::string src = JoinPath(dir, stem(m) + ".ibd"), dst = JoinPath(dir, to + ".ibd");
@@ -92,7 +70,7 @@ Status ApplyDdlMarkers(const std::string& dir) {
 }
 
 Status RefuseCompressed(const std::string& dir) {
-  XBAK_ASSIGN_OR_RETURN(auto top, Names(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
   for (const auto& n : top) {
     if (n.ends_with(".zst") || n.ends_with(".lz4") || n.ends_with(".qp")) {
       return Error(

@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "xbak/backup/layout.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"
@@ -167,27 +168,6 @@ std::optional<std::string> BackupRelName(const std::string& logged) {
   return rel;
 }
 
-bool IsDirectory(const std::string& p) {
-  struct stat st {};
-  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-Result<std::vector<std::string>> ListNames(const std::string& dir) {
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return ErrnoError("cannot read directory", dir, errno);
-  std::vector<std::string> out;
-  while (struct dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool IsUndoName(const std::string& n) {
-  return n.size() == 7 && n.starts_with("undo") && std::all_of(n.begin() + 4, n.end(), ::isdigit);
-}
-
 // Encrypted tablespaces carry "sCrYpT" and a scheme byte after the XDES array
 // of page 0; scheme 1 means the pages are encrypted.
 bool HasEncryptionScheme(const uint8_t* page0, size_t n) {
@@ -212,10 +192,10 @@ class Catalog {
   // check_only: also look at the .new files the DDL markers will install,
   // and only refuse what xbak cannot apply to (before anything is written).
   Status Scan(const std::string& dir, uint32_t page_size, bool check_only = false) {
-    XBAK_ASSIGN_OR_RETURN(auto top, ListNames(dir));
+    XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
     std::vector<std::string> candidates;
     for (const auto& n : top) {
-      if (n == "ibdata1" || IsUndoName(n)) candidates.push_back(n);
+      if (n == "ibdata1" || IsUndoTablespaceName(n)) candidates.push_back(n);
       if (n.starts_with("ibdata") && n != "ibdata1") {
         return Error(ErrorCode::kUnsupported,
                      dir + "/" + n +
@@ -223,7 +203,7 @@ class Catalog {
                          "xbak --prepare yet");
       }
       if (!IsDirectory(JoinPath(dir, n))) continue;
-      XBAK_ASSIGN_OR_RETURN(auto files, ListNames(JoinPath(dir, n)));
+      XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
       for (const auto& f : files) {
         if (f.ends_with(".ibd") || (check_only && f.ends_with(".new"))) candidates.push_back(n + "/" + f);
       }
@@ -564,7 +544,7 @@ class Applier {
   Status Trim(uint32_t space_id, uint32_t size) {
     Space* s = catalog_.Find(space_id);
     if (s == nullptr) return Status::Ok();
-    if (!IsUndoName(s->rel)) {
+    if (!IsUndoTablespaceName(s->rel)) {
       return Error(ErrorCode::kCorrupt,
                    "TRIM_PAGES record for " + s->rel + ", which is not an undo tablespace");
     }

@@ -800,11 +800,6 @@ void CheckPromised(const BackupDir& b, Reporter& r) {
   if (b.binlog_promised) need(kBinlogInfoFile, "binlog_pos in xtrabackup_info");
 }
 
-bool IsUndoName(const std::string& base) {
-  return base.size() == 7 && base.rfind("undo", 0) == 0 &&
-         std::all_of(base.begin() + 4, base.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 struct Job {
   uint64_t size = 0;
   std::function<void()> run;
@@ -926,7 +921,7 @@ class Verifier {
         });
         continue;
       }
-      if (base.ends_with(".ibd") || base.ends_with(".new") || IsUndoName(base)) {
+      if (base.ends_with(".ibd") || base.ends_with(".new") || IsUndoTablespaceName(base)) {
         AddJob(f.size, [this, bp, fe] { CheckTablespace(*bp, *fe); });
         continue;
       }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 
@@ -172,14 +173,31 @@ Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {
   XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
   XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
   if (size > limit) {
-    return Error(ErrorCode::kInvalidArgument,
-                 path + " is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) +
-                     " expected for this file");
+    return Error(ErrorCode::kInvalidArgument, path + " is " + std::to_string(size) +
+                                                  " bytes, more than the " + std::to_string(limit) +
+                                                  " expected for this file");
   }
   std::string out(size, '\0');
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(out.data(), out.size(), 0));
   out.resize(n);
   return out;
+}
+
+Result<std::vector<std::string>> ListDir(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return ErrnoError("cannot read directory", dir, errno);
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool PathExists(const std::string& path) {

@@ -67,4 +67,10 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout);
 // True for the database directory names a backup skips.
 bool IsSkippedDatabaseDir(const std::string& name);
 
+// "undo001".."undo127": an undo tablespace's file name.
+bool IsUndoTablespaceName(const std::string& name);
+// "db/t": a tablespace name of a DDL marker (.ren content), with no way out of
+// the backup directory (no "..", not absolute, exactly one '/', no NUL).
+bool IsSafeSpaceName(const std::string& name);
+
 }  // namespace xbak

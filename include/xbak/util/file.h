@@ -83,6 +83,10 @@ Status SyncFilesystem(const std::string& dir);
 Status WriteFileAtomic(const std::string& path, std::string_view content);
 Result<std::string> ReadSmallFile(const std::string& path, size_t limit = 1 << 20);
 bool PathExists(const std::string& path);
+// The names in a directory, without "." and "..", sorted.
+Result<std::vector<std::string>> ListDir(const std::string& dir);
+// True if `path` is a directory itself (a symbolic link to one is not).
+bool IsDirectory(const std::string& path);
 // True if `path` does not exist or is an empty directory.
 Result<bool> IsEmptyOrMissingDir(const std::string& path);
 // Joins two path parts with exactly one '/'.
