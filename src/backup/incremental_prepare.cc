@@ -271,14 +271,6 @@ Status CopyReplace(const std::string& src, const std::string& dst) {
   return Status::Ok();
 }
 
-Result<uint32_t> BackupPageSize(const std::string& dir) {
-  auto m = ReadOptionFile(JoinPath(dir, kBackupCnfFile), {"mysqld"});
-  if (!m.ok()) return m.status();
-  auto it = m->find("innodb-page-size");
-  if (it == m->end()) return uint32_t{16384};
-  return static_cast<uint32_t>(std::stoul(it->second.value));
-}
-
 }  // namespace
 
 static Status FinishRedo(const IncrementalPrepareOptions& o) {

@@ -1,10 +1,13 @@
 #include "xbak/backup/metadata.h"
 
+#include <cstdlib>
+
 #include <cstdio>
 #include <ctime>
 #include <random>
 #include <sstream>
 
+#include "xbak/util/file.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak {
@@ -114,6 +117,20 @@ std::string NowString() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
+}
+
+Result<uint32_t> BackupPageSize(const std::string& dir) {
+  const std::string path = JoinPath(dir, kBackupCnfFile);
+  auto m = ReadOptionFile(path, {"mysqld"});
+  if (!m.ok()) return m.status();
+  auto it = m->find("innodb-page-size");
+  if (it == m->end()) return uint32_t{16384};
+  char* end = nullptr;
+  const unsigned long v = std::strtoul(it->second.value.c_str(), &end, 10);
+  if (end == it->second.value.c_str() || *end != '\0' || v < 4096 || v > 65536 || (v & (v - 1)) != 0) {
+    return Error(ErrorCode::kCorrupt, path + ": bad innodb_page_size '" + it->second.value + "'");
+  }
+  return static_cast<uint32_t>(v);
 }
 
 }  // namespace xbak

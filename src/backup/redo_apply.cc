@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "xbak/backup/layout.h"
+#include "xbak/backup/metadata.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"
@@ -616,18 +617,6 @@ class Applier {
   std::map<uint32_t, uint32_t> trims_;
 };
 
-uint32_t PageSizeFromCnf(const std::string& dir) {
-  auto text = ReadSmallFile(JoinPath(dir, "backup-my.cnf"));
-  if (!text.ok()) return 16384;
-  const std::string& t = text.value();
-  size_t p = t.find("innodb_page_size");
-  if (p == std::string::npos) p = t.find("innodb-page-size");
-  if (p == std::string::npos) return 16384;
-  p = t.find('=', p);
-  if (p == std::string::npos) return 16384;
-  return static_cast<uint32_t>(std::strtoul(t.c_str() + p + 1, nullptr, 10));
-}
-
 void RaiseOpenFileLimit() {
   struct rlimit rl {};
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -707,15 +696,6 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
                      (corrupt ? "" : ": the log is truncated"));
   }
   return out;
-}
-
-Result<uint32_t> BackupPageSize(const std::string& dir) {
-  const uint32_t page_size = PageSizeFromCnf(dir);
-  if (page_size < 4096 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
-    return Error(ErrorCode::kCorrupt,
-                 JoinPath(dir, "backup-my.cnf") + ": bad innodb_page_size " + std::to_string(page_size));
-  }
-  return page_size;
 }
 
 }  // namespace

@@ -68,6 +68,9 @@ struct ServerSettings {
 };
 
 std::string FormatBackupCnf(const ServerSettings& s);
+// innodb_page_size from DIR/backup-my.cnf (16384 when it is not there); a
+// value that is not a power of two in 4096..65536 is kCorrupt.
+Result<uint32_t> BackupPageSize(const std::string& dir);
 
 // A random RFC 4122 version 4 UUID (from /dev/urandom via OpenSSL-free code).
 std::string NewUuid();
