@@ -106,7 +106,7 @@ def section_stream(doc, name):
     out = [f"## Streaming a backup to /dev/null ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
     out.append(f"Command: `benchmarks/stream_bench.sh{' --quick' if doc['quick'] else ''}`. "
                f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs; {doc['versions']['mariabackup']}. "
-               "Both tools with --parallel=4; xbak's FIFO streams are each drained by a `cat`.")
+               "Both tools with --parallel=4; the single stream (stdout) and each of xbak's FIFO streams are read by one `wc -c`.")
     out.append("")
     base = reps(runs, tool="mariabackup")
     mb = median([r["seconds"] for r in base]) if base else None

@@ -47,11 +47,13 @@ timed() { # LABEL CMD... ; the command's stdout is counted and discarded
   echo "$label $e $m $(awk -v u="$u" -v s="$s" 'BEGIN{print u+s}') $(cat "$XBAK_WORK/bytes.txt")"
 }
 
-run_fifo() { # N COMPRESS -> same fields; readers: one cat per fifo into wc
+# Each FIFO is read by its own `wc -c`, as the single stream is: the readers do the same work per
+# byte whatever the number of streams (a `cat | wc` per FIFO would copy every byte once more).
+run_fifo() { # N COMPRESS -> same fields
   local n=$1 comp=$2 dir="$XBAK_WORK/fifo" tf="$XBAK_WORK/time.txt" i pids=()
   rm -rf "$dir"; mkdir -p "$dir"
   for i in $(seq 0 $((n - 1))); do
-    ( while [ ! -p "$dir/thread_$i" ]; do sleep 0.01; done; cat "$dir/thread_$i" | wc -c > "$dir/bytes_$i" ) &
+    ( while [ ! -p "$dir/thread_$i" ]; do sleep 0.01; done; wc -c < "$dir/thread_$i" > "$dir/bytes_$i" ) &
     pids+=($!)
   done
   /usr/bin/time -f '%e %M %U %S' -o "$tf" "$XBAK" --backup --defaults-file="$CNF" --parallel=4 --progress-interval=0 \

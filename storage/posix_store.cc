@@ -44,6 +44,13 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
+  void GetRange(const std::string& key, ByteRange range, std::function<void(Result<std::string>)> done,
+                std::string buffer) override {
+    Result<std::string> r = DoGetRange(key, range, std::move(buffer));
+    if (r.ok()) stats_.bytes_received += r->size();
+    Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  }
+
   void List(const std::string& prefix, const std::string& token,
             std::function<void(Result<ListResult>)> done) override {
     Result<ListResult> r = DoList(prefix, token);
@@ -96,6 +103,27 @@ class PosixStore final : public ObjectStore {
       return ErrnoError("stat", path, errno);
     }
     return ReadSmallFile(path, static_cast<size_t>(st.st_size) + 1);
+  }
+
+  Result<std::string> DoGetRange(const std::string& key, ByteRange range, std::string buffer) {
+    if (!SafeKey(key)) return Error(ErrorCode::kInvalidArgument, "unsafe object key '" + key + "'");
+    std::string path = root_ + "/" + key;
+    auto f = File::OpenRead(path);
+    if (!f.ok()) {
+      if (f.status().code() == ErrorCode::kNotFound)
+        return Error(ErrorCode::kNotFound, "object " + key + " not found in " + root_);
+      return f.status();
+    }
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (range.length == 0 || range.offset > size || range.length > size - range.offset) {
+      return Error(ErrorCode::kCorrupt, "object " + key + " has " + std::to_string(size) +
+                                            " bytes, not the range " + std::to_string(range.offset) + "+" +
+                                            std::to_string(range.length) + " asked for");
+    }
+    buffer.resize(static_cast<size_t>(range.length));
+    XBAK_ASSIGN_OR_RETURN(size_t n, f->PRead(buffer.data(), buffer.size(), range.offset));
+    if (n != buffer.size()) return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
+    return buffer;
   }
 
   Status Walk(const std::string& rel, std::vector<ObjectInfo>* out) {

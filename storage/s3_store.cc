@@ -75,6 +75,7 @@ struct Request {
   ObjectStore::Body body;
   std::string content_md5;  // base64, sent as Content-MD5 when non-empty
   std::string expect_etag;  // md5 hex a PUT's ETag must equal
+  ByteRange range;          // GetRange: the bytes asked for (length 0: whole object)
   Done done;
   int attempt = 0;
   bool cancelled = false;  // by CancelAll: a pending retry must not start
@@ -85,6 +86,7 @@ struct Request {
   size_t sent = 0;
   std::string response;
   std::string etag;
+  bool overlong = false;  // GetRange: the store sent more than the range
   char curl_error[CURL_ERROR_SIZE] = {};
 
   ~Request() { Reset(); }
@@ -96,6 +98,7 @@ struct Request {
     sent = 0;
     response.clear();
     etag.clear();
+    overlong = false;
     curl_error[0] = '\0';
   }
   std::string What() const {
@@ -121,8 +124,16 @@ int SeekBody(void* userp, curl_off_t offset, int origin) {
 }
 
 size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp) {
-  static_cast<Request*>(userp)->response.append(data, size * nmemb);
-  return size * nmemb;
+  auto* r = static_cast<Request*>(userp);
+  size_t n = size * nmemb;
+  // A store that ignores Range (or a hostile one) could send a whole large
+  // object: stop at once instead of buffering it (0 aborts the transfer).
+  if (r->range.length > 0 && r->response.size() + n > r->range.length) {
+    r->overlong = true;
+    return 0;
+  }
+  r->response.append(data, n);
+  return n;
 }
 
 // The value of header `name` ("content-length:") if `line` is that header.
@@ -139,6 +150,7 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
   if (HeaderValue(line, "content-length:", &v)) {
     // Size the body buffer once instead of growing it by doubling (copies).
     unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
+    if (r->range.length > 0) n = std::min<unsigned long long>(n, r->range.length);
     if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut) r->response.reserve(static_cast<size_t>(n));
   } else if (HeaderValue(line, "etag:", &v)) {
     std::erase_if(v, [](char c) { return c == '"' || c == ' ' || c == '\r' || c == '\n' || c == '\t'; });
@@ -196,6 +208,23 @@ class S3Store final : public ObjectStore {
     buffer.clear();
     r->response = std::move(buffer);
     r->done = std::move(done);
+    Start(std::move(r));
+  }
+
+  void GetRange(const std::string& key, ByteRange range, std::function<void(Result<std::string>)> done,
+                std::string buffer) override {
+    auto r = std::make_shared<Request>();
+    r->method = Method::kGet;
+    r->key = key;
+    r->range = range;
+    buffer.clear();
+    r->response = std::move(buffer);
+    r->done = std::move(done);
+    if (range.length == 0) {
+      Status s = Error(ErrorCode::kInvalidArgument, "GET " + key + ": empty range");
+      loop_.After(0, [this, r, s] { Finish(*r, s, {}); });
+      return;
+    }
     Start(std::move(r));
   }
 
@@ -331,6 +360,13 @@ class S3Store final : public ObjectStore {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
         break;
     }
+    if (r.range.length > 0) {
+      // Set through CURLOPT_RANGE, not as a header: the SigV4 signature
+      // then covers the same headers as a whole-object GET.
+      std::string spec =
+          std::to_string(r.range.offset) + "-" + std::to_string(r.range.offset + r.range.length - 1);
+      curl_easy_setopt(e, CURLOPT_RANGE, spec.c_str());  // curl copies the string
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
     return Status::Ok();
   }
@@ -341,7 +377,15 @@ class S3Store final : public ObjectStore {
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
     bool retry = false;
     Status err;
-    if (cc != CURLE_OK) {
+    if (r->overlong || (cc == CURLE_OK && http >= 200 && http < 300 && r->range.length > 0 &&
+                        r->response.size() != r->range.length)) {
+      // A cut range is CURLE_PARTIAL_FILE below; this is a wrong-sized answer.
+      retry = true;
+      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for bytes " + std::to_string(r->range.offset) +
+                                           "+" + std::to_string(r->range.length) + ", the store sent " +
+                                           (r->overlong ? "more" : std::to_string(r->response.size())) +
+                                           " (HTTP " + std::to_string(http) + ")");
+    } else if (cc != CURLE_OK) {
       std::string detail = r->curl_error[0] != '\0' ? r->curl_error : curl_easy_strerror(cc);
       switch (cc) {
         case CURLE_PEER_FAILED_VERIFICATION:

@@ -82,6 +82,7 @@ class QueuedOutput : public Output {
  public:
   QueuedOutput(int fd, std::string name, size_t max_items)
       : fd_(fd), name_(std::move(name)), max_items_(max_items) {
+    EnlargePipe(fd_);
     thread_ = std::thread([this] { Run(); });
   }
   ~QueuedOutput() override {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <memory>
 
 namespace xbak {
@@ -109,6 +110,26 @@ void AdvanceIovec(struct iovec** cur, int* count, size_t done) {
     (*cur)->iov_base = static_cast<char*>((*cur)->iov_base) + done;
     (*cur)->iov_len -= done;
   }
+}
+
+size_t EnlargePipe(int fd, size_t bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return 0;
+  size_t limit = bytes;
+  // (procfs reports a size of 0, so ReadSmallFile would read nothing.)
+  if (int pf = ::open("/proc/sys/fs/pipe-max-size", O_RDONLY | O_CLOEXEC); pf >= 0) {
+    char text[32] = {};
+    ssize_t n = ::read(pf, text, sizeof(text) - 1);
+    ::close(pf);
+    unsigned long long v = n > 0 ? std::strtoull(text, nullptr, 10) : 0;
+    if (v > 0) limit = std::min<size_t>(limit, static_cast<size_t>(v));
+  }
+  int cur = ::fcntl(fd, F_GETPIPE_SZ);
+  if (cur >= 0 && static_cast<size_t>(cur) < limit) {
+    int got = ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(limit));
+    if (got > 0) cur = got;
+  }
+  return cur > 0 ? static_cast<size_t>(cur) : 0;
 }
 
 Status MakeDirs(const std::string& path) {

@@ -1,13 +1,14 @@
 // `xbcloud get`: downloads a backup (layout.h) and writes it as xbstream to
 // stdout or N FIFOs, each file's objects in order, each file on one output.
 //
-// Objects are downloaded `parallel` at a time in a fixed global order and
-// handed to one writer thread per output; at most parallel + max(2, outputs)
-// objects are held in memory (in flight or downloaded and waiting for their
-// writer), so memory is bounded by that window times the object size. Each object is checked against the
-// MD5 and size in the manifest (or its .md5 sidecar with allow_incomplete);
-// a mismatch is downloaded again (verify_retries times) and then reported by
-// name.
+// Objects are downloaded in a fixed global order and handed to one writer
+// thread per output. At most `window_objects` objects are held in memory
+// (being downloaded, verified, or waiting for their writer): memory is that
+// window times the object size, whatever `parallel` is. `parallel` GETs are
+// kept in flight by fetching the oldest objects in byte ranges (each at least
+// min_range_bytes). Each object is checked against the MD5 and size in the manifest
+// (or its .md5 sidecar with allow_incomplete); a mismatch is downloaded again
+// (verify_retries times) and then reported by name.
 #pragma once
 
 #include <chrono>
@@ -25,14 +26,21 @@ struct GetOptions {
   std::string name;
   std::vector<std::string> files;  // only these files of the backup (empty: all)
   int parallel = 4;                // GETs in flight
-  bool allow_incomplete = false;   // read a backup without its completion marker
-  int verify_retries = 3;          // re-downloads of an object that fails its MD5
+  size_t window_objects = 0;       // objects held at once; 0: max(3, outputs + 2)
+  // Smallest range fetched by a request of its own: below it, a request's
+  // overhead (and the store's per-request work) costs more than the overlap
+  // gains. Objects under twice this size are fetched whole.
+  uint64_t min_range_bytes = uint64_t{1} << 20;
+  bool allow_incomplete = false;  // read a backup without its completion marker
+  int verify_retries = 3;         // re-downloads of an object that fails its MD5
   double verify_backoff_s = 0.5;
   std::chrono::milliseconds progress_interval{5000};
 };
 
 struct GetStats {
   uint64_t bytes_downloaded = 0, bytes_written = 0, objects = 0, files = 0, md5_retries = 0;
+  uint64_t requests = 0;           // data GETs (whole objects or ranges), retries not counted
+  uint64_t peak_held_objects = 0;  // most objects held at once (<= the window)
 };
 
 // Writes to `fds` (not owned, blocking). `names` describe them in messages.

@@ -24,6 +24,12 @@ struct ObjectInfo {
   uint64_t size = 0;
 };
 
+// Bytes [offset, offset + length) of an object.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
 struct ListResult {
   std::vector<ObjectInfo> objects;
   std::string next_token;  // empty: this was the last page
@@ -50,6 +56,13 @@ class ObjectStore {
   // GiBs into fresh allocations costs a page fault per 4 KiB).
   virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done,
                    std::string buffer = {}) = 0;
+  // Reads `range` of an object, which must lie inside it (length > 0): the
+  // result holds exactly range.length bytes. A store that answers with
+  // another number of bytes (or would send more) is retried like a cut
+  // transfer, then reported as kCorrupt. Lets a caller fetch one object with
+  // several requests at once, and bound what each holds.
+  virtual void GetRange(const std::string& key, ByteRange range,
+                        std::function<void(Result<std::string>)> done, std::string buffer = {}) = 0;
   // One page of the keys starting with `prefix`, in key order; pass the
   // previous page's next_token to continue.
   virtual void List(const std::string& prefix, const std::string& token,

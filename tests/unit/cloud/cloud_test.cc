@@ -182,6 +182,50 @@ TEST_F(CloudTest, CorruptObjectIsRetriedThenNamed) {
   EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
 }
 
+TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
+  std::string stream = SampleStream();
+  PutStats ps;
+  ASSERT_TRUE(Put("b1", stream, &ps).ok());
+  auto o = GetOpts("b1");
+  o.parallel = 12;
+  o.min_range_bytes = 10 << 10;  // 64 KiB objects in 12 / 3 = 4 ranges
+  o.window_objects = 3;
+  GetStats gs;
+  auto out = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, *store_, {out.get()}, {"o"}, o, &gs).ok());
+  EXPECT_EQ(Files(ReadAllFromStart(out.get())), Files(stream));
+  EXPECT_EQ(gs.objects, ps.objects);
+  EXPECT_GT(gs.requests, gs.objects + 10) << "the big objects were not fetched in ranges";
+  EXPECT_LE(gs.peak_held_objects, 3u);
+  EXPECT_GE(gs.peak_held_objects, 2u);
+  // The same with every object whole.
+  o.min_range_bytes = 1 << 20;
+  ASSERT_TRUE(CloudGet(loop_, *store_, {out.get()}, {"o"}, o, &gs).ok());
+  EXPECT_EQ(gs.requests, gs.objects);
+}
+
+TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  std::string key = "b1/db/big.ibd.00000000000000000002";
+  auto body = ReadSmallFile(Path(key));
+  ASSERT_TRUE(body.ok());
+  std::string bad = *body;
+  bad[bad.size() - 3] ^= 0x40;  // in the last range
+  ASSERT_TRUE(WriteFileAtomic(Path(key), bad).ok());
+  auto o = GetOpts("b1");
+  o.parallel = 4;
+  o.window_objects = 2;  // 2 ranges per object
+  o.min_range_bytes = 8 << 10;
+  auto got = Get(o);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
+  EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
+  EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
+  // Repaired: the same get succeeds.
+  ASSERT_TRUE(WriteFileAtomic(Path(key), *body).ok());
+  EXPECT_TRUE(Get(o).ok());
+}
+
 TEST_F(CloudTest, MissingObjectIsNamed) {
   ASSERT_TRUE(Put("b1", SampleStream()).ok());
   std::string key = "b1/db/big.ibd.00000000000000000002";

@@ -90,6 +90,26 @@ TEST(PosixStoreTest, PutGetListDelete) {
     });
   });
   EXPECT_EQ(got.status().code(), ErrorCode::kNotFound);
+  auto get_range = [&](const std::string& key, ByteRange range) {
+    run([&] {
+      store->GetRange(key, range, [&](Result<std::string> r) {
+        got = std::move(r);
+        loop.Stop();
+      });
+    });
+  };
+  get_range("a/b.1", {1, 3});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, "ell");
+  get_range("a/b.1", {4, 1});
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, "o");
+  get_range("a/b.1", {3, 3});  // past the end
+  EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
+  get_range("a/b.1", {0, 0});
+  EXPECT_FALSE(got.ok());
+  get_range("a/none", {0, 1});
+  EXPECT_EQ(got.status().code(), ErrorCode::kNotFound);
   Result<ListResult> list = Status();
   run([&] {
     store->List("a/", "", [&](Result<ListResult> r) {
