@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -15,17 +16,18 @@
 namespace xbak::storage {
 namespace {
 
-#if defined(__x86_64__)
-
-// Feeds one message to a lane as 64-byte blocks, MD5 padding included
-// (RFC 1321 3.1-3.2: a 0x80 byte, zeros, and the bit length in the last 8
-// bytes of the last block). Whole blocks inside a piece are used in place;
-// a block that straddles pieces, or holds the padding, is assembled in `tmp`.
+// Feeds one step to a lane as 64-byte blocks, and for a last step the MD5
+// padding (RFC 1321 3.1-3.2: a 0x80 byte, zeros, and the message's bit
+// length in the last 8 bytes of the last block). Whole blocks inside a piece
+// are used in place; a block that straddles pieces, or holds the padding, is
+// assembled in `tmp`.
 class BlockSource {
  public:
   BlockSource() = default;
-  explicit BlockSource(const Md5Pieces* pieces) : pieces_(pieces) {
-    for (auto p : *pieces) bits_ += static_cast<uint64_t>(p.size()) * 8;
+  BlockSource(const Md5Pieces* pieces, bool last, uint64_t bytes_before) : pieces_(pieces), last_(last) {
+    uint64_t n = bytes_before;
+    for (auto p : *pieces) n += p.size();
+    bits_ = n * 8;
   }
 
   // The next block, or nullptr after the last one.
@@ -53,6 +55,10 @@ class BlockSource {
       SkipEmpty();
     }
     if (n == 64) return tmp;
+    if (!last_) {  // n == 0: Md5Advance checked the step is whole blocks
+      state_ = State::kDone;
+      return nullptr;
+    }
     // The message ends in this block.
     tmp[n] = 0x80;
     std::memset(tmp + n + 1, 0, 63 - n);
@@ -79,12 +85,25 @@ class BlockSource {
   }
 
   const Md5Pieces* pieces_ = nullptr;
+  bool last_ = false;
   size_t piece_ = 0, offset_ = 0;
   uint64_t bits_ = 0;
   State state_ = State::kData;
 };
 
-constexpr std::array<uint32_t, 4> kInit = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+// Writes a step's result back: the new state and, for a last step, the digest.
+void Complete(Md5Step& step, const uint32_t h[4]) {
+  uint64_t n = step.state->bytes;
+  for (auto p : step.pieces) n += p.size();
+  for (int k = 0; k < 4; k++) step.state->h[k] = h[k];
+  step.state->bytes = n;
+  if (step.last && step.digest != nullptr) {
+    for (int i = 0; i < 4; i++) {
+      for (int b = 0; b < 4; b++) (*step.digest)[4 * i + b] = static_cast<uint8_t>(h[i] >> (8 * b));
+    }
+  }
+}
+
 // Left rotations per step, four per round (RFC 1321 3.4).
 constexpr int kShift[4][4] = {{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}};
 
@@ -105,13 +124,46 @@ constexpr int WordIndex(int i) {
   return i < 16 ? i : i < 32 ? (5 * i + 1) % 16 : i < 48 ? (3 * i + 5) % 16 : (7 * i) % 16;
 }
 
-Md5Digest DigestOf(const uint32_t state[4]) {
-  Md5Digest d{};
-  for (int i = 0; i < 4; i++) {
-    for (int b = 0; b < 4; b++) d[4 * i + b] = static_cast<uint8_t>(state[i] >> (8 * b));
+// One 64-byte block into one state: the portable path (and the reference
+// the vector paths are tested against).
+void CompressScalar(uint32_t h[4], const uint8_t* block, const uint32_t* sine) {
+  uint32_t w[16];
+  for (int j = 0; j < 16; j++) {
+    w[j] = static_cast<uint32_t>(block[4 * j]) | static_cast<uint32_t>(block[4 * j + 1]) << 8 |
+           static_cast<uint32_t>(block[4 * j + 2]) << 16 | static_cast<uint32_t>(block[4 * j + 3]) << 24;
   }
-  return d;
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+  for (int i = 0; i < 64; i++) {
+    int round = i / 16;
+    uint32_t f = round == 0   ? d ^ (b & (c ^ d))
+                 : round == 1 ? c ^ (d & (b ^ c))
+                 : round == 2 ? b ^ c ^ d
+                              : c ^ (b | ~d);
+    uint32_t t = a + f + w[WordIndex(i)] + sine[i];
+    int s = kShift[round][i % 4];
+    a = d;
+    d = c;
+    c = b;
+    b = b + ((t << s) | (t >> (32 - s)));
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
 }
+
+void AdvanceScalar(std::span<Md5Step> steps) {
+  const uint32_t* sine = SineTable().data();
+  alignas(16) uint8_t tmp[64];
+  for (auto& step : steps) {
+    uint32_t h[4] = {step.state->h[0], step.state->h[1], step.state->h[2], step.state->h[3]};
+    BlockSource source(&step.pieces, step.last, step.state->bytes);
+    while (const uint8_t* block = source.Next(tmp)) CompressScalar(h, block, sine);
+    Complete(step, h);
+  }
+}
+
+#if defined(__x86_64__)
 
 namespace avx2 {
 #define XBAK_MD5_TARGET __attribute__((target("avx2")))
@@ -163,16 +215,21 @@ const char* Name(Path p) {
   return "scalar";
 }
 
-void Run([[maybe_unused]] Path p, std::span<const Md5Pieces> messages, std::span<Md5Digest> out) {
-#if defined(__x86_64__)
-  if (messages.size() > 1 && p == Path::kAvx512vl) return avx512vl::Md5ManyLanes(messages, out);
-  if (messages.size() > 1 && p == Path::kAvx2) return avx2::Md5ManyLanes(messages, out);
-#endif
-  for (size_t i = 0; i < messages.size(); i++) {
-    Md5Builder b;
-    for (auto piece : messages[i]) b.Update(piece.data(), piece.size());
-    out[i] = b.Finish();
+void Run(Path p, std::span<Md5Step> steps) {
+  uint64_t whole = 0;
+  for (const auto& step : steps) {
+    for (auto piece : step.pieces) whole += piece.size();
+    if (!step.last && whole % 64 != 0) {
+      throw std::invalid_argument("Md5Advance: a step that is not the last must be whole 64-byte blocks");
+    }
+    whole = 0;
   }
+#if defined(__x86_64__)
+  if (p == Path::kAvx512vl) return avx512vl::AdvanceLanes(steps);
+  if (p == Path::kAvx2) return avx2::AdvanceLanes(steps);
+#endif
+  (void)p;
+  AdvanceScalar(steps);
 }
 
 }  // namespace
@@ -181,9 +238,16 @@ const char* Md5ManyPath() { return Name(Chosen()); }
 
 bool Md5ManyIsVectorized() { return Chosen() != Path::kScalar; }
 
-void Md5Many(std::span<const Md5Pieces> messages, std::span<Md5Digest> out) { Run(Chosen(), messages, out); }
+void Md5Advance(std::span<Md5Step> steps) { Run(Chosen(), steps); }
 
-bool Md5ManyOn(std::string_view path, std::span<const Md5Pieces> messages, std::span<Md5Digest> out) {
+void Md5Many(std::span<const Md5Pieces> messages, std::span<Md5Digest> out) {
+  std::vector<Md5State> states(messages.size());
+  std::vector<Md5Step> steps(messages.size());
+  for (size_t i = 0; i < messages.size(); i++) steps[i] = {&states[i], messages[i], true, &out[i]};
+  Md5Advance(steps);
+}
+
+bool Md5AdvanceOn(std::string_view path, std::span<Md5Step> steps) {
   Path best = Detect();
   for (Path p : {
          Path::kScalar
@@ -194,7 +258,7 @@ bool Md5ManyOn(std::string_view path, std::span<const Md5Pieces> messages, std::
        }) {
     if (path != Name(p)) continue;
     if (static_cast<int>(p) > static_cast<int>(best)) return false;  // not on this CPU
-    Run(p, messages, out);
+    Run(p, steps);
     return true;
   }
   return false;

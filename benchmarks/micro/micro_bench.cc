@@ -112,13 +112,20 @@ void Md5Many(benchmark::State& state, const char* path) {
   std::vector<xbak::storage::Md5Pieces> msgs;
   for (auto& b : bufs) msgs.push_back({std::string_view(reinterpret_cast<const char*>(b.data()), n)});
   std::vector<xbak::storage::Md5Digest> out(lanes);
-  if (!xbak::storage::Md5ManyOn(path, msgs, out)) return state.SkipWithError("not on this CPU");
+  auto run = [&] {
+    std::vector<xbak::storage::Md5State> states(lanes);
+    std::vector<xbak::storage::Md5Step> steps;
+    for (size_t i = 0; i < lanes; i++) steps.push_back({&states[i], msgs[i], true, &out[i]});
+    return xbak::storage::Md5AdvanceOn(path, steps);
+  };
+  if (!run()) return state.SkipWithError("not on this CPU");
   for (auto _ : state) {
-    xbak::storage::Md5ManyOn(path, msgs, out);
+    run();
     benchmark::DoNotOptimize(out.data());
   }
   Bytes(state, n * lanes);
 }
+void BM_Md5ManyScalar(benchmark::State& state) { Md5Many(state, "scalar"); }
 void BM_Md5ManyAvx2(benchmark::State& state) { Md5Many(state, "avx2"); }
 void BM_Md5ManyAvx512vl(benchmark::State& state) { Md5Many(state, "avx512vl"); }
 void Lanes(benchmark::internal::Benchmark* b) {
@@ -232,6 +239,7 @@ BENCHMARK(BM_Crc32cHardware)->Apply(Sizes);
 BENCHMARK(BM_Crc32cPortable)->Apply(Sizes);
 BENCHMARK(BM_ZlibCrc32)->Apply(Sizes);
 BENCHMARK(BM_Md5)->Apply(Sizes);
+BENCHMARK(BM_Md5ManyScalar)->Apply(Lanes);
 BENCHMARK(BM_Md5ManyAvx2)->Apply(Lanes);
 BENCHMARK(BM_Md5ManyAvx512vl)->Apply(Lanes);
 BENCHMARK(BM_Sha256)->Apply(Sizes);

@@ -30,20 +30,10 @@ struct Object {
   size_t output_pos = 0;   // its place in that output's sequence
 };
 
-// A downloaded object, in the pieces (ranges) it was fetched in, with what it
-// must match; verified on the verifier pool, written by its output's writer.
+// A downloaded and verified object, in the pieces (ranges) it was fetched
+// in, for its output's writer.
 struct Ready {
   std::vector<std::string> parts;
-  storage::Md5Digest md5{};
-  uint64_t size = 0;
-  size_t index = 0;  // in the global order, for a re-download
-  int attempt = 0;
-  std::string key;
-  uint64_t bytes() const {
-    uint64_t n = 0;
-    for (const auto& p : parts) n += p.size();
-    return n;
-  }
 };
 
 // Objects ready for one output, by their place in that output's order.
@@ -81,15 +71,19 @@ class OutputQueue {
   bool cancelled_ = false;
 };
 
-// Downloaded objects waiting for their MD5 check. MD5 runs at about
-// 700 MB/s per core for one object, slower than a local network: the checks
-// run on a pool of threads, each hashing every object waiting at once
-// (Md5Many), so that they are not what limits a restore. Thread-safe.
-class VerifyQueue {
+// Hashing work: the next contiguous ranges of an object, to be added to its
+// running MD5. MD5 runs at about 700 MB/s per core for one object, slower
+// than MinIO serves one GET on loopback: objects are hashed range by range
+// while their other ranges download, on a pool of threads, each taking every
+// piece of work waiting at once (Md5Advance shares the vector lanes among
+// them). Thread-safe.
+class HashQueue {
  public:
   struct Item {
-    size_t output = 0, pos = 0;
-    Ready ready;
+    size_t index = 0;  // the object
+    int attempt = 0;
+    size_t parts = 0;  // how many ranges this step covers
+    storage::Md5Step step;
   };
   void Push(Item item) {
     {
@@ -127,8 +121,8 @@ class VerifyQueue {
   bool closed_ = false, cancelled_ = false;
 };
 
-// Most objects one verifier hashes at once: the vector width of Md5Many.
-constexpr size_t kVerifyBatch = 8;
+// Most pieces of work one hashing thread takes at once: the lanes of Md5Advance.
+constexpr size_t kHashBatch = 8;
 
 Status WriteAll(int fd, const std::string& name, const char* p, size_t n) {
   while (n > 0) {
@@ -146,14 +140,19 @@ Status WriteAll(int fd, const std::string& name, const char* p, size_t n) {
 
 // Loop-thread state of one get.
 //
-// Memory: at most `window_` objects are held at once (being downloaded,
-// verified, or waiting for their writer), whatever --parallel says. The
-// parallelism comes from ranges: an object is fetched in parallel / window
-// ranged GETs (of at least min_range_bytes), the oldest object's ranges first,
-// so that `parallel` requests in flight need no more objects in memory. (Whole
-// objects per request would hold parallel + outputs objects: 180 MiB at
-// --parallel=16 with 10 MiB objects.) While parallel <= window, objects
-// are fetched whole.
+// Memory: at most `window_` objects are held at once (downloading, being
+// hashed, or waiting for their writer), whatever --parallel says: memory is
+// that window times the object size (holding one object per request in
+// flight cost 180 MiB at --parallel=16 with 10 MiB objects).
+//
+// Objects larger than range_bytes are fetched in byte ranges, and each range
+// is hashed as soon as it and the ones before it are in, while the rest of
+// the object (and the next objects) download: an object then leaves the
+// window about when its last byte arrives, instead of a whole MD5 later, so a
+// small window keeps the store busy. Ranges also carry --parallel beyond the
+// window: an object is fetched in at least parallel / window ranges, the
+// oldest object's ranges first, so the requests in flight need no more
+// objects in memory.
 class GetJob {
  public:
   GetJob(storage::EventLoop& loop, storage::ObjectStore& store, const GetOptions& options,
@@ -164,15 +163,15 @@ class GetJob {
         objects_(std::move(objects)),
         writers_running_(outputs) {
     for (size_t i = 0; i < outputs; i++) queues_.push_back(std::make_unique<OutputQueue>());
-    // Per output one object being written and one ready behind it, plus one
-    // being downloaded: the writers never wait on a download that could
-    // have run earlier, and no more is held.
+    // Per output one object being written and one ready behind it, plus
+    // two being fetched and hashed: the writers never wait on a download
+    // that could have run earlier, and no more is held.
     window_ = options.window_objects > 0 ? options.window_objects : std::max<size_t>(4, outputs + 2);
     for (const auto& o : objects_) total_bytes_ += o.entry.size;
   }
 
   OutputQueue& queue(size_t i) { return *queues_[i]; }
-  VerifyQueue& verify_queue() { return verify_; }
+  HashQueue& hash_queue() { return hash_; }
   const Status& error() const { return error_; }
   std::atomic<uint64_t>& written() { return written_; }
   GetStats stats() const {
@@ -206,45 +205,49 @@ class GetJob {
     MaybeFinish();
   }
 
-  // From a verifier: the object at `index` did not match. Downloads it again
-  // (after a backoff) or, out of attempts, fails the get naming it. It keeps
-  // its place in the window meanwhile.
-  void Mismatch(size_t index, int attempt, const std::string& what, std::vector<std::string> parts) {
-    Recycle(std::move(parts));
-    if (!error_.ok()) {
-      held_--;
-      return MaybeFinish();
+  // From a hashing thread (through Post): `parts` more ranges of object
+  // `index` are in its MD5.
+  void Hashed(size_t index, int attempt, size_t parts) {
+    auto it = slots_.find(index);
+    if (it == slots_.end() || it->second.attempt != attempt) return;  // cannot happen; be safe
+    Slot& slot = it->second;
+    slot.hashing = false;
+    slot.hashed += parts;
+    if (!error_.ok()) return;
+    if (slot.hashed < slot.parts.size()) return MaybeHash(index, slot);
+    const Object& o = objects_[index];
+    uint64_t bytes = slot.md5_state.bytes;
+    if (bytes != o.entry.size || slot.digest != o.entry.md5) {
+      std::string what =
+          "object " + Key(o) + " is corrupt: " +
+          (bytes != o.entry.size
+               ? std::to_string(bytes) + " bytes, expected " + std::to_string(o.entry.size)
+               : "MD5 " + storage::Md5Hex(slot.digest) + ", expected " + storage::Md5Hex(o.entry.md5));
+      Recycle(std::move(slot.parts));
+      slots_.erase(it);
+      return Mismatch(index, attempt, what);
     }
-    if (attempt >= options_.verify_retries) {
-      held_--;
-      return Fail(
-          Error(ErrorCode::kCorrupt, what + " (after " + std::to_string(attempt + 1) + " downloads)"));
-    }
-    md5_retries_++;
-    LogWarning(what + "; downloading it again");
-    backoffs_++;
-    double delay = options_.verify_backoff_s * static_cast<double>(1 << std::min(attempt, 6));
-    std::weak_ptr<bool> alive = alive_;
-    loop_.After(delay, [this, alive, index, attempt] {
-      if (alive.expired()) return;
-      backoffs_--;
-      if (!error_.ok()) {
-        held_--;
-        return MaybeFinish();
-      }
-      Admit(index, attempt + 1);
-      Pump();
-    });
+    Ready ready{std::move(slot.parts)};
+    slots_.erase(it);
+    queues_[o.output]->Push(o.output_pos, std::move(ready));
   }
 
  private:
-  // An object in the window whose download is not complete.
+  // An object in the window that is not yet verified. The hashing threads
+  // read `parts` up to the ones being hashed and write md5_state/digest
+  // while `hashing`; the loop thread touches neither meanwhile (it only
+  // fills later parts, distinct strings in a vector that never resizes).
   struct Slot {
     int attempt = 0;
     std::vector<std::string> parts;  // one per range, filled as they arrive
-    size_t requested = 0, arrived = 0;
+    std::vector<bool> arrived;
+    size_t requested = 0;      // ranges asked for, in order
+    size_t hashed = 0;         // ranges in md5_state
+    bool hashing = false;      // a step is with the hashing threads
     uint64_t range_bytes = 0;  // every range but the last
     bool md5_pending = false;  // its sidecar is being read
+    storage::Md5State md5_state;
+    storage::Md5Digest digest{};
   };
 
   void Pump() {
@@ -267,21 +270,29 @@ class GetJob {
 
   std::string Key(const Object& o) const { return DataObjectKey(options_.name, o.entry.path, o.entry.seq); }
 
+  // How many ranges an object of `size` bytes is fetched in.
+  uint64_t RangeCount(uint64_t size) const {
+    uint64_t min_range = std::max<uint64_t>(options_.min_range_bytes, 64);
+    uint64_t by_parallel = (static_cast<uint64_t>(options_.parallel) + window_ - 1) / window_;
+    uint64_t by_size =
+        options_.range_bytes > 0 ? (size + options_.range_bytes - 1) / options_.range_bytes : 1;
+    uint64_t n = std::max(by_parallel, by_size);
+    return std::clamp<uint64_t>(n, 1, std::max<uint64_t>(size / min_range, 1));
+  }
+
   void Admit(size_t i, int attempt) {
     Object& o = objects_[i];
     Slot& slot = slots_[i];
     slot = Slot{};
     slot.attempt = attempt;
     uint64_t size = o.entry.size;
-    uint64_t ranges = 1;
-    // As many ranges as it takes for the window's objects to carry
-    // `parallel` requests: none while parallel <= window (every request
-    // costs the store some work of its own, so fewer is better).
-    uint64_t min_range = std::max<uint64_t>(options_.min_range_bytes, 1);
-    uint64_t want = (static_cast<uint64_t>(options_.parallel) + window_ - 1) / window_;
-    if (want > 1 && size >= 2 * min_range) ranges = std::min<uint64_t>(want, size / min_range);
-    slot.range_bytes = (size + ranges - 1) / ranges;
+    uint64_t ranges = RangeCount(size);
+    // Whole 64-byte blocks in every range but the last: each range can then
+    // go into the MD5 as soon as it arrives.
+    slot.range_bytes = ((size + ranges - 1) / ranges + 63) / 64 * 64;
+    if (ranges > 1) ranges = (size + slot.range_bytes - 1) / slot.range_bytes;
     slot.parts.resize(static_cast<size_t>(ranges));
+    slot.arrived.assign(static_cast<size_t>(ranges), false);
     if (!o.md5_known) {
       slot.md5_pending = true;
       inflight_++;
@@ -318,11 +329,8 @@ class GetJob {
       Slot& s = it->second;
       downloaded_bytes_ += r->size();
       s.parts[k] = std::move(*r);
-      if (++s.arrived < s.parts.size()) return Pump();
-      const Object& obj = objects_[i];
-      Ready ready{std::move(s.parts), obj.entry.md5, obj.entry.size, i, attempt, Key(obj)};
-      slots_.erase(it);
-      verify_.Push({obj.output, obj.output_pos, std::move(ready)});
+      s.arrived[k] = true;
+      MaybeHash(i, s);
       Pump();
     };
     if (slot.parts.size() == 1) {
@@ -335,6 +343,47 @@ class GetJob {
     store_.GetRange(key, {offset, length}, std::move(done), std::move(buffer));
   }
 
+  // Hands the object's next ranges that are in (and in order) to the
+  // hashing threads, unless a step of it is there already.
+  void MaybeHash(size_t i, Slot& slot) {
+    if (slot.hashing || !error_.ok()) return;
+    size_t end = slot.hashed;
+    while (end < slot.parts.size() && slot.arrived[end]) end++;
+    if (end == slot.hashed) return;
+    HashQueue::Item item;
+    item.index = i;
+    item.attempt = slot.attempt;
+    item.parts = end - slot.hashed;
+    item.step.state = &slot.md5_state;
+    for (size_t k = slot.hashed; k < end; k++) item.step.pieces.push_back(slot.parts[k]);
+    item.step.last = end == slot.parts.size();
+    item.step.digest = &slot.digest;
+    slot.hashing = true;
+    hash_.Push(std::move(item));
+  }
+
+  // Object `index` did not match. Downloads it again (after a backoff) or,
+  // out of attempts, fails the get naming it. It keeps its place in the
+  // window meanwhile.
+  void Mismatch(size_t index, int attempt, const std::string& what) {
+    if (attempt >= options_.verify_retries) {
+      return Fail(
+          Error(ErrorCode::kCorrupt, what + " (after " + std::to_string(attempt + 1) + " downloads)"));
+    }
+    md5_retries_++;
+    LogWarning(what + "; downloading it again");
+    backoffs_++;
+    double delay = options_.verify_backoff_s * static_cast<double>(1 << std::min(attempt, 6));
+    std::weak_ptr<bool> alive = alive_;
+    loop_.After(delay, [this, alive, index, attempt] {
+      if (alive.expired()) return;
+      backoffs_--;
+      if (!error_.ok()) return MaybeFinish();
+      Admit(index, attempt + 1);
+      Pump();
+    });
+  }
+
   void Recycle(std::vector<std::string> parts) {
     for (auto& p : parts) {
       if (pool_.size() >= kPoolLimit || p.capacity() == 0) continue;
@@ -345,7 +394,7 @@ class GetJob {
   void Fail(Status s) {
     if (error_.ok()) error_ = std::move(s);
     for (auto& q : queues_) q->Cancel();
-    verify_.Close(true);
+    hash_.Close(true);
     store_.CancelAll();
     MaybeFinish();
   }
@@ -385,7 +434,7 @@ class GetJob {
   const GetOptions& options_;
   std::vector<Object> objects_;
   std::vector<std::unique_ptr<OutputQueue>> queues_;
-  VerifyQueue verify_;
+  HashQueue hash_;
   std::atomic<uint64_t> written_{0};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -537,51 +586,33 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
       loop.Post([&job, s] { job.WriterDone(s); });
     });
   }
-  std::vector<std::thread> verifiers;
-  // With vector MD5 one thread checks ~1.2 GB/s (two objects waiting) to
-  // 4 GB/s (eight): one per 4 cores, so that objects queue up and share its
-  // lanes (two threads on 2 cores took each object alone, for 25% more CPU
-  // and no gain in time). Without it, one object per core at a time.
+  // With vector MD5 one thread hashes ~1.2 GB/s (two objects' ranges
+  // waiting) to 4 GB/s (eight): one per 4 cores, so that work queues up and
+  // shares its lanes (two threads on 2 cores took each piece alone, for 25%
+  // more CPU and no gain in time). Without it, one object per core at once.
   unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
-  unsigned nverify = storage::Md5ManyIsVectorized() ? std::max(cores / 4, 1u) : std::min(cores, 8u);
-  for (unsigned v = 0; v < nverify; v++) {
-    verifiers.emplace_back([&loop, &job] {
-      // Every object waiting is hashed in one Md5Many call: independent
-      // objects share the vector lanes (storage/md5_multi.h).
-      std::vector<VerifyQueue::Item> items;
-      std::vector<storage::Md5Pieces> messages;
-      std::vector<storage::Md5Digest> digests;
-      while (job.verify_queue().PopSome(kVerifyBatch, &items)) {
-        messages.assign(items.size(), {});
-        for (size_t k = 0; k < items.size(); k++) {
-          for (const auto& part : items[k].ready.parts) messages[k].push_back(part);
-        }
-        digests.assign(items.size(), {});
-        storage::Md5Many(messages, digests);
-        for (size_t k = 0; k < items.size(); k++) {
-          Ready& r = items[k].ready;
-          const storage::Md5Digest& got = digests[k];
-          uint64_t bytes = r.bytes();
-          if (bytes != r.size || got != r.md5) {
-            std::string what =
-                "object " + r.key + " is corrupt: " +
-                (bytes != r.size ? std::to_string(bytes) + " bytes, expected " + std::to_string(r.size)
-                                 : "MD5 " + storage::Md5Hex(got) + ", expected " + storage::Md5Hex(r.md5));
-            loop.Post(
-                [&job, index = r.index, attempt = r.attempt, what, parts = std::move(r.parts)]() mutable {
-                  job.Mismatch(index, attempt, what, std::move(parts));
-                });
-            continue;
-          }
-          job.queue(items[k].output).Push(items[k].pos, std::move(r));
+  unsigned nhash = storage::Md5ManyIsVectorized() ? std::max(cores / 4, 1u) : std::min(cores, 8u);
+  std::vector<std::thread> hashers;
+  for (unsigned v = 0; v < nhash; v++) {
+    hashers.emplace_back([&loop, &job] {
+      std::vector<HashQueue::Item> items;
+      std::vector<storage::Md5Step> steps;
+      while (job.hash_queue().PopSome(kHashBatch, &items)) {
+        steps.clear();
+        for (auto& item : items) steps.push_back(item.step);
+        storage::Md5Advance(steps);
+        for (const auto& item : items) {
+          loop.Post([&job, index = item.index, attempt = item.attempt, parts = item.parts] {
+            job.Hashed(index, attempt, parts);
+          });
         }
       }
     });
   }
   job.Start();
   loop.Run();
-  job.verify_queue().Close(false);
-  for (auto& t : verifiers) t.join();
+  job.hash_queue().Close(false);
+  for (auto& t : hashers) t.join();
   for (auto& t : writers) t.join();
   auto st = job.stats();
   st.files = files;

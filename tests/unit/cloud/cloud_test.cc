@@ -198,9 +198,20 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   EXPECT_GT(gs.requests, gs.objects + 10) << "the big objects were not fetched in ranges";
   EXPECT_LE(gs.peak_held_objects, 3u);
   EXPECT_GE(gs.peak_held_objects, 2u);
+  // One request at a time, objects in 16 KiB ranges hashed as they come.
+  o.parallel = 1;
+  o.range_bytes = 16 << 10;
+  o.min_range_bytes = 4 << 10;
+  auto out2 = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, *store_, {out2.get()}, {"o"}, o, &gs).ok());
+  EXPECT_EQ(Files(ReadAllFromStart(out2.get())), Files(stream));
+  EXPECT_GT(gs.requests, gs.objects + 10);
   // The same with every object whole.
+  o.parallel = 12;
+  o.range_bytes = 0;
   o.min_range_bytes = 1 << 20;
-  ASSERT_TRUE(CloudGet(loop_, *store_, {out.get()}, {"o"}, o, &gs).ok());
+  auto out3 = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, *store_, {out3.get()}, {"o"}, o, &gs).ok());
   EXPECT_EQ(gs.requests, gs.objects);
 }
 

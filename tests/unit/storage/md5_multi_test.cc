@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <random>
 #include <string>
@@ -17,32 +18,39 @@ std::string Random(size_t n, std::mt19937& rng) {
 }
 
 // Splits `s` into pieces at random points (empty pieces included).
-Md5Pieces Split(const std::string& s, std::mt19937& rng) {
+Md5Pieces Split(std::string_view s, std::mt19937& rng) {
   Md5Pieces p;
   size_t off = 0;
   while (off < s.size()) {
     size_t n = std::min<size_t>(s.size() - off, rng() % 3 == 0 ? 0 : rng() % 300);
-    p.push_back(std::string_view(s).substr(off, n));
+    p.push_back(s.substr(off, n));
     off += n;
   }
   if (rng() % 2) p.push_back({});
   return p;
 }
 
+// Md5Many on a given path.
+bool ManyOn(const std::string& path, const std::vector<Md5Pieces>& msgs, std::vector<Md5Digest>* out) {
+  out->assign(msgs.size(), {});
+  std::vector<Md5State> states(msgs.size());
+  std::vector<Md5Step> steps;
+  for (size_t i = 0; i < msgs.size(); i++) steps.push_back({&states[i], msgs[i], true, &(*out)[i]});
+  return Md5AdvanceOn(path, steps);
+}
+
 // Every path this CPU has, the chosen one first.
 std::vector<std::string> Paths() {
   std::vector<std::string> p = {Md5ManyPath()};
   for (const char* q : {"scalar", "avx2", "avx512vl"}) {
-    std::vector<Md5Digest> out(2);
-    std::vector<Md5Pieces> two = {{"a"}, {"b"}};
-    if (q != p[0] && Md5ManyOn(q, two, out)) p.push_back(q);
+    std::vector<Md5Digest> out;
+    if (q != p[0] && ManyOn(q, {{"a"}, {"b"}}, &out)) p.push_back(q);
   }
   return p;
 }
 
 void RunAll(const std::vector<Md5Pieces>& msgs, std::vector<Md5Digest>* out, const std::string& path) {
-  out->assign(msgs.size(), {});
-  ASSERT_TRUE(Md5ManyOn(path, msgs, *out)) << path;
+  ASSERT_TRUE(ManyOn(path, msgs, out)) << path;
 }
 
 TEST(Md5Many, KnownVectors) {
@@ -107,17 +115,59 @@ TEST(Md5Many, MixedSizesAndCounts) {
   }
 }
 
+TEST(Md5Advance, PieceByPieceEqualsWhole) {
+  // Several messages fed in block-aligned steps of different sizes, all in
+  // flight together (as xbcloud get hashes ranges while others download).
+  std::mt19937 rng(5);
+  for (const auto& path : Paths()) {
+    std::vector<std::string> data;
+    for (int i = 0; i < 11; i++) data.push_back(Random(rng() % (200 << 10), rng));
+    std::vector<Md5State> states(data.size());
+    std::vector<size_t> fed(data.size(), 0);
+    std::vector<Md5Digest> digest(data.size());
+    std::vector<bool> done(data.size(), false);
+    for (int round = 0; round < 1000; round++) {
+      std::vector<Md5Step> steps;
+      for (size_t i = 0; i < data.size(); i++) {
+        if (done[i] || rng() % 3 == 0) continue;  // not every message every time
+        size_t left = data[i].size() - fed[i];
+        size_t n = (rng() % 600) * 64;
+        bool last = n >= left;
+        if (last) n = left;
+        std::string_view piece = std::string_view(data[i]).substr(fed[i], n);
+        steps.push_back({&states[i], rng() % 2 ? Md5Pieces{piece} : Split(piece, rng), last, &digest[i]});
+        fed[i] += n;
+        done[i] = last;
+      }
+      if (!steps.empty()) {
+        ASSERT_TRUE(Md5AdvanceOn(path, steps));
+      }
+      if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
+    }
+    for (size_t i = 0; i < data.size(); i++) {
+      ASSERT_TRUE(done[i]);
+      EXPECT_EQ(digest[i], Md5(data[i])) << path << " message " << i << " of " << data[i].size() << " bytes";
+      EXPECT_EQ(states[i].bytes, data[i].size());
+    }
+  }
+}
+
+TEST(Md5Advance, RefusesAPartialBlockBeforeTheEnd) {
+  Md5State st;
+  std::vector<Md5Step> steps = {{&st, {"abc"}, false, nullptr}};
+  EXPECT_THROW(Md5Advance(steps), std::invalid_argument);
+}
+
 TEST(Md5Many, ReportsItsPath) {
-  std::vector<Md5Digest> out(2);
-  std::vector<Md5Pieces> two = {{"a"}, {"b"}};
-  EXPECT_TRUE(Md5ManyOn("scalar", two, out));
-  EXPECT_FALSE(Md5ManyOn("no such path", two, out));
+  std::vector<Md5Digest> out;
+  EXPECT_TRUE(ManyOn("scalar", {{"a"}, {"b"}}, &out));
+  EXPECT_FALSE(ManyOn("no such path", {{"a"}}, &out));
 #if defined(__x86_64__)
-  EXPECT_EQ(Md5ManyOn("avx2", two, out), __builtin_cpu_supports("avx2") != 0);
+  EXPECT_EQ(ManyOn("avx2", {{"a"}, {"b"}}, &out), __builtin_cpu_supports("avx2") != 0);
   EXPECT_EQ(Md5ManyIsVectorized(), __builtin_cpu_supports("avx2") != 0);
 #else
   EXPECT_FALSE(Md5ManyIsVectorized());
-  EXPECT_FALSE(Md5ManyOn("avx2", two, out));
+  EXPECT_FALSE(ManyOn("avx2", {{"a"}, {"b"}}, &out));
 #endif
   std::cout << "Md5Many path on this CPU: " << Md5ManyPath() << "\n";
 }
