@@ -7,7 +7,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-QUICK=0; REPS=3; OUT="$ROOT/docs/results/stream-bench.json"
+QUICK=0; REPS=7; OUT="$ROOT/docs/results/stream-bench.json"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; REPS=2 ;;
@@ -49,11 +49,14 @@ timed() { # LABEL CMD... ; the command's stdout is counted and discarded
 
 # Each FIFO is read by its own `wc -c`, as the single stream is: the readers do the same work per
 # byte whatever the number of streams (a `cat | wc` per FIFO would copy every byte once more).
+# The FIFOs are made first and their readers wait in open(), as a reader started before the
+# backup does: xbak accepts existing FIFOs, so its time holds no wait for readers to appear.
 run_fifo() { # N COMPRESS -> same fields
   local n=$1 comp=$2 dir="$XBAK_WORK/fifo" tf="$XBAK_WORK/time.txt" i pids=()
   rm -rf "$dir"; mkdir -p "$dir"
   for i in $(seq 0 $((n - 1))); do
-    ( while [ ! -p "$dir/thread_$i" ]; do sleep 0.01; done; wc -c < "$dir/thread_$i" > "$dir/bytes_$i" ) &
+    mkfifo "$dir/thread_$i"
+    ( wc -c < "$dir/thread_$i" > "$dir/bytes_$i" ) &
     pids+=($!)
   done
   /usr/bin/time -f '%e %M %U %S' -o "$tf" "$XBAK" --backup --defaults-file="$CNF" --parallel=4 --progress-interval=0 \
@@ -63,16 +66,27 @@ run_fifo() { # N COMPRESS -> same fields
   echo "$e $m $(awk -v u="$u" -v s="$s" 'BEGIN{print u+s}') $(cat "$dir"/bytes_* | awk '{t+=$1} END {print t}')"
 }
 
+run_one() { # COMPRESS-OPTION N -> same fields; N=1 is stdout, read by one wc -c
+  local copt=$1 n=$2
+  if [ "$n" = 1 ]; then
+    # shellcheck disable=SC2086
+    timed x "$XBAK" --backup --defaults-file="$CNF" --parallel=4 --progress-interval=0 --stream=xbstream $copt | cut -d' ' -f2-
+  else
+    run_fifo "$n" "$copt"
+  fi
+}
+
+# The order of the stream counts turns every repetition, so that a drift of the machine (caches,
+# a neighbour) does not always favour the same count.
+COUNTS=(1 2 4 8)
 for rep in $(seq 1 "$REPS"); do
   read -r e m c b < <(timed x mariabackup --defaults-file="$CNF" --backup --parallel=4 --stream=xbstream | cut -d' ' -f2-)
   echo "mariabackup none 1 $rep $e $m $c $b" | tee -a "$RES" >&2
   for comp in none lz4 zstd; do
     copt=""; [ $comp != none ] && copt="--compress=$comp --compress-threads=2"
-    # shellcheck disable=SC2086
-    read -r e m c b < <(timed x "$XBAK" --backup --defaults-file="$CNF" --parallel=4 --progress-interval=0 --stream=xbstream $copt | cut -d' ' -f2-)
-    echo "xbak $comp 1 $rep $e $m $c $b" | tee -a "$RES" >&2
-    for n in 2 4 8; do
-      read -r e m c b < <(run_fifo "$n" "$copt")
+    for k in 0 1 2 3; do
+      n=${COUNTS[$(((k + rep - 1) % 4))]}
+      read -r e m c b < <(run_one "$copt" "$n")
       echo "xbak $comp $n $rep $e $m $c $b" | tee -a "$RES" >&2
     done
   done
