@@ -17,6 +17,7 @@
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
 #include "xbak/storage/md5_multi.h"
+#include "xbak/util/batch_queue.h"
 #include "xbak/util/log.h"
 #include "xbak/util/progress.h"
 
@@ -76,50 +77,14 @@ class OutputQueue {
 // than MinIO serves one GET on loopback: objects are hashed range by range
 // while their other ranges download, on a pool of threads, each taking every
 // piece of work waiting at once (Md5Advance shares the vector lanes among
-// them). Thread-safe.
-class HashQueue {
- public:
-  struct Item {
-    size_t index = 0;  // the object
-    int attempt = 0;
-    size_t parts = 0;  // how many ranges this step covers
-    storage::Md5Step step;
-  };
-  void Push(Item item) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      items_.push_back(std::move(item));
-    }
-    cv_.notify_one();
-  }
-  // Waits for at least one item and takes up to `max` of those waiting;
-  // false once closed (and drained) or cancelled.
-  bool PopSome(size_t max, std::vector<Item>* out) {
-    out->clear();
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return cancelled_ || closed_ || !items_.empty(); });
-    if (cancelled_ || items_.empty()) return false;
-    while (!items_.empty() && out->size() < max) {
-      out->push_back(std::move(items_.front()));
-      items_.pop_front();
-    }
-    return true;
-  }
-  void Close(bool cancel) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      closed_ = true;
-      cancelled_ = cancelled_ || cancel;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> items_;
-  bool closed_ = false, cancelled_ = false;
+// them).
+struct HashWork {
+  size_t index = 0;  // the object
+  int attempt = 0;
+  size_t parts = 0;  // how many ranges this step covers
+  storage::Md5Step step;
 };
+using HashQueue = BatchQueue<HashWork>;
 
 // Most pieces of work one hashing thread takes at once: the lanes of Md5Advance.
 constexpr size_t kHashBatch = 8;
@@ -350,7 +315,7 @@ class GetJob {
     size_t end = slot.hashed;
     while (end < slot.parts.size() && slot.arrived[end]) end++;
     if (end == slot.hashed) return;
-    HashQueue::Item item;
+    HashWork item;
     item.index = i;
     item.attempt = slot.attempt;
     item.parts = end - slot.hashed;
@@ -394,7 +359,7 @@ class GetJob {
   void Fail(Status s) {
     if (error_.ok()) error_ = std::move(s);
     for (auto& q : queues_) q->Cancel();
-    hash_.Close(true);
+    hash_.Cancel();  // what no thread took holds nothing to release
     store_.CancelAll();
     MaybeFinish();
   }
@@ -595,7 +560,7 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
   std::vector<std::thread> hashers;
   for (unsigned v = 0; v < nhash; v++) {
     hashers.emplace_back([&loop, &job] {
-      std::vector<HashQueue::Item> items;
+      std::vector<HashWork> items;
       std::vector<storage::Md5Step> steps;
       while (job.hash_queue().PopSome(kHashBatch, &items)) {
         steps.clear();
@@ -611,7 +576,7 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
   }
   job.Start();
   loop.Run();
-  job.hash_queue().Close(false);
+  job.hash_queue().Close();
   for (auto& t : hashers) t.join();
   for (auto& t : writers) t.join();
   auto st = job.stats();

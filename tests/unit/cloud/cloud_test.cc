@@ -143,13 +143,26 @@ TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {
 
 TEST_F(CloudTest, TruncatedStreamIsNotComplete) {
   std::string stream = SampleStream();
-  // Cut before the big file's end chunk: objects get uploaded, the marker must not.
+  // Cut before the big file's end chunk: the marker must not be written.
   Status s =
       Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()));
   EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
   EXPECT_NE(s.message().find("db/big.ibd"), std::string::npos) << s.message();
   EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
-  // get refuses it, names the marker, and reads it when told to.
+}
+
+TEST_F(CloudTest, IncompleteBackupIsRefusedThenReadWhenAllowed) {
+  // What a put killed part way leaves: objects and sidecars, no marker, and
+  // here not the last object of db/big.ibd (the one with its end chunk).
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  std::filesystem::remove(Path("b1/xbcloud.manifest"));
+  std::string last;
+  for (const auto& e : std::filesystem::directory_iterator(Path("b1/db"))) {
+    std::string n = e.path().filename().string();
+    if (n.starts_with("big.ibd.") && !n.ends_with(".md5") && n > last) last = n;
+  }
+  ASSERT_FALSE(last.empty());
+  std::filesystem::remove(Path("b1/db/" + last));
   auto got = Get(GetOpts("b1"));
   EXPECT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("incomplete"), std::string::npos);
