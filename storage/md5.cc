@@ -17,32 +17,6 @@ Md5Digest Md5(const void* data, size_t n) {
   return d;
 }
 
-struct Md5Builder::Ctx {
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> md{EVP_MD_CTX_new(), EVP_MD_CTX_free};
-};
-
-Md5Builder::Md5Builder() : ctx_(std::make_unique<Ctx>()) {
-  if (!ctx_->md || EVP_DigestInit_ex(ctx_->md.get(), EVP_md5(), nullptr) != 1) {
-    throw std::runtime_error("OpenSSL EVP_DigestInit_ex(MD5) failed");
-  }
-}
-
-Md5Builder::~Md5Builder() = default;
-
-void Md5Builder::Update(const void* data, size_t n) {
-  if (EVP_DigestUpdate(ctx_->md.get(), data, n) != 1)
-    throw std::runtime_error("OpenSSL EVP_DigestUpdate failed");
-}
-
-Md5Digest Md5Builder::Finish() {
-  Md5Digest d{};
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx_->md.get(), d.data(), &len) != 1 || len != d.size()) {
-    throw std::runtime_error("OpenSSL EVP_DigestFinal_ex(MD5) failed");
-  }
-  return d;
-}
-
 std::string Md5Hex(const Md5Digest& d) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string s;

@@ -3,7 +3,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -216,13 +215,12 @@ const char* Name(Path p) {
 }
 
 void Run(Path p, std::span<Md5Step> steps) {
-  uint64_t whole = 0;
   for (const auto& step : steps) {
-    for (auto piece : step.pieces) whole += piece.size();
-    if (!step.last && whole % 64 != 0) {
+    uint64_t bytes = 0;
+    for (auto piece : step.pieces) bytes += piece.size();
+    if (!step.last && bytes % 64 != 0) {
       throw std::invalid_argument("Md5Advance: a step that is not the last must be whole 64-byte blocks");
     }
-    whole = 0;
   }
 #if defined(__x86_64__)
   if (p == Path::kAvx512vl) return avx512vl::AdvanceLanes(steps);
@@ -239,13 +237,6 @@ const char* Md5ManyPath() { return Name(Chosen()); }
 bool Md5ManyIsVectorized() { return Chosen() != Path::kScalar; }
 
 void Md5Advance(std::span<Md5Step> steps) { Run(Chosen(), steps); }
-
-void Md5Many(std::span<const Md5Pieces> messages, std::span<Md5Digest> out) {
-  std::vector<Md5State> states(messages.size());
-  std::vector<Md5Step> steps(messages.size());
-  for (size_t i = 0; i < messages.size(); i++) steps[i] = {&states[i], messages[i], true, &out[i]};
-  Md5Advance(steps);
-}
 
 bool Md5AdvanceOn(std::string_view path, std::span<Md5Step> steps) {
   Path best = Detect();

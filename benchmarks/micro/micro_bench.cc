@@ -103,7 +103,7 @@ void Digest(benchmark::State& state, const EVP_MD* md) {  // as storage::Md5: on
 void BM_Md5(benchmark::State& state) { Digest(state, EVP_md5()); }
 void BM_Sha256(benchmark::State& state) { Digest(state, EVP_sha256()); }
 
-// storage::Md5Many (xbcloud get's object check) over `lanes` buffers of n bytes at once, on one
+// storage::Md5Advance (xbcloud get's object check) over `lanes` buffers of n bytes at once, on one
 // vector path; bytes per second counts all the buffers.
 void BM_Md5Many(benchmark::State& state, const char* path, size_t lanes) {
   const size_t n = static_cast<size_t>(state.range(0));

@@ -5,7 +5,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,21 +14,6 @@ using Md5Digest = std::array<uint8_t, 16>;
 
 Md5Digest Md5(const void* data, size_t n);
 inline Md5Digest Md5(std::string_view s) { return Md5(s.data(), s.size()); }
-// MD5 of a body that arrives in pieces (e.g. ranges of one object).
-class Md5Builder {
- public:
-  Md5Builder();
-  ~Md5Builder();
-  Md5Builder(const Md5Builder&) = delete;
-  Md5Builder& operator=(const Md5Builder&) = delete;
-  void Update(const void* data, size_t n);
-  Md5Digest Finish();  // once
-
- private:
-  struct Ctx;
-  std::unique_ptr<Ctx> ctx_;
-};
-
 std::string Md5Hex(const Md5Digest& d);     // 32 lowercase hex digits (S3 ETag, md5sum)
 std::string Md5Base64(const Md5Digest& d);  // 24 characters (Content-MD5 header)
 

@@ -49,10 +49,6 @@ struct Md5Step {
 // them; lanes freed by short steps take the next ones.
 void Md5Advance(std::span<Md5Step> steps);
 
-// out[i] = MD5 of messages[i] (the concatenation of its pieces), for every i;
-// out.size() must equal messages.size().
-void Md5Many(std::span<const Md5Pieces> messages, std::span<Md5Digest> out);
-
 // The path this CPU runs: "avx512vl", "avx2" or "scalar".
 const char* Md5ManyPath();
 bool Md5ManyIsVectorized();

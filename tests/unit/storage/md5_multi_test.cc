@@ -30,7 +30,7 @@ Md5Pieces Split(std::string_view s, std::mt19937& rng) {
   return p;
 }
 
-// Md5Many on a given path.
+// The MD5 of every message in one Md5Advance call on a given path.
 bool ManyOn(const std::string& path, const std::vector<Md5Pieces>& msgs, std::vector<Md5Digest>* out) {
   out->assign(msgs.size(), {});
   std::vector<Md5State> states(msgs.size());
@@ -70,9 +70,7 @@ TEST(Md5Many, KnownVectors) {
                                    "57edf4a22be3c955ac49da2e2107b67a"};
   std::vector<Md5Pieces> msgs;
   for (const auto& t : text) msgs.push_back({t});
-  std::vector<Md5Digest> out(msgs.size());
-  Md5Many(msgs, out);
-  for (size_t i = 0; i < text.size(); i++) EXPECT_EQ(Md5Hex(out[i]), want[i]) << "'" << text[i] << "'";
+  std::vector<Md5Digest> out;
   for (const auto& path : Paths()) {
     RunAll(msgs, &out, path);
     for (size_t i = 0; i < text.size(); i++)
@@ -169,7 +167,7 @@ TEST(Md5Many, ReportsItsPath) {
   EXPECT_FALSE(Md5ManyIsVectorized());
   EXPECT_FALSE(ManyOn("avx2", {{"a"}, {"b"}}, &out));
 #endif
-  std::cout << "Md5Many path on this CPU: " << Md5ManyPath() << "\n";
+  std::cout << "Md5Advance path on this CPU: " << Md5ManyPath() << "\n";
 }
 
 }  // namespace
