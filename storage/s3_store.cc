@@ -202,24 +202,12 @@ class S3Store final : public ObjectStore {
 
   void Get(const std::string& key, std::function<void(Result<std::string>)> done,
            std::string buffer) override {
-    auto r = std::make_shared<Request>();
-    r->method = Method::kGet;
-    r->key = key;
-    buffer.clear();
-    r->response = std::move(buffer);
-    r->done = std::move(done);
-    Start(std::move(r));
+    Start(MakeGet(key, {}, std::move(done), std::move(buffer)));
   }
 
   void GetRange(const std::string& key, ByteRange range, std::function<void(Result<std::string>)> done,
                 std::string buffer) override {
-    auto r = std::make_shared<Request>();
-    r->method = Method::kGet;
-    r->key = key;
-    r->range = range;
-    buffer.clear();
-    r->response = std::move(buffer);
-    r->done = std::move(done);
+    auto r = MakeGet(key, range, std::move(done), std::move(buffer));
     if (range.length == 0) {
       Status s = Error(ErrorCode::kInvalidArgument, "GET " + key + ": empty range");
       loop_.After(0, [this, r, s] { Finish(*r, s, {}); });
@@ -276,6 +264,20 @@ class S3Store final : public ObjectStore {
   };
 
   // --- request lifecycle --------------------------------------------------
+
+  // A GET of `key`, of `range` (length 0: the whole object), whose body
+  // reuses `buffer`'s memory.
+  std::shared_ptr<Request> MakeGet(const std::string& key, ByteRange range,
+                                   std::function<void(Result<std::string>)> done, std::string buffer) {
+    auto r = std::make_shared<Request>();
+    r->method = Method::kGet;
+    r->key = key;
+    r->range = range;
+    buffer.clear();
+    r->response = std::move(buffer);
+    r->done = std::move(done);
+    return r;
+  }
 
   void Start(std::shared_ptr<Request> r) {
     r->Reset();
