@@ -21,6 +21,14 @@ OUT = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "docs", "benchmar
 IMG = os.path.join(os.path.dirname(OUT), "img")
 
 
+def save_chart(fig, name):
+    """Writes docs/img/<name>.png; returns the Markdown lines that show it."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
+    plt.close(fig)
+    return [f"![{name}](img/{name}.png)", ""]
+
+
 def reps(runs, **kw):
     xs = [r for r in runs if all(r.get(k) == v for k, v in kw.items())]
     return xs
@@ -92,13 +100,7 @@ def section_backup(doc, name):
         ax.set_ylabel("seconds")
         ax.set_ylim(bottom=0)
         ax.legend()
-    fig.tight_layout()
-    png = os.path.join(IMG, f"{name}.png")
-    fig.savefig(png, dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 def section_stream(doc, name):
@@ -145,12 +147,7 @@ def section_stream(doc, name):
     ax.set_ylabel("seconds")
     ax.set_ylim(bottom=0)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 def section_xbcloud(doc, name):
@@ -206,12 +203,7 @@ def section_xbcloud(doc, name):
         ax.bar(labels, vals, color=["tab:blue" if l.startswith("xbcloud") else "tab:grey" for l in labels])
         ax.set_title(op)
         ax.set_ylabel("MiB/s")
-    fig.tight_layout()
-    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 def section_prepare(doc, name):
@@ -257,12 +249,7 @@ def section_prepare(doc, name):
     ax.set_ylabel("seconds")
     ax.set_ylim(bottom=0)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 def section_micro(doc, name):
@@ -321,12 +308,7 @@ def section_micro(doc, name):
     ax.barh(names[::-1], vals[::-1], color=["tab:grey" if n == "Memcpy" else "tab:blue" for n in names[::-1]])
     ax.set_xscale("log")
     ax.set_xlabel("GB/s on one core, 1 MiB buffers (log scale)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 def section_redo(doc, name):
@@ -360,12 +342,7 @@ def section_redo(doc, name):
     ax.set_ylabel("seconds")
     ax.set_ylim(bottom=0)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(IMG, f"{name}.png"), dpi=80)
-    plt.close(fig)
-    out.append(f"![{name}](img/{name}.png)")
-    out.append("")
-    return out
+    return out + save_chart(fig, name)
 
 
 SUITE_TEXT = """## The suite: one command, one JSON file, charts
