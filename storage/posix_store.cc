@@ -44,11 +44,16 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
-  void GetRange(const std::string& key, ByteRange range, std::function<void(Result<std::string>)> done,
-                std::string buffer) override {
-    Result<std::string> r = DoGetRange(key, range, std::move(buffer));
-    if (r.ok()) stats_.bytes_received += r->size();
-    Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  // Reads the whole range now and hands its pieces over in order, each
+  // through the loop as the S3 driver would.
+  void GetRange(const std::string& key, ByteRange range, RangeReader reader) override {
+    std::vector<std::string> pieces;
+    Status s = DoGetRange(key, range, reader, &pieces);
+    if (s.ok()) stats_.bytes_received += range.length;
+    for (size_t i = 0; i < pieces.size(); i++) {
+      loop_.Post([piece = reader.piece, i, p = std::move(pieces[i])]() mutable { piece(i, std::move(p)); });
+    }
+    Finish([done = std::move(reader.done), s = std::move(s)]() mutable { done(std::move(s)); });
   }
 
   void List(const std::string& prefix, const std::string& token,
@@ -105,8 +110,10 @@ class PosixStore final : public ObjectStore {
     return ReadSmallFile(path, static_cast<size_t>(st.st_size) + 1);
   }
 
-  Result<std::string> DoGetRange(const std::string& key, ByteRange range, std::string buffer) {
+  Status DoGetRange(const std::string& key, ByteRange range, const RangeReader& reader,
+                    std::vector<std::string>* pieces) {
     if (!SafeKey(key)) return Error(ErrorCode::kInvalidArgument, "unsafe object key '" + key + "'");
+    if (reader.piece_bytes == 0) return Error(ErrorCode::kInvalidArgument, "GET " + key + ": no piece size");
     std::string path = root_ + "/" + key;
     auto f = File::OpenRead(path);
     if (!f.ok()) {
@@ -120,10 +127,15 @@ class PosixStore final : public ObjectStore {
                                             " bytes, not the range " + std::to_string(range.offset) + "+" +
                                             std::to_string(range.length) + " asked for");
     }
-    buffer.resize(static_cast<size_t>(range.length));
-    XBAK_ASSIGN_OR_RETURN(size_t n, f->PRead(buffer.data(), buffer.size(), range.offset));
-    if (n != buffer.size()) return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
-    return buffer;
+    for (uint64_t at = 0; at < range.length; at += reader.piece_bytes) {
+      std::string buffer = reader.buffer();
+      buffer.resize(static_cast<size_t>(std::min(reader.piece_bytes, range.length - at)));
+      XBAK_ASSIGN_OR_RETURN(size_t n, f->PRead(buffer.data(), buffer.size(), range.offset + at));
+      if (n != buffer.size())
+        return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
+      pieces->push_back(std::move(buffer));
+    }
+    return Status::Ok();
   }
 
   Status Walk(const std::string& rel, std::vector<ObjectInfo>* out) {

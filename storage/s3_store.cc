@@ -80,13 +80,30 @@ struct Request {
   int attempt = 0;
   bool cancelled = false;  // by CancelAll: a pending retry must not start
 
+  // GetRange, across attempts: the range arrives in pieces (the reader's
+  // callbacks; reader.done is in `done`). `received` bytes of it are in,
+  // the complete pieces handed over or in `ready`, the rest in `current`;
+  // an attempt after a cut asks for the bytes from there on.
+  ObjectStore::RangeReader reader;
+  uint64_t received = 0;
+  size_t next_piece = 0;
+  std::string current;
+  std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
+  std::string first_etag;                             // of the first answer with a body
+  bool held = false;  // the reader cannot take more yet (RangeReader::may_read)
+
   // Per attempt:
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   size_t sent = 0;
   std::string response;
   std::string etag;
-  bool overlong = false;  // GetRange: the store sent more than the range
+  bool overlong = false;      // GetRange: the store sent more than the range
+  bool checked = false;       // GetRange: this answer's status and Content-Range were checked
+  bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
+  bool body_is_data = false;  // GetRange: the answer is the bytes asked for (else an error body)
+  std::string wrong_answer;   // GetRange: why the answer is not the bytes asked for
+  int64_t range_start = -1;   // GetRange: the first byte of Content-Range
   char curl_error[CURL_ERROR_SIZE] = {};
 
   ~Request() { Reset(); }
@@ -99,8 +116,16 @@ struct Request {
     response.clear();
     etag.clear();
     overlong = false;
+    checked = false;
+    paused = false;
+    body_is_data = false;
+    wrong_answer.clear();
+    range_start = -1;
     curl_error[0] = '\0';
   }
+  bool ranged() const { return range.length > 0; }
+  // The first byte this attempt asks for.
+  uint64_t want() const { return range.offset + received; }
   std::string What() const {
     if (!key.empty()) return std::string(MethodName(method)) + " " + key;
     return query.starts_with("delete") ? "DeleteObjects" : "ListObjectsV2";
@@ -123,15 +148,76 @@ int SeekBody(void* userp, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
-size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp) {
-  auto* r = static_cast<Request*>(userp);
-  size_t n = size * nmemb;
+// GetRange: the first body bytes of an attempt. Are they the bytes asked
+// for? (A store that ignores Range answers 200 with the object from byte 0;
+// one whose object changed since the first attempt has another ETag.)
+void CheckRangeAnswer(Request* r) {
+  r->checked = true;
+  long http = 0;
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
+  if (http < 200 || http >= 300) return;  // an error body, classified in OnDone
+  r->body_is_data = true;
+  if (http == 206 && r->range_start != static_cast<int64_t>(r->want())) {
+    r->wrong_answer = "answered bytes from " + std::to_string(r->range_start) + " when asked from " +
+                      std::to_string(r->want());
+  } else if (http != 206 && r->want() != 0) {
+    r->wrong_answer = "ignored the range (HTTP " + std::to_string(http) + ")";
+  } else if (!r->first_etag.empty() && !r->etag.empty() && r->etag != r->first_etag) {
+    r->wrong_answer =
+        "sent another version of the object (ETag " + r->etag + ", first " + r->first_etag + ")";
+  }
+  if (r->first_etag.empty()) r->first_etag = r->etag;
+}
+
+size_t WriteRangePieces(const char* data, size_t n, Request* r) {
+  if (!r->checked) CheckRangeAnswer(r);
+  if (!r->body_is_data) {
+    // An error document: kept (bounded) for the message.
+    if (r->response.size() < (64u << 10)) r->response.append(data, std::min<size_t>(n, 64u << 10));
+    return n;
+  }
+  if (!r->wrong_answer.empty()) return 0;  // 0 aborts the transfer
+  // Flow control: nothing more while a complete piece waits to be handed
+  // over (that happens outside libcurl's callbacks, which then decide
+  // whether to go on), or while the reader cannot take more. libcurl keeps
+  // `data` and passes it again on resume. (Checking only after a whole
+  // socket read would not bound anything: libcurl reads up to 100 buffers
+  // in one go.)
+  if (r->held || !r->ready.empty()) {
+    r->paused = true;
+    return CURL_WRITEFUNC_PAUSE;
+  }
   // A store that ignores Range (or a hostile one) could send a whole large
-  // object: stop at once instead of buffering it (0 aborts the transfer).
-  if (r->range.length > 0 && r->response.size() + n > r->range.length) {
+  // object: stop at once instead of buffering it.
+  if (n > r->range.length - r->received) {
     r->overlong = true;
     return 0;
   }
+  const uint64_t piece_bytes = r->reader.piece_bytes;
+  for (size_t at = 0; at < n;) {
+    size_t piece_len =
+        static_cast<size_t>(std::min(piece_bytes, r->range.length - r->next_piece * piece_bytes));
+    if (r->current.empty()) {
+      r->current = r->reader.buffer();
+      r->current.clear();
+      r->current.reserve(piece_len);
+    }
+    size_t take = std::min(n - at, piece_len - r->current.size());
+    r->current.append(data + at, take);
+    at += take;
+    r->received += take;
+    if (r->current.size() == piece_len) {
+      r->ready.emplace_back(r->next_piece++, std::move(r->current));
+      r->current = std::string();
+    }
+  }
+  return n;
+}
+
+size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp) {
+  auto* r = static_cast<Request*>(userp);
+  size_t n = size * nmemb;
+  if (r->ranged()) return WriteRangePieces(data, n, r);
   r->response.append(data, n);
   return n;
 }
@@ -149,9 +235,19 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
   std::string v;
   if (HeaderValue(line, "content-length:", &v)) {
     // Size the body buffer once instead of growing it by doubling (copies).
+    // (A range goes into pieces; its response holds at most an error document.)
     unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
-    if (r->range.length > 0) n = std::min<unsigned long long>(n, r->range.length);
-    if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut) r->response.reserve(static_cast<size_t>(n));
+    if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut && !r->ranged())
+      r->response.reserve(static_cast<size_t>(n));
+  } else if (HeaderValue(line, "content-range:", &v)) {
+    // "bytes FIRST-LAST/SIZE"
+    size_t at = v.find("bytes");
+    if (at != std::string::npos) {
+      at += 5;
+      while (at < v.size() && v[at] == ' ') at++;
+      if (at < v.size() && v[at] >= '0' && v[at] <= '9')
+        r->range_start = static_cast<int64_t>(std::strtoll(v.c_str() + at, nullptr, 10));
+    }
   } else if (HeaderValue(line, "etag:", &v)) {
     std::erase_if(v, [](char c) { return c == '"' || c == ' ' || c == '\r' || c == '\n' || c == '\t'; });
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -202,14 +298,24 @@ class S3Store final : public ObjectStore {
 
   void Get(const std::string& key, std::function<void(Result<std::string>)> done,
            std::string buffer) override {
-    Start(MakeGet(key, {}, std::move(done), std::move(buffer)));
+    auto r = std::make_shared<Request>();
+    r->method = Method::kGet;
+    r->key = key;
+    buffer.clear();
+    r->response = std::move(buffer);
+    r->done = std::move(done);
+    Start(std::move(r));
   }
 
-  void GetRange(const std::string& key, ByteRange range, std::function<void(Result<std::string>)> done,
-                std::string buffer) override {
-    auto r = MakeGet(key, range, std::move(done), std::move(buffer));
-    if (range.length == 0) {
-      Status s = Error(ErrorCode::kInvalidArgument, "GET " + key + ": empty range");
+  void GetRange(const std::string& key, ByteRange range, RangeReader reader) override {
+    auto r = std::make_shared<Request>();
+    r->method = Method::kGet;
+    r->key = key;
+    r->range = range;
+    r->done = std::move(reader.done);
+    r->reader = std::move(reader);
+    if (range.length == 0 || r->reader.piece_bytes == 0) {
+      Status s = Error(ErrorCode::kInvalidArgument, "GET " + key + ": empty range or pieces");
       loop_.After(0, [this, r, s] { Finish(*r, s, {}); });
       return;
     }
@@ -265,22 +371,9 @@ class S3Store final : public ObjectStore {
 
   // --- request lifecycle --------------------------------------------------
 
-  // A GET of `key`, of `range` (length 0: the whole object), whose body
-  // reuses `buffer`'s memory.
-  std::shared_ptr<Request> MakeGet(const std::string& key, ByteRange range,
-                                   std::function<void(Result<std::string>)> done, std::string buffer) {
-    auto r = std::make_shared<Request>();
-    r->method = Method::kGet;
-    r->key = key;
-    r->range = range;
-    buffer.clear();
-    r->response = std::move(buffer);
-    r->done = std::move(done);
-    return r;
-  }
-
   void Start(std::shared_ptr<Request> r) {
     r->Reset();
+    if (r->held && r->reader.may_read()) r->held = false;  // it may have been resumed while it waited
     Status s = Setup(*r);
     if (!s.ok()) {
       // Never complete inside the caller's call (the interface promises it).
@@ -362,12 +455,14 @@ class S3Store final : public ObjectStore {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
         break;
     }
-    if (r.range.length > 0) {
+    if (r.ranged()) {
       // Set through CURLOPT_RANGE, not as a header: the SigV4 signature
       // then covers the same headers as a whole-object GET.
-      std::string spec =
-          std::to_string(r.range.offset) + "-" + std::to_string(r.range.offset + r.range.length - 1);
+      std::string spec = std::to_string(r.want()) + "-" + std::to_string(r.range.offset + r.range.length - 1);
       curl_easy_setopt(e, CURLOPT_RANGE, spec.c_str());  // curl copies the string
+      // A resumed transfer must continue the same object: a store whose
+      // object was replaced since answers 412 instead.
+      if (r.received > 0 && !r.first_etag.empty()) add("If-Match: \"" + r.first_etag + "\"");
     }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
     return Status::Ok();
@@ -379,14 +474,20 @@ class S3Store final : public ObjectStore {
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
     bool retry = false;
     Status err;
-    if (r->overlong || (cc == CURLE_OK && http >= 200 && http < 300 && r->range.length > 0 &&
-                        r->response.size() != r->range.length)) {
-      // A cut range is CURLE_PARTIAL_FILE below; this is a wrong-sized answer.
+    DeliverPieces(*r, false);  // what arrived complete before the end or the cut
+    if (r->ranged() && (r->overlong || !r->wrong_answer.empty())) {
       retry = true;
-      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for bytes " + std::to_string(r->range.offset) +
-                                           "+" + std::to_string(r->range.length) + ", the store sent " +
-                                           (r->overlong ? "more" : std::to_string(r->response.size())) +
-                                           " (HTTP " + std::to_string(http) + ")");
+      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for bytes " + std::to_string(r->want()) + "-" +
+                                           std::to_string(r->range.offset + r->range.length - 1) +
+                                           ", the store " +
+                                           (r->overlong ? std::string("sent more") : r->wrong_answer));
+    } else if (r->ranged() && cc == CURLE_OK && http >= 200 && http < 300 && r->received != r->range.length) {
+      // A cut transfer is CURLE_PARTIAL_FILE below; this answer said it was
+      // complete. Resumed like a cut one.
+      retry = true;
+      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for " + std::to_string(r->range.length) +
+                                           " bytes from " + std::to_string(r->range.offset) +
+                                           ", the store sent " + std::to_string(r->received));
     } else if (cc != CURLE_OK) {
       std::string detail = r->curl_error[0] != '\0' ? r->curl_error : curl_easy_strerror(cc);
       switch (cc) {
@@ -433,6 +534,8 @@ class S3Store final : public ObjectStore {
                     body.code == "NoSuchBucket" ? "bucket '" + config_.bucket + "' does not exist at " +
                                                       config_.endpoint + " (" + what + ")"
                                                 : what);
+      } else if (http == 412 && r->ranged()) {
+        err = Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)");
       } else if (http == 403 || http == 401) {
         err = Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)");
       } else {
@@ -461,7 +564,8 @@ class S3Store final : public ObjectStore {
 
   void Succeed(Request& r) {
     if (r.method == Method::kPut) stats_.bytes_sent += r.body->size();
-    if (r.method == Method::kGet && r.query.empty()) stats_.bytes_received += r.response.size();
+    if (r.method == Method::kGet && r.query.empty())
+      stats_.bytes_received += r.ranged() ? r.range.length : r.response.size();
     Finish(r, Status::Ok(), std::move(r.response));
   }
 
@@ -500,6 +604,46 @@ class S3Store final : public ObjectStore {
       }
       (*l)(std::move(out));
     }
+  }
+
+  // GetRange: hands the pieces completed by the last transfers to their
+  // readers. Runs outside libcurl's callbacks (a reader may start requests,
+  // which libcurl refuses from inside one).
+  void DeliverPieces(Request& r, bool running = true) {
+    for (;;) {
+      auto pieces = std::move(r.ready);
+      r.ready.clear();
+      for (auto& [index, piece] : pieces) {
+        if (r.cancelled) return;
+        r.reader.piece(index, std::move(piece));
+      }
+      if (r.cancelled || !running) return;
+      r.held = r.reader.may_read && r.received < r.range.length && !r.reader.may_read();
+      if (!r.paused || r.held) return;
+      r.paused = false;
+      // May pass the data it kept to WriteResponse at once (completing
+      // another piece); libcurl then wakes the transfer through its timer.
+      curl_easy_pause(r.easy, CURLPAUSE_CONT);
+      if (r.ready.empty()) return;
+    }
+  }
+
+ public:
+  void ResumeHeld() override {
+    std::vector<std::shared_ptr<Request>> go;
+    for (auto& [easy, r] : active_) {
+      if (r->held && r->reader.may_read()) go.push_back(r);
+    }
+    for (auto& r : go) DeliverPieces(*r);
+  }
+
+ private:
+  void DeliverAllPieces() {
+    std::vector<std::shared_ptr<Request>> with;
+    for (auto& [easy, r] : active_) {
+      if (!r->ready.empty()) with.push_back(r);
+    }
+    for (auto& r : with) DeliverPieces(*r);
   }
 
   // --- libcurl multi <-> libev glue ----------------------------------------
@@ -561,6 +705,7 @@ class S3Store final : public ObjectStore {
     int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) | ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running = 0;
     curl_multi_socket_action(self->multi_, io->fd, action, &running);
+    self->DeliverAllPieces();
     self->Drain();
   }
 
@@ -568,6 +713,7 @@ class S3Store final : public ObjectStore {
     auto* self = static_cast<S3Store*>(t->data);
     int running = 0;
     curl_multi_socket_action(self->multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    self->DeliverAllPieces();
     self->Drain();
   }
 

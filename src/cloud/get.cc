@@ -13,6 +13,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
@@ -72,22 +73,29 @@ class OutputQueue {
   bool cancelled_ = false;
 };
 
-// Hashing work: the next contiguous ranges of an object, to be added to its
-// running MD5. MD5 runs at about 700 MB/s per core for one object, slower
-// than MinIO serves one GET on loopback: objects are hashed range by range
-// while their other ranges download, on a pool of threads, each taking every
-// piece of work waiting at once (Md5Advance shares the vector lanes among
-// them).
+// Hashing work: the next pieces of an object, to be added to its running
+// MD5. One object's MD5 runs at about 600-700 MB/s on one core, whatever
+// the core does (each step waits on the one before); eight objects hashed
+// together in the vector lanes cost about what one does (storage/
+// md5_multi.h). So every object is hashed piece by piece as it downloads, on
+// a hashing thread that waits briefly for a piece of every object in flight
+// and hashes them all at once: on 2 cores shared with MinIO, CPU is what a
+// get's speed comes down to.
 struct HashWork {
   size_t index = 0;  // the object
   int attempt = 0;
-  size_t parts = 0;  // how many ranges this step covers
+  size_t parts = 0;  // how many pieces this step covers
   storage::Md5Step step;
 };
 using HashQueue = BatchQueue<HashWork>;
 
 // Most pieces of work one hashing thread takes at once: the lanes of Md5Advance.
 constexpr size_t kHashBatch = 8;
+// How long a hashing thread waits for a piece of every object downloading
+// (the batch to fill). Pieces of 1 MiB arrive about every millisecond.
+constexpr std::chrono::microseconds kHashLinger{2000};
+// Most pieces of one object in one step: equal steps keep the lanes full.
+constexpr size_t kStepPieces = 2;
 
 Status WriteAll(int fd, const std::string& name, const char* p, size_t n) {
   while (n > 0) {
@@ -106,18 +114,20 @@ Status WriteAll(int fd, const std::string& name, const char* p, size_t n) {
 // Loop-thread state of one get.
 //
 // Memory: at most `window_` objects are held at once (downloading, being
-// hashed, or waiting for their writer), whatever --parallel says: memory is
-// that window times the object size (holding one object per request in
-// flight cost 180 MiB at --parallel=16 with 10 MiB objects).
+// hashed, or waiting for their writer), whatever --parallel says, so memory
+// is at most that window times the object size (holding one object per
+// request in flight cost 180 MiB at --parallel=16 with 10 MiB objects).
+// It is usually about half that:
+// - Each object is fetched by one GET whose body is handed over in pieces
+//   as it arrives (ObjectStore::GetRange), hashed as it comes, and the
+//   transfer is held when it gets more than read_ahead_pieces ahead of its
+//   MD5 (the hashing, not the network, sets the pace on a fast link).
+// - Objects start staggered (StaggerAllows), so that they are at different
+//   fills and end one after the other rather than all filling up together.
 //
-// Objects larger than range_bytes are fetched in byte ranges, and each range
-// is hashed as soon as it and the ones before it are in, while the rest of
-// the object (and the next objects) download: an object then leaves the
-// window about when its last byte arrives, instead of a whole MD5 later, so a
-// small window keeps the store busy. Ranges also carry --parallel beyond the
-// window: an object is fetched in at least parallel / window ranges, the
-// oldest object's ranges first, so the requests in flight need no more
-// objects in memory.
+// --parallel beyond the window is carried by byte ranges: an object is then
+// fetched in parallel / window ranges at least, the oldest object's first;
+// ranges that the MD5 has not reached yet are not held back.
 class GetJob {
  public:
   GetJob(storage::EventLoop& loop, storage::ObjectStore& store, const GetOptions& options,
@@ -132,6 +142,7 @@ class GetJob {
     // two being fetched and hashed: the writers never wait on a download
     // that could have run earlier, and no more is held.
     window_ = options.window_objects > 0 ? options.window_objects : std::max<size_t>(4, outputs + 2);
+    piece_bytes_ = std::max<uint64_t>(options.piece_bytes / 64 * 64, 64);
     for (const auto& o : objects_) total_bytes_ += o.entry.size;
   }
 
@@ -147,6 +158,7 @@ class GetJob {
     s.md5_retries = md5_retries_;
     s.requests = requests_;
     s.peak_held_objects = peak_held_;
+    s.peak_held_bytes = peak_held_bytes_;
     return s;
   }
 
@@ -178,6 +190,7 @@ class GetJob {
     Slot& slot = it->second;
     slot.hashing = false;
     slot.hashed += parts;
+    if (options_.read_ahead_pieces > 0) store_.ResumeHeld();
     if (!error_.ok()) return;
     if (slot.hashed < slot.parts.size()) return MaybeHash(index, slot);
     const Object& o = objects_[index];
@@ -194,6 +207,7 @@ class GetJob {
     }
     Ready ready{std::move(slot.parts)};
     slots_.erase(it);
+    UpdateHashWant();
     queues_[o.output]->Push(o.output_pos, std::move(ready));
   }
 
@@ -204,12 +218,15 @@ class GetJob {
   // fills later parts, distinct strings in a vector that never resizes).
   struct Slot {
     int attempt = 0;
-    std::vector<std::string> parts;  // one per range, filled as they arrive
+    std::vector<std::string> parts;  // one per piece, filled as they arrive
     std::vector<bool> arrived;
+    size_t ranges = 1;  // requests the object is fetched by
+    uint64_t size = 0;
+    uint64_t received = 0;
     size_t requested = 0;      // ranges asked for, in order
-    size_t hashed = 0;         // ranges in md5_state
+    size_t hashed = 0;         // pieces in md5_state
     bool hashing = false;      // a step is with the hashing threads
-    uint64_t range_bytes = 0;  // every range but the last
+    uint64_t range_bytes = 0;  // every range but the last: whole pieces
     bool md5_pending = false;  // its sidecar is being read
     storage::Md5State md5_state;
     storage::Md5Digest digest{};
@@ -218,19 +235,36 @@ class GetJob {
   void Pump() {
     while (error_.ok() && inflight_ < static_cast<size_t>(options_.parallel)) {
       // The oldest object that still has a range to ask for ...
-      auto it = std::find_if(slots_.begin(), slots_.end(), [](const auto& kv) {
-        return !kv.second.md5_pending && kv.second.requested < kv.second.parts.size();
+      bool stagger_ok = StaggerAllows();
+      auto it = std::find_if(slots_.begin(), slots_.end(), [&](const auto& kv) {
+        return !kv.second.md5_pending && kv.second.requested < kv.second.ranges &&
+               (kv.second.requested > 0 || stagger_ok);
       });
       if (it != slots_.end()) {
         RequestRange(it->first, it->second);
         continue;
       }
       // ... else the next object, while the window has room.
-      if (next_ >= objects_.size() || held_ >= window_) break;
+      if (next_ >= objects_.size() || held_ >= window_ || !stagger_ok) break;
       held_++;
       peak_held_ = std::max(peak_held_, held_);
       Admit(next_++, 0);
     }
+  }
+
+  // Objects start downloading staggered: a new one only when the one started
+  // last has 1/streams of its bytes. Downloads progress at about the same
+  // rate, so they then end one after the other and the objects in memory are
+  // at different fills (about half the window's bytes) instead of all
+  // filling up together.
+  bool StaggerAllows() const {
+    size_t streams = std::min<size_t>(static_cast<size_t>(options_.parallel), window_);
+    const Slot* youngest = nullptr;
+    for (const auto& [index, slot] : slots_) {
+      if (slot.requested > 0) youngest = &slot;
+    }
+    if (youngest == nullptr || youngest->received >= youngest->size) return true;
+    return youngest->received * streams >= youngest->size;
   }
 
   std::string Key(const Object& o) const { return DataObjectKey(options_.name, o.entry.path, o.entry.seq); }
@@ -251,13 +285,15 @@ class GetJob {
     slot = Slot{};
     slot.attempt = attempt;
     uint64_t size = o.entry.size;
+    slot.size = size;
     uint64_t ranges = RangeCount(size);
-    // Whole 64-byte blocks in every range but the last: each range can then
-    // go into the MD5 as soon as it arrives.
-    slot.range_bytes = ((size + ranges - 1) / ranges + 63) / 64 * 64;
-    if (ranges > 1) ranges = (size + slot.range_bytes - 1) / slot.range_bytes;
-    slot.parts.resize(static_cast<size_t>(ranges));
-    slot.arrived.assign(static_cast<size_t>(ranges), false);
+    // Ranges of whole pieces, pieces of whole 64-byte blocks: each piece can
+    // go into the MD5 as soon as it and those before it are in.
+    slot.range_bytes = ((size + ranges - 1) / ranges + piece_bytes_ - 1) / piece_bytes_ * piece_bytes_;
+    slot.ranges = size == 0 ? 1 : static_cast<size_t>((size + slot.range_bytes - 1) / slot.range_bytes);
+    size_t pieces = size == 0 ? 1 : static_cast<size_t>((size + piece_bytes_ - 1) / piece_bytes_);
+    slot.parts.resize(pieces);
+    slot.arrived.assign(pieces, false);
     if (!o.md5_known) {
       slot.md5_pending = true;
       inflight_++;
@@ -281,39 +317,90 @@ class GetJob {
     inflight_++;
     requests_++;
     std::string key = Key(o);
-    std::string buffer;
-    if (!pool_.empty()) {
-      buffer = std::move(pool_.back());
-      pool_.pop_back();
-    }
-    auto done = [this, i, k, attempt = slot.attempt, key](Result<std::string> r) {
-      inflight_--;
-      if (!r.ok()) return Fail(r.status().With("download of " + key));
-      auto it = slots_.find(i);
-      if (it == slots_.end() || it->second.attempt != attempt) return;  // cannot happen; be safe
-      Slot& s = it->second;
-      downloaded_bytes_ += r->size();
-      s.parts[k] = std::move(*r);
-      s.arrived[k] = true;
-      MaybeHash(i, s);
-      Pump();
-    };
-    if (slot.parts.size() == 1) {
-      // Whole object: also right for an empty one, which has no byte range.
-      store_.Get(key, std::move(done), std::move(buffer));
+    int attempt = slot.attempt;
+    if (o.entry.size == 0) {  // no byte range to ask for
+      store_.Get(key, [this, i, attempt, key](Result<std::string> r) {
+        if (r.ok()) Arrived(i, attempt, 0, std::move(*r));
+        Fetched(r.status(), key);
+      });
       return;
     }
     uint64_t offset = k * slot.range_bytes;
-    uint64_t length = std::min(slot.range_bytes, o.entry.size - offset);
-    store_.GetRange(key, {offset, length}, std::move(done), std::move(buffer));
+    size_t first_piece = static_cast<size_t>(offset / piece_bytes_);
+    storage::ObjectStore::RangeReader reader;
+    reader.piece_bytes = piece_bytes_;
+    reader.buffer = [this] {
+      std::string b;
+      if (!pool_.empty()) {
+        b = std::move(pool_.back());
+        pool_.pop_back();
+      }
+      return b;
+    };
+    reader.piece = [this, i, attempt, first_piece](size_t index, std::string piece) {
+      Arrived(i, attempt, first_piece + index, std::move(piece));
+    };
+    reader.done = [this, key](Status s) { Fetched(s, key); };
+    // Flow control: once the MD5 has reached this range, it reads at most
+    // options_.read_ahead_pieces beyond it. Hashing, not the network, is what holds the
+    // pace on a fast link; unthrottled, every object would be downloaded
+    // whole while it waits to be hashed, which is memory for nothing.
+    if (options_.read_ahead_pieces > 0)
+      reader.may_read = [this, i, attempt, first_piece] {
+        auto it = slots_.find(i);
+        if (it == slots_.end() || it->second.attempt != attempt) return true;
+        const Slot& s = it->second;
+        if (first_piece > s.hashed) return true;  // a range further on, fetched for --parallel
+        // One request at a time: while it waits, the network would idle; the
+        // window (objects downloaded ahead while one is hashed) is the bound.
+        if (options_.parallel < 2) return true;
+        size_t next = first_piece;
+        while (next < s.arrived.size() && s.arrived[next]) next++;
+        return next < s.hashed + options_.read_ahead_pieces;
+      };
+    store_.GetRange(key, {offset, std::min(slot.range_bytes, o.entry.size - offset)}, std::move(reader));
   }
 
-  // Hands the object's next ranges that are in (and in order) to the
+  // Piece `k` of object `i` is in.
+  void Arrived(size_t i, int attempt, size_t k, std::string piece) {
+    auto it = slots_.find(i);
+    if (it == slots_.end() || it->second.attempt != attempt || !error_.ok()) return;
+    Slot& s = it->second;
+    downloaded_bytes_ += piece.size();
+    s.received += piece.size();
+    held_bytes_ += piece.size();
+    peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
+    s.parts[k] = std::move(piece);
+    s.arrived[k] = true;
+    MaybeHash(i, s);
+    UpdateHashWant();
+    Pump();
+  }
+
+  // The hashing threads wait (briefly) for a piece of every object that is
+  // downloading, to hash them together: one piece alone costs as much CPU
+  // as eight at once.
+  void UpdateHashWant() {
+    size_t n = 0;
+    for (const auto& [index, slot] : slots_) {
+      if (slot.requested > 0 && slot.hashed < slot.parts.size()) n++;
+    }
+    hash_.SetWant(std::min(n, kHashBatch));
+  }
+
+  // A request (a range, or an empty object) ended.
+  void Fetched(const Status& s, const std::string& key) {
+    inflight_--;
+    if (!s.ok()) return Fail(s.With("download of " + key));
+    Pump();
+  }
+
+  // Hands the object's next pieces that are in (and in order) to the
   // hashing threads, unless a step of it is there already.
   void MaybeHash(size_t i, Slot& slot) {
     if (slot.hashing || !error_.ok()) return;
     size_t end = slot.hashed;
-    while (end < slot.parts.size() && slot.arrived[end]) end++;
+    while (end < slot.parts.size() && slot.arrived[end] && (end - slot.hashed) < kStepPieces) end++;
     if (end == slot.hashed) return;
     HashWork item;
     item.index = i;
@@ -351,6 +438,7 @@ class GetJob {
 
   void Recycle(std::vector<std::string> parts) {
     for (auto& p : parts) {
+      held_bytes_ -= p.size();
       if (pool_.size() >= kPoolLimit || p.capacity() == 0) continue;
       pool_.push_back(std::move(p));
     }
@@ -405,6 +493,8 @@ class GetJob {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // Loop thread only:
   size_t writers_running_;
+  uint64_t piece_bytes_ = 0;
+  uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;  // pieces received and not yet written
   size_t window_ = 0, next_ = 0, inflight_ = 0, held_ = 0, peak_held_ = 0, backoffs_ = 0;
   uint64_t total_bytes_ = 0, downloaded_bytes_ = 0, done_objects_ = 0, md5_retries_ = 0, requests_ = 0;
   std::map<size_t, Slot> slots_;   // by place in the global order: oldest first
@@ -562,15 +652,15 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
     hashers.emplace_back([&loop, &job] {
       std::vector<HashWork> items;
       std::vector<storage::Md5Step> steps;
-      while (job.hash_queue().PopSome(kHashBatch, &items)) {
+      while (job.hash_queue().PopSome(kHashBatch, &items, kHashLinger)) {
         steps.clear();
         for (auto& item : items) steps.push_back(item.step);
         storage::Md5Advance(steps);
-        for (const auto& item : items) {
-          loop.Post([&job, index = item.index, attempt = item.attempt, parts = item.parts] {
-            job.Hashed(index, attempt, parts);
-          });
-        }
+        std::vector<std::tuple<size_t, int, size_t>> hashed;
+        for (const auto& item : items) hashed.emplace_back(item.index, item.attempt, item.parts);
+        loop.Post([&job, hashed = std::move(hashed)] {
+          for (const auto& [index, attempt, parts] : hashed) job.Hashed(index, attempt, parts);
+        });
       }
     });
   }

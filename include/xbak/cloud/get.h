@@ -3,15 +3,16 @@
 //
 // Objects are downloaded in a fixed global order and handed to one writer
 // thread per output. At most `window_objects` objects are held in memory
-// (being downloaded, hashed, or waiting for their writer): memory is that
-// window times the object size, whatever `parallel` is. When `parallel`
-// exceeds the window, the oldest objects are fetched in byte ranges (each at
-// least min_range_bytes) to keep that many GETs in flight. Each object is
-// hashed range by range as its ranges arrive (storage/md5_multi.h: the
-// ranges of all objects in flight share the vector lanes) and checked
-// against the MD5 and size in the manifest (or its .md5 sidecar with
-// allow_incomplete); a mismatch is downloaded again (verify_retries times)
-// and then reported by name.
+// (being downloaded, hashed, or waiting for their writer): memory is at most
+// that window times the object size, whatever `parallel` is. Each object's
+// body is hashed piece by piece as it arrives (the pieces of all objects in
+// flight share the vector lanes of storage/md5_multi.h), its download held
+// when it gets ahead of its MD5, and checked against the MD5 and size in
+// the manifest (or its .md5 sidecar with allow_incomplete) before a byte of
+// it is written; a mismatch is downloaded again (verify_retries times) and
+// then reported by name. When `parallel` exceeds the window, the oldest
+// objects are fetched in byte ranges (each at least min_range_bytes) to
+// keep that many GETs in flight.
 #pragma once
 
 #include <chrono>
@@ -29,12 +30,18 @@ struct GetOptions {
   std::string name;
   std::vector<std::string> files;  // only these files of the backup (empty: all)
   int parallel = 4;                // GETs in flight
-  size_t window_objects = 0;       // objects held at once; 0: max(3, outputs + 2)
-  // Objects larger than this are fetched in ranges of at most this size,
-  // each hashed as it arrives. 0 (the default): whole objects unless
-  // --parallel exceeds the window. On loopback MinIO, 4 MiB ranges of 10 MiB
-  // objects cost more in requests than the earlier hashing saved (1.55 s
-  // against 1.35-1.5 s per GiB); over a real network they may pay.
+  size_t window_objects = 0;       // objects held at once; 0: max(4, outputs + 2)
+  // Each request's bytes are handed on (and hashed) in pieces of this size
+  // as they arrive (rounded down to whole 64-byte MD5 blocks).
+  uint64_t piece_bytes = uint64_t{1} << 20;
+  // Flow control: a download reads at most this many pieces beyond what its
+  // object's MD5 has reached (0: no limit). Hashing is what paces a get on
+  // a fast link; unlimited, objects would download whole and wait in memory.
+  size_t read_ahead_pieces = 2;
+  // Objects larger than this are fetched in ranges of at most this size (0,
+  // the default: one GET per object unless --parallel exceeds the window).
+  // Each range is one more request for the store to serve: on loopback MinIO
+  // 1 MiB ranges cost it 1 s of CPU per GiB more than whole objects.
   uint64_t range_bytes = 0;
   // Smallest range fetched by a request of its own: below it, a request's
   // overhead (and the store's per-request work) costs more than the overlap
@@ -50,6 +57,7 @@ struct GetStats {
   uint64_t bytes_downloaded = 0, bytes_written = 0, objects = 0, files = 0, md5_retries = 0;
   uint64_t requests = 0;           // data GETs (whole objects or ranges), retries not counted
   uint64_t peak_held_objects = 0;  // most objects held at once (<= the window)
+  uint64_t peak_held_bytes = 0;    // most bytes received and not yet written at once
 };
 
 // Writes to `fds` (not owned, blocking). `names` describe them in messages.

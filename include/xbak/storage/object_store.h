@@ -56,13 +56,34 @@ class ObjectStore {
   // GiBs into fresh allocations costs a page fault per 4 KiB).
   virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done,
                    std::string buffer = {}) = 0;
-  // Reads `range` of an object, which must lie inside it (length > 0): the
-  // result holds exactly range.length bytes. A store that answers with
-  // another number of bytes (or would send more) is retried like a cut
-  // transfer, then reported as kCorrupt. Lets a caller fetch one object with
-  // several requests at once, and bound what each holds.
-  virtual void GetRange(const std::string& key, ByteRange range,
-                        std::function<void(Result<std::string>)> done, std::string buffer = {}) = 0;
+  // Reads `range` of an object (length > 0, inside the object) as it
+  // arrives, in consecutive pieces of reader.piece_bytes (the last one
+  // shorter): each piece is handed to reader.piece, on the loop, as soon as
+  // it is complete, while the rest is still on the wire; reader.done runs
+  // once, after the last piece or with the error. Lets a caller hash an
+  // object as it downloads, with one request per object, and bound what it
+  // holds per request.
+  //
+  // Pieces handed over are final: a transfer cut after some bytes resumes
+  // from the first byte not received (S3: a Range from there, If-Match the
+  // ETag first seen), so no piece is ever sent twice or changed. A store
+  // that answers with another number of bytes, or not the bytes asked for,
+  // is retried like a cut transfer, then reported as kCorrupt.
+  struct RangeReader {
+    uint64_t piece_bytes = uint64_t{1} << 20;
+    // An empty string to fill (its capacity is reused), e.g. from a pool.
+    std::function<std::string()> buffer = [] { return std::string(); };
+    std::function<void(size_t index, std::string piece)> piece;
+    std::function<void(Status)> done;
+    // Flow control (optional): asked after pieces are handed over; false
+    // holds the transfer (the store reads no more of it, TCP slows the
+    // sender) until ResumeHeld() finds it true again. A hint: a driver may
+    // have read ahead (the posix one reads the whole range at once).
+    std::function<bool()> may_read;
+  };
+  virtual void GetRange(const std::string& key, ByteRange range, RangeReader reader) = 0;
+  // Continues the held GetRange transfers whose may_read() is now true.
+  virtual void ResumeHeld() {}
   // One page of the keys starting with `prefix`, in key order; pass the
   // previous page's next_token to continue.
   virtual void List(const std::string& prefix, const std::string& token,

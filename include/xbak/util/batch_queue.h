@@ -3,6 +3,8 @@
 // the objects waiting together (storage/md5_multi.h).
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -15,25 +17,49 @@ template <typename T>
 class BatchQueue {
  public:
   void Push(T item) {
+    bool wake;
     {
       std::lock_guard<std::mutex> l(mu_);
       items_.push_back(std::move(item));
+      // A consumer waits for a first item, then (lingering) for the wanted
+      // number: waking it for the items in between would only cost a
+      // context switch each.
+      wake = items_.size() == 1 || items_.size() >= want_;
     }
-    cv_.notify_one();
+    if (wake) cv_.notify_one();
   }
 
   // Waits for at least one item and moves up to `max` of those waiting into
-  // *out (cleared first). False once closed and drained, or cancelled.
-  bool PopSome(size_t max, std::vector<T>* out) {
+  // *out (cleared first). With a `linger`, it then waits up to that long for
+  // the batch to fill to the wanted size (SetWant), so that work arriving
+  // item by item is still taken in batches. False once closed and drained,
+  // or cancelled.
+  bool PopSome(size_t max, std::vector<T>* out, std::chrono::microseconds linger = {}) {
     out->clear();
     std::unique_lock<std::mutex> l(mu_);
     cv_.wait(l, [&] { return cancelled_ || closed_ || !items_.empty(); });
+    if (linger.count() > 0) {
+      cv_.wait_for(l, linger, [&] { return cancelled_ || closed_ || items_.size() >= std::min(want_, max); });
+    }
     if (cancelled_ || items_.empty()) return false;
     while (!items_.empty() && out->size() < max) {
       out->push_back(std::move(items_.front()));
       items_.pop_front();
     }
     return true;
+  }
+
+  // How many items a lingering PopSome waits for (at least 1).
+  void SetWant(size_t want) {
+    want = std::max<size_t>(want, 1);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (want_ == want) return;
+      bool fewer = want < want_;
+      want_ = want;
+      if (!fewer) return;  // a lingering consumer waits on
+    }
+    cv_.notify_all();
   }
 
   // No more items will come: consumers drain what is left, then stop.
@@ -65,6 +91,7 @@ class BatchQueue {
   std::deque<T> items_;     // guarded by mu_
   bool closed_ = false;     // guarded by mu_
   bool cancelled_ = false;  // guarded by mu_
+  size_t want_ = 1;         // guarded by mu_
 };
 
 }  // namespace xbak

@@ -202,6 +202,7 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   auto o = GetOpts("b1");
   o.parallel = 12;
   o.min_range_bytes = 10 << 10;  // 64 KiB objects in 12 / 3 = 4 ranges
+  o.piece_bytes = 4 << 10;       // (ranges are whole pieces)
   o.window_objects = 3;
   GetStats gs;
   auto out = MemFd("");
@@ -211,6 +212,12 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   EXPECT_GT(gs.requests, gs.objects + 10) << "the big objects were not fetched in ranges";
   EXPECT_LE(gs.peak_held_objects, 3u);
   EXPECT_GE(gs.peak_held_objects, 2u);
+  uint64_t largest = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path() + "/b1")) {
+    if (e.is_regular_file()) largest = std::max<uint64_t>(largest, e.file_size());
+  }
+  EXPECT_LE(gs.peak_held_bytes, 3 * largest);
+  EXPECT_GE(gs.peak_held_bytes, largest);
   // One request at a time, objects in 16 KiB ranges hashed as they come.
   o.parallel = 1;
   o.range_bytes = 16 << 10;
@@ -240,6 +247,7 @@ TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
   o.parallel = 4;
   o.window_objects = 2;  // 2 ranges per object
   o.min_range_bytes = 8 << 10;
+  o.piece_bytes = 4 << 10;
   auto got = Get(o);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);

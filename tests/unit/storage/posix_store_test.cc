@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/read_range.h"
 #include "stream/stream_test_util.h"
 #include "xbak/storage/md5.h"
 #include "xbak/storage/s3_store.h"
@@ -90,26 +91,30 @@ TEST(PosixStoreTest, PutGetListDelete) {
     });
   });
   EXPECT_EQ(got.status().code(), ErrorCode::kNotFound);
-  auto get_range = [&](const std::string& key, ByteRange range) {
-    run([&] {
-      store->GetRange(key, range, [&](Result<std::string> r) {
-        got = std::move(r);
-        loop.Stop();
-      });
-    });
+  auto get_range = [&](const std::string& key, ByteRange range, uint64_t piece_bytes = 2) {
+    return testing::ReadRange(loop, *store, key, range, piece_bytes);
   };
-  get_range("a/b.1", {1, 3});
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, "ell");
-  get_range("a/b.1", {4, 1});
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, "o");
-  get_range("a/b.1", {3, 3});  // past the end
-  EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
-  get_range("a/b.1", {0, 0});
-  EXPECT_FALSE(got.ok());
-  get_range("a/none", {0, 1});
-  EXPECT_EQ(got.status().code(), ErrorCode::kNotFound);
+  auto r = get_range("a/b.1", {1, 3});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.Bytes(), "ell");
+  EXPECT_EQ(r.pieces, (std::vector<std::string>{"el", "l"}));  // pieces of 2, in order
+  EXPECT_EQ(r.indexes, (std::vector<size_t>{0, 1}));
+  EXPECT_TRUE(r.done_after_pieces);
+  r = get_range("a/b.1", {0, 5}, 1 << 20);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.pieces, (std::vector<std::string>{"hello"}));
+  r = get_range("a/b.1", {4, 1});
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.Bytes(), "o");
+  r = get_range("a/b.1", {3, 3});  // past the end
+  EXPECT_EQ(r.status.code(), ErrorCode::kCorrupt);
+  EXPECT_TRUE(r.pieces.empty());
+  r = get_range("a/b.1", {0, 0});
+  EXPECT_FALSE(r.status.ok());
+  r = get_range("a/b.1", {0, 1}, 0);
+  EXPECT_FALSE(r.status.ok());
+  r = get_range("a/none", {0, 1});
+  EXPECT_EQ(r.status.code(), ErrorCode::kNotFound);
   Result<ListResult> list = Status();
   run([&] {
     store->List("a/", "", [&](Result<ListResult> r) {
