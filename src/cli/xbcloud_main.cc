@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
       "backoff")("read-buffer-size", po::value<std::string>()->default_value("10M"),
                  "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory, get "
-                 "max(4, --fifo-streams + 2) objects whatever --parallel (it fetches objects in ranges)")(
+                 "at most max(4, min(--parallel, 8), --fifo-streams + 2) objects (beyond that it fetches "
+                 "objects in ranges)")(
       "fifo-streams", po::value<int>()->default_value(1),
       "N>1: put reads, get writes, N named pipes DIR/thread_0..N-1 instead of stdin/stdout")(
       "fifo-dir", po::value<std::string>(), "directory of the named pipes")(

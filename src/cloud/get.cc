@@ -140,8 +140,14 @@ class GetJob {
     for (size_t i = 0; i < outputs; i++) queues_.push_back(std::make_unique<OutputQueue>());
     // Per output one object being written and one ready behind it, plus
     // two being fetched and hashed: the writers never wait on a download
-    // that could have run earlier, and no more is held.
-    window_ = options.window_objects > 0 ? options.window_objects : std::max<size_t>(4, outputs + 2);
+    // that could have run earlier. And one object per request up to 8: the
+    // objects downloading are the objects hashed together (8 lanes), so
+    // --parallel 8 buys speed with memory (at 2 cores, 1 GiB: 1.25 s and
+    // 77 MiB peak RSS, against 1.5 s and 51 MiB with 4).
+    window_ = options.window_objects > 0
+                  ? options.window_objects
+                  : std::max({size_t{4}, std::min<size_t>(static_cast<size_t>(options.parallel), kHashBatch),
+                              outputs + 2});
     piece_bytes_ = std::max<uint64_t>(options.piece_bytes / 64 * 64, 64);
     for (const auto& o : objects_) total_bytes_ += o.entry.size;
   }

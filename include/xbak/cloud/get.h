@@ -4,7 +4,7 @@
 // Objects are downloaded in a fixed global order and handed to one writer
 // thread per output. At most `window_objects` objects are held in memory
 // (being downloaded, hashed, or waiting for their writer): memory is at most
-// that window times the object size, whatever `parallel` is. Each object's
+// that window times the object size, however large `parallel` is. Each object's
 // body is hashed piece by piece as it arrives (the pieces of all objects in
 // flight share the vector lanes of storage/md5_multi.h), its download held
 // when it gets ahead of its MD5, and checked against the MD5 and size in
@@ -30,7 +30,7 @@ struct GetOptions {
   std::string name;
   std::vector<std::string> files;  // only these files of the backup (empty: all)
   int parallel = 4;                // GETs in flight
-  size_t window_objects = 0;       // objects held at once; 0: max(4, outputs + 2)
+  size_t window_objects = 0;       // objects held at once; 0: max(4, min(parallel, 8), outputs + 2)
   // Each request's bytes are handed on (and hashed) in pieces of this size
   // as they arrive (rounded down to whole 64-byte MD5 blocks).
   uint64_t piece_bytes = uint64_t{1} << 20;
