@@ -176,20 +176,21 @@ def section_xbcloud(doc, name):
             out.append(f"| {tool} | {par} | {t:.2f} ({fmt_reps(xs)}) | {mib / t:.0f} | "
                        f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
         out.append("")
-    out.append("Reading the numbers. **Memory:** put holds the objects it has read and not yet stored, at most "
-               "(`--parallel` + 2) × `--read-buffer-size` (10 MiB), so its peak grows with `--parallel` when the "
-               "store is slower than the stream (at equal concurrency it stays below aws's 10 and rclone's 4 "
-               "requests); get holds a fixed window of max(4, outputs + 2) objects whatever `--parallel` is "
-               "(4 × 10 MiB plus about 14 MiB of libraries), fetching objects in byte ranges when `--parallel` "
-               "exceeds the window. **get against rclone:** `xbcloud get` checks the MD5 of every object it "
-               "downloads, and one object's MD5 cannot run faster than its chain of dependent steps allows (about "
-               "0.7 GB/s here, 0.6 GB/s per vector lane); objects hashed together share the lanes "
-               "(multi-buffer MD5: about 1.1 CPU-seconds per GiB here, against 1.5 with one OpenSSL MD5 per object), "
-               "but a window of 4 objects has only one or two ready at a time, so hashing paces get. A window "
-               "of 8 objects measured 1.15 s at 95 MiB: get keeps the smaller memory. `rclone cat` streams one "
-               "object by one request without any check. On loopback, more requests in flight only add work: "
-               "`--parallel` beyond the window (ranges) "
-               "is slower here, and pays where requests wait on a network.")
+    out.append("Reading the numbers. **put memory:** put holds the objects it has read and not yet stored, "
+               "at most (`--parallel` + 2) × `--read-buffer-size` (10 MiB); each PUT must hold its whole object "
+               "(its Content-MD5 goes before the body), so the peak grows with `--parallel` when the store is "
+               "slower than the stream. **get** verifies every byte against its object's MD5 before writing "
+               "it, so each object stays in memory until its last byte is hashed, and MD5 is most of its CPU: "
+               "one MD5 cannot run faster than its chain of dependent steps (0.6-0.7 GB/s here), while 8 "
+               "objects hashed together in vector lanes cost about what one does. get therefore streams every "
+               "object by one GET, hashes it piece by piece as it arrives, several objects in one pass, holds "
+               "a download that runs ahead of its MD5, and starts objects staggered; it holds at most "
+               "max(4, min(`--parallel`, 8)) objects (plus 14 MiB of libraries). More requests in flight are "
+               "more objects hashed together: `--parallel` 8 is faster than 4 and holds more. Beyond 8, "
+               "requests are byte ranges, which on loopback only add work for the store (MinIO spends about "
+               "1 ms of CPU per request) and pay where requests wait on a network. `rclone cat` streams one "
+               "object by one request and checks nothing; on 2 cores shared with MinIO, CPU decides, and "
+               "get's check costs it about 0.6 CPU-seconds per GiB more than rclone.")
     out.append("")
     os.makedirs(IMG, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
