@@ -99,29 +99,29 @@ class PosixStore final : public ObjectStore {
     return WriteFileAtomic(path, body);
   }
 
-  Result<std::string> DoGet(const std::string& key) {
+  // The object's file, opened for reading; kNotFound when there is none.
+  Result<File> OpenObject(const std::string& key) {
     if (!SafeKey(key)) return Error(ErrorCode::kInvalidArgument, "unsafe object key '" + key + "'");
-    std::string path = root_ + "/" + key;
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) return Error(ErrorCode::kNotFound, "object " + key + " not found in " + root_);
-      return ErrnoError("stat", path, errno);
-    }
-    return ReadSmallFile(path, static_cast<size_t>(st.st_size) + 1);
+    auto f = File::OpenRead(root_ + "/" + key);
+    if (!f.ok() && f.status().code() == ErrorCode::kNotFound)
+      return Error(ErrorCode::kNotFound, "object " + key + " not found in " + root_);
+    return f;
+  }
+
+  Result<std::string> DoGet(const std::string& key) {
+    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(key));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    std::string body(static_cast<size_t>(size), '\0');
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(body.data(), body.size(), 0));
+    if (n != body.size()) return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
+    return body;
   }
 
   Status DoGetRange(const std::string& key, ByteRange range, const RangeReader& reader,
                     std::vector<std::string>* pieces) {
-    if (!SafeKey(key)) return Error(ErrorCode::kInvalidArgument, "unsafe object key '" + key + "'");
     if (reader.piece_bytes == 0) return Error(ErrorCode::kInvalidArgument, "GET " + key + ": no piece size");
-    std::string path = root_ + "/" + key;
-    auto f = File::OpenRead(path);
-    if (!f.ok()) {
-      if (f.status().code() == ErrorCode::kNotFound)
-        return Error(ErrorCode::kNotFound, "object " + key + " not found in " + root_);
-      return f.status();
-    }
-    XBAK_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(key));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     if (range.length == 0 || range.offset > size || range.length > size - range.offset) {
       return Error(ErrorCode::kCorrupt, "object " + key + " has " + std::to_string(size) +
                                             " bytes, not the range " + std::to_string(range.offset) + "+" +
@@ -130,7 +130,7 @@ class PosixStore final : public ObjectStore {
     for (uint64_t at = 0; at < range.length; at += reader.piece_bytes) {
       std::string buffer = reader.buffer();
       buffer.resize(static_cast<size_t>(std::min(reader.piece_bytes, range.length - at)));
-      XBAK_ASSIGN_OR_RETURN(size_t n, f->PRead(buffer.data(), buffer.size(), range.offset + at));
+      XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buffer.data(), buffer.size(), range.offset + at));
       if (n != buffer.size())
         return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
       pieces->push_back(std::move(buffer));
