@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <variant>
 
+#include "xbak/storage/http_headers.h"
 #include "xbak/storage/s3_xml.h"
 
 namespace xbak::storage {
@@ -103,7 +105,7 @@ struct Request {
   bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
   bool body_is_data = false;  // GetRange: the answer is the bytes asked for (else an error body)
   std::string wrong_answer;   // GetRange: why the answer is not the bytes asked for
-  int64_t range_start = -1;   // GetRange: the first byte of Content-Range
+  std::optional<ContentRange> content_range;  // GetRange: of this answer, if valid
   char curl_error[CURL_ERROR_SIZE] = {};
 
   ~Request() { Reset(); }
@@ -120,7 +122,7 @@ struct Request {
     paused = false;
     body_is_data = false;
     wrong_answer.clear();
-    range_start = -1;
+    content_range.reset();
     curl_error[0] = '\0';
   }
   bool ranged() const { return range.length > 0; }
@@ -157,9 +159,13 @@ void CheckRangeAnswer(Request* r) {
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
   if (http < 200 || http >= 300) return;  // an error body, classified in OnDone
   r->body_is_data = true;
-  if (http == 206 && r->range_start != static_cast<int64_t>(r->want())) {
-    r->wrong_answer = "answered bytes from " + std::to_string(r->range_start) + " when asked from " +
-                      std::to_string(r->want());
+  const uint64_t end = r->range.offset + r->range.length - 1;
+  if (http == 206 && !r->content_range) {
+    r->wrong_answer = "answered 206 without a valid Content-Range";
+  } else if (http == 206 && (r->content_range->first != r->want() || r->content_range->last > end)) {
+    // (Less than asked is taken: the rest is asked for again.)
+    r->wrong_answer = "answered bytes " + std::to_string(r->content_range->first) + "-" +
+                      std::to_string(r->content_range->last);
   } else if (http != 206 && r->want() != 0) {
     r->wrong_answer = "ignored the range (HTTP " + std::to_string(http) + ")";
   } else if (!r->first_etag.empty() && !r->etag.empty() && r->etag != r->first_etag) {
@@ -240,18 +246,9 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
     if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut && !r->ranged())
       r->response.reserve(static_cast<size_t>(n));
   } else if (HeaderValue(line, "content-range:", &v)) {
-    // "bytes FIRST-LAST/SIZE"
-    size_t at = v.find("bytes");
-    if (at != std::string::npos) {
-      at += 5;
-      while (at < v.size() && v[at] == ' ') at++;
-      if (at < v.size() && v[at] >= '0' && v[at] <= '9')
-        r->range_start = static_cast<int64_t>(std::strtoll(v.c_str() + at, nullptr, 10));
-    }
+    r->content_range = ParseContentRange(v);
   } else if (HeaderValue(line, "etag:", &v)) {
-    std::erase_if(v, [](char c) { return c == '"' || c == ' ' || c == '\r' || c == '\n' || c == '\t'; });
-    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-    r->etag = v;
+    r->etag = NormalizeEtag(v);
   }
   return size * nitems;
 }

@@ -214,6 +214,29 @@ TEST_F(S3RangeTest, AResumeThatIgnoresTheRangeIsRefused) {
   EXPECT_TRUE(r.done_after_pieces);
 }
 
+TEST_F(S3RangeTest, A206OfOtherBytesIsRefused) {
+  // The resume is answered with bytes from 0 (a Content-Range that says so),
+  // then with no Content-Range at all.
+  FakeS3 server([&](const HttpRequest& req, int n) {
+    HttpRequest from0 = req;
+    from0.range = "bytes=0-102399";
+    HttpAnswer a = Partial(object_, n == 0 ? req : from0);
+    if (n == 0) a.cut = 40000;
+    if (n == 2) a.head = "HTTP/1.1 206 Partial Content\r\nETag: \"abc\"\r\nContent-Length: 62400";
+    return a;
+  });
+  auto store = Store(server.port());
+  auto r = testing::ReadRange(loop_, *store, "obj", {0, object_.size()}, 16 << 10);
+  EXPECT_EQ(r.status.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(r.status.message().find("without a valid Content-Range"), std::string::npos)
+      << r.status.message();
+  EXPECT_EQ(r.Bytes(), object_.substr(0, 32 << 10));
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);  // max_retries 2
+  EXPECT_EQ(reqs[1].range, "bytes=40000-102399");
+  EXPECT_EQ(reqs[2].range, "bytes=40000-102399");
+}
+
 TEST_F(S3RangeTest, AnObjectReplacedMidReadIsAnError) {
   FakeS3 server([&](const HttpRequest& req, int n) {
     if (n == 0) {
