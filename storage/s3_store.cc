@@ -126,8 +126,9 @@ struct Request {
     curl_error[0] = '\0';
   }
   bool ranged() const { return range.length > 0; }
-  // The first byte this attempt asks for.
+  // The first byte this attempt asks for, and the range's last byte.
   uint64_t want() const { return range.offset + received; }
+  uint64_t last() const { return range.offset + range.length - 1; }
   std::string What() const {
     if (!key.empty()) return std::string(MethodName(method)) + " " + key;
     return query.starts_with("delete") ? "DeleteObjects" : "ListObjectsV2";
@@ -159,10 +160,9 @@ void CheckRangeAnswer(Request* r) {
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
   if (http < 200 || http >= 300) return;  // an error body, classified in OnDone
   r->body_is_data = true;
-  const uint64_t end = r->range.offset + r->range.length - 1;
   if (http == 206 && !r->content_range) {
     r->wrong_answer = "answered 206 without a valid Content-Range";
-  } else if (http == 206 && (r->content_range->first != r->want() || r->content_range->last > end)) {
+  } else if (http == 206 && (r->content_range->first != r->want() || r->content_range->last > r->last())) {
     // (Less than asked is taken: the rest is asked for again.)
     r->wrong_answer = "answered bytes " + std::to_string(r->content_range->first) + "-" +
                       std::to_string(r->content_range->last);
@@ -357,6 +357,14 @@ class S3Store final : public ObjectStore {
     }
   }
 
+  void ResumeHeld() override {
+    std::vector<std::shared_ptr<Request>> go;
+    for (auto& [easy, r] : active_) {
+      if (r->held && r->reader.may_read()) go.push_back(r);
+    }
+    for (auto& r : go) DeliverPieces(*r);
+  }
+
   StoreStats stats() const override { return stats_; }
   std::string Describe() const override { return "s3://" + config_.bucket + " at " + config_.endpoint; }
 
@@ -455,7 +463,7 @@ class S3Store final : public ObjectStore {
     if (r.ranged()) {
       // Set through CURLOPT_RANGE, not as a header: the SigV4 signature
       // then covers the same headers as a whole-object GET.
-      std::string spec = std::to_string(r.want()) + "-" + std::to_string(r.range.offset + r.range.length - 1);
+      std::string spec = std::to_string(r.want()) + "-" + std::to_string(r.last());
       curl_easy_setopt(e, CURLOPT_RANGE, spec.c_str());  // curl copies the string
       // A resumed transfer must continue the same object: a store whose
       // object was replaced since answers 412 instead.
@@ -475,8 +483,7 @@ class S3Store final : public ObjectStore {
     if (r->ranged() && (r->overlong || !r->wrong_answer.empty())) {
       retry = true;
       err = Error(ErrorCode::kCorrupt, r->What() + ": asked for bytes " + std::to_string(r->want()) + "-" +
-                                           std::to_string(r->range.offset + r->range.length - 1) +
-                                           ", the store " +
+                                           std::to_string(r->last()) + ", the store " +
                                            (r->overlong ? std::string("sent more") : r->wrong_answer));
     } else if (r->ranged() && cc == CURLE_OK && http >= 200 && http < 300 && r->received != r->range.length) {
       // A cut transfer is CURLE_PARTIAL_FILE below; this answer said it was
@@ -624,17 +631,6 @@ class S3Store final : public ObjectStore {
       if (r.ready.empty()) return;
     }
   }
-
- public:
-  void ResumeHeld() override {
-    std::vector<std::shared_ptr<Request>> go;
-    for (auto& [easy, r] : active_) {
-      if (r->held && r->reader.may_read()) go.push_back(r);
-    }
-    for (auto& r : go) DeliverPieces(*r);
-  }
-
- private:
   void DeliverAllPieces() {
     std::vector<std::shared_ptr<Request>> with;
     for (auto& [easy, r] : active_) {

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -149,6 +148,10 @@ class GetJob {
                   : std::max({size_t{4}, std::min<size_t>(static_cast<size_t>(options.parallel), kHashBatch),
                               outputs + 2});
     piece_bytes_ = std::max<uint64_t>(options.piece_bytes / 64 * 64, 64);
+    // No flow control with one request at a time: while it waited, the
+    // network would idle; the window (objects downloaded ahead while one is
+    // hashed) is the bound then.
+    flow_control_ = options.read_ahead_pieces > 0 && options.parallel >= 2;
     for (const auto& o : objects_) total_bytes_ += o.entry.size;
   }
 
@@ -196,7 +199,7 @@ class GetJob {
     Slot& slot = it->second;
     slot.hashing = false;
     slot.hashed += parts;
-    if (options_.read_ahead_pieces > 0) store_.ResumeHeld();
+    if (flow_control_) store_.ResumeHeld();
     if (!error_.ok()) return;
     if (slot.hashed < slot.parts.size()) return MaybeHash(index, slot);
     const Object& o = objects_[index];
@@ -227,7 +230,6 @@ class GetJob {
     std::vector<std::string> parts;  // one per piece, filled as they arrive
     std::vector<bool> arrived;
     size_t ranges = 1;  // requests the object is fetched by
-    uint64_t size = 0;
     uint64_t received = 0;
     size_t requested = 0;      // ranges asked for, in order
     size_t hashed = 0;         // pieces in md5_state
@@ -266,11 +268,15 @@ class GetJob {
   bool StaggerAllows() const {
     size_t streams = std::min<size_t>(static_cast<size_t>(options_.parallel), window_);
     const Slot* youngest = nullptr;
+    uint64_t size = 0;
     for (const auto& [index, slot] : slots_) {
-      if (slot.requested > 0) youngest = &slot;
+      if (slot.requested > 0) {
+        youngest = &slot;
+        size = objects_[index].entry.size;
+      }
     }
-    if (youngest == nullptr || youngest->received >= youngest->size) return true;
-    return youngest->received * streams >= youngest->size;
+    if (youngest == nullptr || youngest->received >= size) return true;
+    return youngest->received * streams >= size;
   }
 
   std::string Key(const Object& o) const { return DataObjectKey(options_.name, o.entry.path, o.entry.seq); }
@@ -291,7 +297,6 @@ class GetJob {
     slot = Slot{};
     slot.attempt = attempt;
     uint64_t size = o.entry.size;
-    slot.size = size;
     uint64_t ranges = RangeCount(size);
     // Ranges of whole pieces, pieces of whole 64-byte blocks: each piece can
     // go into the MD5 as soon as it and those before it are in.
@@ -351,15 +356,12 @@ class GetJob {
     // options_.read_ahead_pieces beyond it. Hashing, not the network, is what holds the
     // pace on a fast link; unthrottled, every object would be downloaded
     // whole while it waits to be hashed, which is memory for nothing.
-    if (options_.read_ahead_pieces > 0)
+    if (flow_control_)
       reader.may_read = [this, i, attempt, first_piece] {
         auto it = slots_.find(i);
         if (it == slots_.end() || it->second.attempt != attempt) return true;
         const Slot& s = it->second;
         if (first_piece > s.hashed) return true;  // a range further on, fetched for --parallel
-        // One request at a time: while it waits, the network would idle; the
-        // window (objects downloaded ahead while one is hashed) is the bound.
-        if (options_.parallel < 2) return true;
         size_t next = first_piece;
         while (next < s.arrived.size() && s.arrived[next]) next++;
         return next < s.hashed + options_.read_ahead_pieces;
@@ -500,6 +502,7 @@ class GetJob {
   // Loop thread only:
   size_t writers_running_;
   uint64_t piece_bytes_ = 0;
+  bool flow_control_ = false;  // downloads held when ahead of their MD5 (RangeReader::may_read)
   uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;  // pieces received and not yet written
   size_t window_ = 0, next_ = 0, inflight_ = 0, held_ = 0, peak_held_ = 0, backoffs_ = 0;
   uint64_t total_bytes_ = 0, downloaded_bytes_ = 0, done_objects_ = 0, md5_retries_ = 0, requests_ = 0;
