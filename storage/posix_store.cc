@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
+#include <optional>
 
 #include "xbak/util/file.h"
 
@@ -44,16 +46,29 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
-  // Reads the whole range now and hands its pieces over in order, each
-  // through the loop as the S3 driver would.
+  // Reads the range piece by piece, each through the loop as the S3 driver
+  // hands them over, and like it asks may_read before each piece (holding
+  // the read until ResumeHeld finds it true), so that a reader's flow
+  // control can be tested without a server.
   void GetRange(const std::string& key, ByteRange range, RangeReader reader) override {
-    std::vector<std::string> pieces;
-    Status s = DoGetRange(key, range, reader, &pieces);
-    if (s.ok()) stats_.bytes_received += range.length;
-    for (size_t i = 0; i < pieces.size(); i++) {
-      loop_.Post([piece = reader.piece, i, p = std::move(pieces[i])]() mutable { piece(i, std::move(p)); });
-    }
-    Finish([done = std::move(reader.done), s = std::move(s)]() mutable { done(std::move(s)); });
+    auto r = std::make_shared<RangeRead>();
+    r->key = key;
+    r->range = range;
+    r->reader = std::move(reader);
+    r->generation = generation_;
+    Status s = OpenRange(*r);
+    if (!s.ok()) return Finish([done = std::move(r->reader.done), s = std::move(s)]() mutable { done(s); });
+    loop_.Post([this, r] { Continue(r); });
+  }
+
+  void ResumeHeld() override {
+    std::vector<std::shared_ptr<RangeRead>> go;
+    std::erase_if(held_, [&](const std::shared_ptr<RangeRead>& r) {
+      if (!r->reader.may_read()) return false;
+      go.push_back(r);
+      return true;
+    });
+    for (auto& r : go) loop_.Post([this, r] { Continue(r); });
   }
 
   void List(const std::string& prefix, const std::string& token,
@@ -78,8 +93,13 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), s = std::move(s)]() mutable { done(std::move(s)); });
   }
 
-  // Every operation already completed when it was called; nothing to cancel.
-  void CancelAll() override {}
+  // Every other operation already completed when it was called; range reads
+  // still going end with kCancelled.
+  void CancelAll() override {
+    generation_++;
+    for (auto& r : held_) loop_.Post([this, r] { Continue(r); });
+    held_.clear();
+  }
 
   StoreStats stats() const override { return stats_; }
   std::string Describe() const override { return "directory " + root_; }
@@ -117,25 +137,50 @@ class PosixStore final : public ObjectStore {
     return body;
   }
 
-  Status DoGetRange(const std::string& key, ByteRange range, const RangeReader& reader,
-                    std::vector<std::string>* pieces) {
-    if (reader.piece_bytes == 0) return Error(ErrorCode::kInvalidArgument, "GET " + key + ": no piece size");
-    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(key));
-    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-    if (range.length == 0 || range.offset > size || range.length > size - range.offset) {
-      return Error(ErrorCode::kCorrupt, "object " + key + " has " + std::to_string(size) +
-                                            " bytes, not the range " + std::to_string(range.offset) + "+" +
-                                            std::to_string(range.length) + " asked for");
-    }
-    for (uint64_t at = 0; at < range.length; at += reader.piece_bytes) {
-      std::string buffer = reader.buffer();
-      buffer.resize(static_cast<size_t>(std::min(reader.piece_bytes, range.length - at)));
-      XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buffer.data(), buffer.size(), range.offset + at));
-      if (n != buffer.size())
-        return Error(ErrorCode::kCorrupt, "object " + key + " shrank while it was read");
-      pieces->push_back(std::move(buffer));
+  struct RangeRead {
+    std::string key;
+    ByteRange range;
+    RangeReader reader;
+    std::optional<File> file;
+    uint64_t at = 0;  // bytes of the range handed over
+    size_t index = 0;
+    uint64_t generation = 0;  // CancelAll ends the reads of earlier generations
+  };
+
+  Status OpenRange(RangeRead& r) {
+    if (r.reader.piece_bytes == 0)
+      return Error(ErrorCode::kInvalidArgument, "GET " + r.key + ": no piece size");
+    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(r.key));
+    r.file.emplace(std::move(f));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, r.file->Size());
+    if (r.range.length == 0 || r.range.offset > size || r.range.length > size - r.range.offset) {
+      return Error(ErrorCode::kCorrupt, "object " + r.key + " has " + std::to_string(size) +
+                                            " bytes, not the range " + std::to_string(r.range.offset) + "+" +
+                                            std::to_string(r.range.length) + " asked for");
     }
     return Status::Ok();
+  }
+
+  // Hands over the next piece of a range read (on the loop), or ends it.
+  void Continue(const std::shared_ptr<RangeRead>& r) {
+    auto end = [&](Status s) { Finish([done = std::move(r->reader.done), s]() mutable { done(s); }); };
+    if (r->generation != generation_)
+      return end(Error(ErrorCode::kCancelled, "GET " + r->key + " cancelled"));
+    if (r->at == r->range.length) return end(Status::Ok());
+    if (r->reader.may_read && !r->reader.may_read()) {
+      held_.push_back(r);
+      return;
+    }
+    std::string buffer = r->reader.buffer();
+    buffer.resize(static_cast<size_t>(std::min(r->reader.piece_bytes, r->range.length - r->at)));
+    auto n = r->file->PRead(buffer.data(), buffer.size(), r->range.offset + r->at);
+    if (!n.ok()) return end(n.status());
+    if (*n != buffer.size())
+      return end(Error(ErrorCode::kCorrupt, "object " + r->key + " shrank while it was read"));
+    r->at += buffer.size();
+    stats_.bytes_received += buffer.size();
+    r->reader.piece(r->index++, std::move(buffer));
+    loop_.Post([this, r] { Continue(r); });
   }
 
   Status Walk(const std::string& rel, std::vector<ObjectInfo>* out) {
@@ -179,6 +224,8 @@ class PosixStore final : public ObjectStore {
 
   static constexpr size_t kPage = 1000;
   EventLoop& loop_;
+  std::vector<std::shared_ptr<RangeRead>> held_;  // range reads waiting for may_read
+  uint64_t generation_ = 0;
   const std::string root_;
   StoreStats stats_;
 };

@@ -103,6 +103,7 @@ struct Request {
   bool overlong = false;      // GetRange: the store sent more than the range
   bool checked = false;       // GetRange: this answer's status and Content-Range were checked
   bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
+  bool asked_first = false;   // GetRange: may_read was asked before the body's first byte
   bool body_is_data = false;  // GetRange: the answer is the bytes asked for (else an error body)
   std::string wrong_answer;   // GetRange: why the answer is not the bytes asked for
   std::optional<ContentRange> content_range;  // GetRange: of this answer, if valid
@@ -189,6 +190,13 @@ size_t WriteRangePieces(const char* data, size_t n, Request* r) {
   // `data` and passes it again on resume. (Checking only after a whole
   // socket read would not bound anything: libcurl reads up to 100 buffers
   // in one go.)
+  // The first bytes of the body wait until the reader may take them (a
+  // get starting many transfers at once would otherwise take a piece of
+  // each before any could be held).
+  if (r->received == 0 && r->current.empty() && !r->asked_first && r->reader.may_read) {
+    r->asked_first = true;
+    r->held = !r->reader.may_read();
+  }
   if (r->held || !r->ready.empty()) {
     r->paused = true;
     return CURL_WRITEFUNC_PAUSE;

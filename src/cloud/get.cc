@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,30 +32,35 @@ struct Object {
   size_t output_pos = 0;   // its place in that output's sequence
 };
 
-// A downloaded and verified object, in the pieces (ranges) it was fetched
-// in, for its output's writer.
+// Verified bytes of an object for its output's writer, in the pieces they
+// were fetched in: all of the object, or (checked piece by piece) its next
+// pieces.
 struct Ready {
+  size_t index = 0;  // the object
   std::vector<std::string> parts;
+  bool last = true;  // the object's last bytes
 };
 
-// Objects ready for one output, by their place in that output's order.
-// Thread-safe.
+// What is ready for one output, by the object's place in that output's
+// order. Thread-safe.
 class OutputQueue {
  public:
   void Push(size_t pos, Ready r) {
     {
       std::lock_guard<std::mutex> l(mu_);
-      ready_[pos] = std::move(r);
+      ready_[pos].push_back(std::move(r));
     }
     cv_.notify_all();
   }
-  // Waits for object `pos`; false when cancelled.
+  // Waits for the next bytes of object `pos`; false when cancelled.
   bool Take(size_t pos, Ready* out) {
     std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return cancelled_ || ready_.count(pos) != 0; });
+    cv_.wait(l, [&] { return cancelled_ || !ready_[pos].empty(); });
     if (cancelled_) return false;
-    *out = std::move(ready_[pos]);
-    ready_.erase(pos);
+    auto it = ready_.find(pos);
+    *out = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) ready_.erase(it);
     return true;
   }
   void Cancel() {
@@ -68,7 +74,7 @@ class OutputQueue {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<size_t, Ready> ready_;
+  std::map<size_t, std::deque<Ready>> ready_;
   bool cancelled_ = false;
 };
 
@@ -83,8 +89,10 @@ class OutputQueue {
 struct HashWork {
   size_t index = 0;  // the object
   int attempt = 0;
-  size_t parts = 0;  // how many pieces this step covers
+  size_t parts = 0;             // how many pieces this step covers
+  size_t piece = kWholeObject;  // checked by piece: the piece this is the MD5 of
   storage::Md5Step step;
+  static constexpr size_t kWholeObject = SIZE_MAX;
 };
 using HashQueue = BatchQueue<HashWork>;
 
@@ -127,31 +135,63 @@ Status WriteAll(int fd, const std::string& name, const char* p, size_t n) {
 // --parallel beyond the window is carried by byte ranges: an object is then
 // fetched in parallel / window ranges at least, the oldest object's first;
 // ranges that the MD5 has not reached yet are not held back.
+//
+// Checked by piece: when the manifest has the MD5 of every piece of every
+// object (version 2), each piece is checked on its own as it arrives, and an
+// object's verified pieces go to its writer at once, in order. The pieces
+// share the vector lanes whichever object they belong to, so the lanes stay
+// full with few objects in flight, and an object is no longer held until its
+// last byte. What is received and not yet written is held within a budget
+// (GetOptions::buffer_bytes), the objects to be written first served first;
+// beyond it downloads are held. A piece that fails its MD5 is fetched again
+// alone.
 class GetJob {
  public:
   GetJob(storage::EventLoop& loop, storage::ObjectStore& store, const GetOptions& options,
-         std::vector<Object> objects, size_t outputs)
+         std::vector<Object> objects, size_t outputs, uint64_t piece_digest_bytes)
       : loop_(loop),
         store_(store),
         options_(options),
         objects_(std::move(objects)),
-        writers_running_(outputs) {
+        writers_running_(outputs),
+        by_piece_(piece_digest_bytes > 0) {
     for (size_t i = 0; i < outputs; i++) queues_.push_back(std::make_unique<OutputQueue>());
-    // Per output one object being written and one ready behind it, plus
-    // two being fetched and hashed: the writers never wait on a download
-    // that could have run earlier. And one object per request up to 8: the
-    // objects downloading are the objects hashed together (8 lanes), so
-    // --parallel 8 buys speed with memory (at 2 cores, 1 GiB: 1.25 s and
-    // 77 MiB peak RSS, against 1.5 s and 51 MiB with 4).
-    window_ = options.window_objects > 0
-                  ? options.window_objects
-                  : std::max({size_t{4}, std::min<size_t>(static_cast<size_t>(options.parallel), kHashBatch),
-                              outputs + 2});
-    piece_bytes_ = std::max<uint64_t>(options.piece_bytes / 64 * 64, 64);
-    // No flow control with one request at a time: while it waited, the
-    // network would idle; the window (objects downloaded ahead while one is
-    // hashed) is the bound then.
-    flow_control_ = options.read_ahead_pieces > 0 && options.parallel >= 2;
+    // Checked by piece, the pieces are the manifest's; otherwise whole MD5
+    // blocks, so that each can go into the object's MD5 as it comes.
+    piece_bytes_ = by_piece_ ? piece_digest_bytes : std::max<uint64_t>(options.piece_bytes / 64 * 64, 64);
+    if (by_piece_) {
+      // The budget (memory) is what bounds a get checked by piece; the
+      // window gives each object downloading about 4 pieces of it: more
+      // downloads, each held more often, cost CPU and gained nothing (at 2
+      // cores, 1 GiB: 4 downloads and 16 MiB took 1.3 s and 36 MiB peak
+      // RSS; 8 in the same budget 1.55 s and 43 MiB). Each output's writer
+      // waits on its own object, so each has a share for it.
+      budget_bytes_ = options.buffer_bytes > 0
+                          ? std::max(options.buffer_bytes, 2 * piece_bytes_)
+                          : std::max({uint64_t{16} << 20, static_cast<uint64_t>(options.parallel) << 20,
+                                      uint64_t{4} * outputs * piece_bytes_});
+      head_bytes_ = std::max(2 * piece_bytes_, budget_bytes_ / outputs);
+      window_ = options.window_objects > 0
+                    ? options.window_objects
+                    : std::max<size_t>(outputs + 2, static_cast<size_t>(budget_bytes_ / (4 * piece_bytes_)));
+      flow_control_ = true;
+    } else {
+      // Per output one object being written and one ready behind it, plus
+      // two being fetched and hashed: the writers never wait on a download
+      // that could have run earlier. And one object per request up to 8:
+      // the objects downloading are the objects hashed together (8 lanes),
+      // so --parallel 8 buys speed with memory (at 2 cores, 1 GiB: 1.25 s
+      // and 77 MiB peak RSS, against 1.5 s and 51 MiB with 4).
+      window_ =
+          options.window_objects > 0
+              ? options.window_objects
+              : std::max({size_t{4}, std::min<size_t>(static_cast<size_t>(options.parallel), kHashBatch),
+                          outputs + 2});
+      // No flow control with one request at a time: while it waited, the
+      // network would idle; the window (objects downloaded ahead while one
+      // is hashed) is the bound then.
+      flow_control_ = options.read_ahead_pieces > 0 && options.parallel >= 2;
+    }
     for (const auto& o : objects_) total_bytes_ += o.entry.size;
   }
 
@@ -172,16 +212,28 @@ class GetJob {
   }
 
   void Start() {
+    UpdateHashWant();
     Pump();
     StartProgress();
   }
 
-  // A writer finished writing one (verified) object, from its thread
-  // through Post; its buffers are kept for the next downloads to reuse.
-  void Written(std::vector<std::string> parts) {
-    done_objects_++;
-    held_--;
+  // A writer finished writing what it took (through Post, from its thread);
+  // the buffers are kept for the next downloads to reuse.
+  void Written(size_t index, std::vector<std::string> parts, bool last) {
+    uint64_t bytes = 0;
+    for (const auto& p : parts) bytes += p.size();
+    if (auto it = slots_.find(index); it != slots_.end()) {
+      it->second.written += parts.size();
+      it->second.written_bytes += bytes;
+    } else {
+      with_writers_bytes_ -= bytes;
+    }
+    if (last) {
+      done_objects_++;
+      held_--;
+    }
     Recycle(std::move(parts));
+    if (flow_control_ && by_piece_) store_.ResumeHeld();
     Pump();
   }
 
@@ -192,11 +244,13 @@ class GetJob {
   }
 
   // From a hashing thread (through Post): `parts` more ranges of object
-  // `index` are in its MD5.
-  void Hashed(size_t index, int attempt, size_t parts) {
+  // `index` are in its MD5, or (checked by piece) the MD5 of its piece
+  // `piece` is done.
+  void Hashed(size_t index, int attempt, size_t piece, size_t parts) {
     auto it = slots_.find(index);
     if (it == slots_.end() || it->second.attempt != attempt) return;  // cannot happen; be safe
     Slot& slot = it->second;
+    if (piece != HashWork::kWholeObject) return PieceHashed(index, slot, piece);
     slot.hashing = false;
     slot.hashed += parts;
     if (flow_control_) store_.ResumeHeld();
@@ -214,7 +268,8 @@ class GetJob {
       slots_.erase(it);
       return Mismatch(index, attempt, what);
     }
-    Ready ready{std::move(slot.parts)};
+    Ready ready{index, std::move(slot.parts), true};
+    with_writers_bytes_ += slot.received;
     slots_.erase(it);
     UpdateHashWant();
     queues_[o.output]->Push(o.output_pos, std::move(ready));
@@ -238,6 +293,16 @@ class GetJob {
     bool md5_pending = false;  // its sidecar is being read
     storage::Md5State md5_state;
     storage::Md5Digest digest{};
+    // Checked by piece (by_piece): each piece's own MD5, written by the
+    // hashing threads while that piece is with them.
+    bool by_piece = false;
+    std::vector<storage::Md5State> piece_state;
+    std::vector<storage::Md5Digest> piece_digest;
+    std::vector<bool> verified;
+    size_t released = 0;  // pieces handed to the writer (a verified prefix)
+    size_t written = 0;   // pieces the writer has written (of this object)
+    uint64_t written_bytes = 0;
+    int piece_retries = 0;
   };
 
   void Pump() {
@@ -252,12 +317,59 @@ class GetJob {
         RequestRange(it->first, it->second);
         continue;
       }
-      // ... else the next object, while the window has room.
+      // ... else the next object, while the window (and checked by piece,
+      // the budget) has room.
       if (next_ >= objects_.size() || held_ >= window_ || !stagger_ok) break;
+      if (by_piece_ && !slots_.empty() &&
+          Held() + (DownloadingBefore(SIZE_MAX) + 1) * piece_bytes_ > budget_bytes_) {
+        break;
+      }
       held_++;
       peak_held_ = std::max(peak_held_, held_);
       Admit(next_++, 0);
     }
+  }
+
+  // Whether object i is the one its output's writer is on (the oldest of
+  // that output in the window).
+  bool IsHead(size_t i) const {
+    size_t out = objects_[i].output;
+    for (const auto& [index, slot] : slots_) {
+      if (objects_[index].output == out) return index == i;
+    }
+    return false;
+  }
+
+  // Checked by piece: whether the range of object i from `first_piece` may
+  // read another piece. The range its writer waits for may while what it
+  // holds stays within the budget (so that every output makes progress);
+  // any other while all that is held (received and not yet written), this
+  // piece and one for each older object downloading (so that the objects
+  // written sooner come first) stay within it.
+  bool ByPieceMayRead(size_t i, const Slot& s, size_t first_piece) const {
+    size_t end = first_piece + static_cast<size_t>(s.range_bytes / piece_bytes_);
+    if (first_piece <= s.released && s.released < end && IsHead(i)) {
+      size_t next = first_piece;
+      while (next < end && next < s.arrived.size() && s.arrived[next]) next++;
+      return (next - s.written + 1) * piece_bytes_ <= head_bytes_;
+    }
+    return Held() + DownloadingBefore(i) * piece_bytes_ + piece_bytes_ <= budget_bytes_;
+  }
+
+  // Checked by piece: bytes received and not yet written.
+  uint64_t Held() const {
+    uint64_t held = with_writers_bytes_;
+    for (const auto& [index, slot] : slots_) held += slot.received - slot.written_bytes;
+    return held;
+  }
+  // Objects before object i (all with SIZE_MAX) still downloading.
+  size_t DownloadingBefore(size_t i) const {
+    size_t n = 0;
+    for (const auto& [index, slot] : slots_) {
+      if (index >= i) break;
+      if (slot.requested > 0 && slot.received < objects_[index].entry.size) n++;
+    }
+    return n;
   }
 
   // Objects start downloading staggered: a new one only when the one started
@@ -266,6 +378,7 @@ class GetJob {
   // at different fills (about half the window's bytes) instead of all
   // filling up together.
   bool StaggerAllows() const {
+    if (by_piece_) return true;  // checked by piece, the budget bounds what is held
     size_t streams = std::min<size_t>(static_cast<size_t>(options_.parallel), window_);
     const Slot* youngest = nullptr;
     uint64_t size = 0;
@@ -284,7 +397,9 @@ class GetJob {
   // How many ranges an object of `size` bytes is fetched in.
   uint64_t RangeCount(uint64_t size) const {
     uint64_t min_range = std::max<uint64_t>(options_.min_range_bytes, 64);
-    uint64_t by_parallel = (static_cast<uint64_t>(options_.parallel) + window_ - 1) / window_;
+    // Checked by piece, the budget, not the requests, bounds what a get
+    // reads at once: a range would only be one more request.
+    uint64_t by_parallel = by_piece_ ? 1 : (static_cast<uint64_t>(options_.parallel) + window_ - 1) / window_;
     uint64_t by_size =
         options_.range_bytes > 0 ? (size + options_.range_bytes - 1) / options_.range_bytes : 1;
     uint64_t n = std::max(by_parallel, by_size);
@@ -305,6 +420,12 @@ class GetJob {
     size_t pieces = size == 0 ? 1 : static_cast<size_t>((size + piece_bytes_ - 1) / piece_bytes_);
     slot.parts.resize(pieces);
     slot.arrived.assign(pieces, false);
+    if (by_piece_ && size > 0) {
+      slot.by_piece = true;
+      slot.piece_state.resize(pieces);
+      slot.piece_digest.resize(pieces);
+      slot.verified.assign(pieces, false);
+    }
     if (!o.md5_known) {
       slot.md5_pending = true;
       inflight_++;
@@ -356,11 +477,14 @@ class GetJob {
     // options_.read_ahead_pieces beyond it. Hashing, not the network, is what holds the
     // pace on a fast link; unthrottled, every object would be downloaded
     // whole while it waits to be hashed, which is memory for nothing.
+    // Checked by piece, what it may read comes from the budget
+    // (ByPieceMayRead).
     if (flow_control_)
       reader.may_read = [this, i, attempt, first_piece] {
         auto it = slots_.find(i);
         if (it == slots_.end() || it->second.attempt != attempt) return true;
         const Slot& s = it->second;
+        if (s.by_piece) return ByPieceMayRead(i, s, first_piece);
         if (first_piece > s.hashed) return true;  // a range further on, fetched for --parallel
         size_t next = first_piece;
         while (next < s.arrived.size() && s.arrived[next]) next++;
@@ -380,9 +504,96 @@ class GetJob {
     peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
     s.parts[k] = std::move(piece);
     s.arrived[k] = true;
-    MaybeHash(i, s);
-    UpdateHashWant();
+    if (s.by_piece) {
+      HashPiece(i, s, k);
+    } else {
+      MaybeHash(i, s);
+      UpdateHashWant();
+    }
     Pump();
+  }
+
+  // Checked by piece: piece `k` of object `i` goes to the hashing threads
+  // alone (it has its own MD5).
+  void HashPiece(size_t i, Slot& slot, size_t k) {
+    HashWork item;
+    item.index = i;
+    item.attempt = slot.attempt;
+    item.parts = 1;
+    item.piece = k;
+    slot.piece_state[k] = storage::Md5State{};
+    item.step.state = &slot.piece_state[k];
+    item.step.pieces.push_back(slot.parts[k]);
+    item.step.last = true;
+    item.step.digest = &slot.piece_digest[k];
+    hash_.Push(std::move(item));
+  }
+
+  // Checked by piece: the MD5 of piece `k` of object `index` is done. A
+  // match joins the verified pieces, which go to the writer as far as they
+  // are in order; a mismatch is fetched again.
+  void PieceHashed(size_t index, Slot& slot, size_t k) {
+    if (!error_.ok()) return;
+    const Object& o = objects_[index];
+    uint64_t want = std::min(piece_bytes_, o.entry.size - k * piece_bytes_);
+    if (slot.parts[k].size() != want || slot.piece_digest[k] != o.entry.pieces[k]) {
+      std::string what =
+          "object " + Key(o) + " is corrupt at bytes " + std::to_string(k * piece_bytes_) + "-" +
+          std::to_string(k * piece_bytes_ + want - 1) + ": " +
+          (slot.parts[k].size() != want
+               ? std::to_string(slot.parts[k].size()) + " bytes, expected " + std::to_string(want)
+               : "MD5 " + storage::Md5Hex(slot.piece_digest[k]) + ", expected " +
+                     storage::Md5Hex(o.entry.pieces[k]));
+      return PieceMismatch(index, slot, k, what);
+    }
+    slot.verified[k] = true;
+    Ready ready{index, {}, false};
+    while (slot.released < slot.parts.size() && slot.verified[slot.released]) {
+      ready.parts.push_back(std::move(slot.parts[slot.released++]));
+    }
+    if (ready.parts.empty()) return;
+    ready.last = slot.released == slot.parts.size();
+    if (ready.last) {
+      with_writers_bytes_ += slot.received - slot.written_bytes;
+      slots_.erase(index);
+    }
+    queues_[o.output]->Push(o.output_pos, std::move(ready));
+  }
+
+  // Checked by piece: piece `k` did not match. Its range is downloaded
+  // again (after a backoff); the pieces before it may be written already.
+  void PieceMismatch(size_t index, Slot& slot, size_t k, const std::string& what) {
+    if (slot.piece_retries >= options_.verify_retries) {
+      return Fail(Error(ErrorCode::kCorrupt,
+                        what + " (after " + std::to_string(slot.piece_retries + 1) + " downloads)"));
+    }
+    slot.piece_retries++;
+    md5_retries_++;
+    LogWarning(what + "; downloading those bytes again");
+    held_bytes_ -= slot.parts[k].size();
+    slot.received -= slot.parts[k].size();
+    slot.parts[k] = std::string();
+    backoffs_++;
+    double delay = options_.verify_backoff_s * static_cast<double>(1 << std::min(slot.piece_retries - 1, 6));
+    std::weak_ptr<bool> alive = alive_;
+    int attempt = slot.attempt;
+    loop_.After(delay, [this, alive, index, attempt, k] {
+      if (alive.expired()) return;
+      backoffs_--;
+      if (!error_.ok()) return MaybeFinish();
+      const Object& o = objects_[index];
+      std::string key = Key(o);
+      uint64_t offset = k * piece_bytes_;
+      storage::ObjectStore::RangeReader reader;
+      reader.piece_bytes = piece_bytes_;
+      reader.buffer = [] { return std::string(); };
+      reader.piece = [this, index, attempt, k](size_t, std::string piece) {
+        Arrived(index, attempt, k, std::move(piece));
+      };
+      reader.done = [this, key](Status s) { Fetched(s, key); };
+      inflight_++;
+      store_.GetRange(key, {offset, std::min(piece_bytes_, o.entry.size - offset)}, std::move(reader));
+    });
   }
 
   // The hashing threads wait (briefly) for a piece of every object that is
@@ -393,7 +604,8 @@ class GetJob {
     for (const auto& [index, slot] : slots_) {
       if (slot.requested > 0 && slot.hashed < slot.parts.size()) n++;
     }
-    hash_.SetWant(std::min(n, kHashBatch));
+    // Checked by piece, every piece is a lane's worth on its own.
+    hash_.SetWant(by_piece_ ? kHashBatch : std::min(n, kHashBatch));
   }
 
   // A request (a range, or an empty object) ended.
@@ -501,9 +713,15 @@ class GetJob {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // Loop thread only:
   size_t writers_running_;
+  const bool by_piece_;  // the manifest has every piece's MD5: objects are checked by piece
+  // Checked by piece: bytes received and not yet written, at most (about;
+  // a download reading a piece holds part of one more), and of those, at
+  // most for the range a writer waits for.
+  uint64_t budget_bytes_ = 0, head_bytes_ = 0;
   uint64_t piece_bytes_ = 0;
   bool flow_control_ = false;  // downloads held when ahead of their MD5 (RangeReader::may_read)
   uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;  // pieces received and not yet written
+  uint64_t with_writers_bytes_ = 0;  // of those, of objects no longer in slots_ (all with their writers)
   size_t window_ = 0, next_ = 0, inflight_ = 0, held_ = 0, peak_held_ = 0, backoffs_ = 0;
   uint64_t total_bytes_ = 0, downloaded_bytes_ = 0, done_objects_ = 0, md5_retries_ = 0, requests_ = 0;
   std::map<size_t, Slot> slots_;   // by place in the global order: oldest first
@@ -627,7 +845,15 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
     if (!any) break;
   }
 
-  GetJob job(loop, store, options, std::move(order), fds.size());
+  // Checked by piece if every object has its pieces' MD5s (of one size).
+  uint64_t piece_digest_bytes = md5_known && !order.empty() ? order.front().entry.piece_bytes : 0;
+  for (const auto& o : order) {
+    if (o.entry.piece_bytes != piece_digest_bytes ||
+        o.entry.pieces.size() != PieceCount(o.entry.size, o.entry.piece_bytes)) {
+      piece_digest_bytes = 0;
+    }
+  }
+  GetJob job(loop, store, options, std::move(order), fds.size(), piece_digest_bytes);
   std::vector<std::thread> writers;
   for (size_t out = 0; out < fds.size(); out++) {
     std::string name = out < names.size() ? names[out] : "output " + std::to_string(out);
@@ -636,16 +862,20 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
       Status s;
       for (size_t pos = 0; pos < count && s.ok(); pos++) {
         Ready r;  // verified
-        if (!job.queue(out).Take(pos, &r)) {
-          s = Error(ErrorCode::kCancelled, "cancelled");
-          break;
-        }
-        for (const auto& part : r.parts) {
-          s = WriteAll(fd, name, part.data(), part.size());
-          if (!s.ok()) break;
-          job.written() += part.size();
-        }
-        loop.Post([&job, parts = std::move(r.parts)]() mutable { job.Written(std::move(parts)); });
+        do {
+          if (!job.queue(out).Take(pos, &r)) {
+            s = Error(ErrorCode::kCancelled, "cancelled");
+            break;
+          }
+          for (const auto& part : r.parts) {
+            s = WriteAll(fd, name, part.data(), part.size());
+            if (!s.ok()) break;
+            job.written() += part.size();
+          }
+          loop.Post([&job, index = r.index, parts = std::move(r.parts), last = r.last]() mutable {
+            job.Written(index, std::move(parts), last);
+          });
+        } while (s.ok() && !r.last);
       }
       loop.Post([&job, s] { job.WriterDone(s); });
     });
@@ -665,10 +895,10 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
         steps.clear();
         for (auto& item : items) steps.push_back(item.step);
         storage::Md5Advance(steps);
-        std::vector<std::tuple<size_t, int, size_t>> hashed;
-        for (const auto& item : items) hashed.emplace_back(item.index, item.attempt, item.parts);
+        std::vector<std::tuple<size_t, int, size_t, size_t>> hashed;
+        for (const auto& item : items) hashed.emplace_back(item.index, item.attempt, item.piece, item.parts);
         loop.Post([&job, hashed = std::move(hashed)] {
-          for (const auto& [index, attempt, parts] : hashed) job.Hashed(index, attempt, parts);
+          for (const auto& [index, attempt, piece, parts] : hashed) job.Hashed(index, attempt, piece, parts);
         });
       }
     });

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <tuple>
 
+#include "xbak/storage/md5_multi.h"
+
 namespace xbak::cloud {
 namespace {
 
@@ -97,6 +99,31 @@ Result<storage::Md5Digest> ParseMd5Sidecar(std::string_view text, std::string_vi
   return d;
 }
 
+uint64_t PieceCount(uint64_t size, uint64_t piece_bytes) {
+  return piece_bytes == 0 ? 0 : size / piece_bytes + (size % piece_bytes != 0 ? 1 : 0);
+}
+
+ObjectDigests DigestObject(std::string_view body, uint64_t piece_bytes) {
+  ObjectDigests d;
+  size_t n = static_cast<size_t>(PieceCount(body.size(), piece_bytes));
+  d.pieces.resize(n);
+  if (!storage::Md5ManyIsVectorized()) {
+    // The portable multi-message MD5 runs its messages one after the other;
+    // OpenSSL's is faster for each.
+    d.md5 = storage::Md5(body);
+    for (size_t k = 0; k < n; k++) d.pieces[k] = storage::Md5(body.substr(k * piece_bytes, piece_bytes));
+    return d;
+  }
+  std::vector<storage::Md5State> states(n + 1);
+  std::vector<storage::Md5Step> steps(n + 1);
+  steps[0] = {&states[0], {body}, true, &d.md5};  // the longest first: it keeps one lane all along
+  for (size_t k = 0; k < n; k++) {
+    steps[k + 1] = {&states[k + 1], {body.substr(k * piece_bytes, piece_bytes)}, true, &d.pieces[k]};
+  }
+  storage::Md5Advance(steps);
+  return d;
+}
+
 std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
   std::vector<const ManifestEntry*> sorted;
   sorted.reserve(entries.size());
@@ -104,10 +131,29 @@ std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
   std::sort(sorted.begin(), sorted.end(), [](const ManifestEntry* a, const ManifestEntry* b) {
     return std::tie(a->path, a->seq) < std::tie(b->path, b->seq);
   });
-  std::string out = "xbcloud-manifest 1\n";
+  // Version 2 if every object has its piece digests, of one piece size (as
+  // every object of a version 2 manifest read back has).
+  uint64_t piece_bytes = 0;
+  bool v2 = true;
   for (const ManifestEntry* e : sorted) {
-    out += storage::Md5Hex(e->md5) + " " + std::to_string(e->size) + " " + std::to_string(e->seq) + " " +
-           e->path + "\n";
+    if (e->piece_bytes == 0 || (piece_bytes != 0 && e->piece_bytes != piece_bytes) ||
+        e->pieces.size() != PieceCount(e->size, e->piece_bytes)) {
+      v2 = false;
+      break;
+    }
+    piece_bytes = e->piece_bytes;
+  }
+  if (piece_bytes == 0) v2 = false;
+  std::string out =
+      v2 ? "xbcloud-manifest 2\npieces " + std::to_string(piece_bytes) + "\n" : "xbcloud-manifest 1\n";
+  for (const ManifestEntry* e : sorted) {
+    out += storage::Md5Hex(e->md5) + " " + std::to_string(e->size) + " " + std::to_string(e->seq) + " ";
+    if (v2) {
+      if (e->size == 0) out += "-";
+      for (size_t k = 0; e->size != 0 && k < e->pieces.size(); k++) out += storage::Md5Hex(e->pieces[k]);
+      out += " ";
+    }
+    out += e->path + "\n";
   }
   out += "end " + std::to_string(entries.size()) + "\n";
   return out;
@@ -117,6 +163,8 @@ Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
   std::vector<ManifestEntry> entries;
   size_t line_no = 0, pos = 0;
   bool ended = false;
+  int version = 0;
+  uint64_t piece_bytes = 0;
   auto corrupt = [&](const std::string& why) {
     return Error(ErrorCode::kCorrupt, "manifest line " + std::to_string(line_no) + ": " + why);
   };
@@ -131,7 +179,21 @@ Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
     line_no++;
     if (ended) return corrupt("text after the end line");
     if (line_no == 1) {
-      if (line != "xbcloud-manifest 1") return corrupt("not an xbcloud manifest (version 1)");
+      if (line == "xbcloud-manifest 1")
+        version = 1;
+      else if (line == "xbcloud-manifest 2")
+        version = 2;
+      else
+        return corrupt("not an xbcloud manifest (version 1 or 2)");
+      continue;
+    }
+    if (version == 2 && line_no == 2) {
+      // A piece is what get holds of a download at a time, so not too
+      // large; 4 KiB or more keeps the digests under 1% of the data.
+      if (!line.starts_with("pieces ") || !ParseU64(line.substr(7), &piece_bytes) ||
+          piece_bytes < (uint64_t{4} << 10) || piece_bytes > (uint64_t{64} << 20)) {
+        return corrupt("expected 'pieces <bytes>' (4 KiB to 64 MiB)");
+      }
       continue;
     }
     if (line.starts_with("end ")) {
@@ -142,20 +204,43 @@ Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
       ended = true;
       continue;
     }
-    // <md5> <size> <seq> <path>
+    // <md5> <size> <seq> [<piece md5s>] <path>
     ManifestEntry e;
     size_t s1 = line.find(' ');
     size_t s2 = s1 == std::string_view::npos ? s1 : line.find(' ', s1 + 1);
     size_t s3 = s2 == std::string_view::npos ? s2 : line.find(' ', s2 + 1);
-    if (s3 == std::string_view::npos) return corrupt("expected '<md5> <size> <seq> <path>'");
+    size_t s4 = version == 1 || s3 == std::string_view::npos ? s3 : line.find(' ', s3 + 1);
+    if (s4 == std::string_view::npos) {
+      return corrupt(version == 1 ? "expected '<md5> <size> <seq> <path>'"
+                                  : "expected '<md5> <size> <seq> <piece md5s> <path>'");
+    }
     if (!ParseHexMd5(line.substr(0, s1), &e.md5)) return corrupt("bad md5");
     if (!ParseU64(line.substr(s1 + 1, s2 - s1 - 1), &e.size)) return corrupt("bad size");
     if (!ParseU64(line.substr(s2 + 1, s3 - s2 - 1), &e.seq)) return corrupt("bad sequence number");
-    e.path = std::string(line.substr(s3 + 1));
+    if (version == 2) {
+      std::string_view hex = line.substr(s3 + 1, s4 - s3 - 1);
+      e.piece_bytes = piece_bytes;
+      if (e.size == 0) {
+        if (hex != "-") return corrupt("an empty object has no piece md5s ('-')");
+      } else {
+        // Checked before anything is allocated: the count comes from the size.
+        if (hex.size() % 32 != 0 || hex.size() / 32 != PieceCount(e.size, piece_bytes)) {
+          return corrupt("expected " + std::to_string(PieceCount(e.size, piece_bytes)) + " piece md5s for " +
+                         std::to_string(e.size) + " bytes");
+        }
+        e.pieces.resize(hex.size() / 32);
+        for (size_t k = 0; k < e.pieces.size(); k++) {
+          if (!ParseHexMd5(hex.substr(32 * k, 32), &e.pieces[k])) return corrupt("bad piece md5");
+        }
+      }
+    }
+    e.path = std::string(line.substr(s4 + 1));
     if (e.path.empty()) return corrupt("empty path");
     entries.push_back(std::move(e));
   }
   if (line_no == 0) return Error(ErrorCode::kCorrupt, "manifest is empty");
+  if (version == 2 && line_no < 2)
+    return Error(ErrorCode::kCorrupt, "manifest is truncated (no pieces line)");
   if (!ended) return Error(ErrorCode::kCorrupt, "manifest is truncated (no end line)");
   std::sort(entries.begin(), entries.end(), [](const ManifestEntry& a, const ManifestEntry& b) {
     return std::tie(a.path, a.seq) < std::tie(b.path, b.seq);

@@ -67,7 +67,8 @@ struct Upload {
   std::string key;
   storage::ObjectStore::Body body;
   Md5Digest md5{};
-  int reader = -1;  // whose budget to release (-1: none, e.g. a sidecar)
+  int reader = -1;                // whose budget to release (-1: none, e.g. a sidecar)
+  std::vector<Md5Digest> pieces;  // of a data object, for the manifest
 };
 
 // Everything below runs on the loop thread, except what the readers call
@@ -105,7 +106,7 @@ class PutJob {
     if (!keys_.insert(u.key).second) {
       return Fail(Error(ErrorCode::kCorrupt, "file " + path + " appears twice in the stream(s)"));
     }
-    entries_.push_back({path, seq, u.body->size(), u.md5});
+    entries_.push_back({path, seq, u.body->size(), u.md5, options_.digest_piece_bytes, std::move(u.pieces)});
     if (last_of_file) files_++;
     buffered_ += u.body->size();
     peak_buffered_ = std::max(peak_buffered_, buffered_);
@@ -113,7 +114,7 @@ class PutJob {
     auto sidecar = std::make_shared<const std::string>(Md5SidecarText(u.key, u.md5));
     Md5Digest sidecar_md5 = storage::Md5(*sidecar);
     queue_.push_back(std::move(u));
-    queue_.push_back({std::move(sidecar_key), std::move(sidecar), sidecar_md5, -1});
+    queue_.push_back({std::move(sidecar_key), std::move(sidecar), sidecar_md5, -1, {}});
     Pump();
   }
 
@@ -294,7 +295,13 @@ class StreamReader {
     if (f.buf.capacity() > 2 * f.buf.size() + 4096) f.buf.shrink_to_fit();
     auto body = std::make_shared<const std::string>(std::move(f.buf));
     f.buf = std::string();
-    Upload u{DataObjectKey(options_.name, path, f.seq), body, storage::Md5(*body), index_};
+    ObjectDigests digests;
+    if (options_.digest_piece_bytes > 0) {
+      digests = DigestObject(*body, options_.digest_piece_bytes);
+    } else {
+      digests.md5 = storage::Md5(*body);
+    }
+    Upload u{DataObjectKey(options_.name, path, f.seq), body, digests.md5, index_, std::move(digests.pieces)};
     uint64_t seq = f.seq++;
     PutJob* job = &job_;
     loop_.Post([job, path, seq, u = std::move(u), last]() mutable {

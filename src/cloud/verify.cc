@@ -158,7 +158,16 @@ class Job {
   void Check(const Downloaded& d) {
     const Item& it = items_[d.index];
     bytes_ += d.body.size();
-    storage::Md5Digest got = storage::Md5(d.body);
+    const ManifestEntry* m = it.manifest ? &*it.manifest : nullptr;
+    // With piece MD5s in the manifest (version 2) both in one pass: what get
+    // checks (the pieces) must agree with what the sidecar says.
+    ObjectDigests digests;
+    if (m != nullptr && m->piece_bytes > 0) {
+      digests = DigestObject(d.body, m->piece_bytes);
+    } else {
+      digests.md5 = storage::Md5(d.body);
+    }
+    const storage::Md5Digest& got = digests.md5;
     if (d.sidecar && *d.sidecar != got) {
       problems_.Add(it.key + ": MD5 " + storage::Md5Hex(got) + " does not match its .md5 sidecar (" +
                     storage::Md5Hex(*d.sidecar) + ")");
@@ -170,6 +179,11 @@ class Job {
       } else if (it.manifest->md5 != got) {
         problems_.Add(it.key + ": MD5 " + storage::Md5Hex(got) + " does not match the manifest (" +
                       storage::Md5Hex(it.manifest->md5) + ")");
+      } else if (m->piece_bytes > 0 && digests.pieces != m->pieces) {
+        size_t k = 0;
+        while (k < m->pieces.size() && k < digests.pieces.size() && digests.pieces[k] == m->pieces[k]) k++;
+        problems_.Add(it.key + ": the MD5 of bytes " + std::to_string(k * m->piece_bytes) + "- (piece " +
+                      std::to_string(k) + ") does not match the manifest's piece MD5s");
       }
     }
     std::string bad = CheckObjectChunks(d.body, it.path);

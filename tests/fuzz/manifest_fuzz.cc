@@ -17,7 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < m->size(); i++) {
       const auto& a = (*m)[i];
       const auto& b = (*again)[i];
-      if (a.path != b.path || a.seq != b.seq || a.size != b.size || a.md5 != b.md5) __builtin_trap();
+      if (a.path != b.path || a.seq != b.seq || a.size != b.size || a.md5 != b.md5 ||
+          a.piece_bytes != b.piece_bytes || a.pieces != b.pieces)
+        __builtin_trap();
     }
   }
   (void)xbak::cloud::ParseMd5Sidecar(in, "fuzz");

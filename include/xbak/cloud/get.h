@@ -38,6 +38,11 @@ struct GetOptions {
   // object's MD5 has reached (0: no limit). Hashing is what paces a get on
   // a fast link; unlimited, objects would download whole and wait in memory.
   size_t read_ahead_pieces = 2;
+  // Checked by piece (a manifest with piece MD5s; the pieces are then its
+  // pieces): bytes received and not yet written held at most (about: each
+  // download under way may hold part of one piece more). 0: max(16 MiB,
+  // parallel MiB, 4 pieces per output).
+  uint64_t buffer_bytes = 0;
   // Objects larger than this are fetched in ranges of at most this size (0,
   // the default: one GET per object unless --parallel exceeds the window).
   // Each range is one more request for the store to serve: on loopback MinIO

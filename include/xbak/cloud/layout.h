@@ -12,7 +12,11 @@
 //                           plain S3 client can check an object.
 //   NAME/xbcloud.manifest   written last, only by a put that succeeded: the
 //                           completion marker, and the list of the backup's
-//                           objects with their sizes and MD5s.
+//                           objects with their sizes and MD5s, and the MD5 of
+//                           each 1 MiB piece of every object (so that get can
+//                           check and write an object piece by piece instead
+//                           of holding all of it until its last byte is
+//                           hashed).
 #pragma once
 
 #include <cstdint>
@@ -44,18 +48,45 @@ std::string Md5SidecarText(std::string_view key, const storage::Md5Digest& md5);
 // Reads a sidecar (first 32 characters must be hex). kCorrupt otherwise.
 Result<storage::Md5Digest> ParseMd5Sidecar(std::string_view text, std::string_view key);
 
+// The size of the pieces put digests (see ObjectDigests).
+inline constexpr uint64_t kDigestPieceBytes = uint64_t{1} << 20;
+
 struct ManifestEntry {
   std::string path;  // file path inside the backup
   uint64_t seq = 0;
   uint64_t size = 0;
   storage::Md5Digest md5{};
+  // The MD5 of each piece of piece_bytes (the last one shorter) of the
+  // object, in order; piece_bytes 0 and none when the manifest has none
+  // (version 1, written before they were added). An empty object has none.
+  uint64_t piece_bytes = 0;
+  std::vector<storage::Md5Digest> pieces;
 };
 
+// The digests put records of one object: its MD5 (the sidecar, Content-MD5)
+// and its pieces' MD5s (the manifest).
+struct ObjectDigests {
+  storage::Md5Digest md5{};
+  std::vector<storage::Md5Digest> pieces;
+};
+// Both in one pass: the pieces share the vector lanes with the whole
+// object's MD5 (storage/md5_multi.h), so they cost next to nothing where
+// lanes exist. piece_bytes > 0.
+ObjectDigests DigestObject(std::string_view body, uint64_t piece_bytes);
+// How many pieces of piece_bytes an object of `size` bytes has.
+uint64_t PieceCount(uint64_t size, uint64_t piece_bytes);
+
 // Text format, one object per line, in key order:
-//   xbcloud-manifest 1
-//   <md5 hex> <size> <seq> <path>
+//   xbcloud-manifest 2
+//   pieces <piece bytes>
+//   <md5 hex> <size> <seq> <piece md5s> <path>
 //   end <number of entries>
-// The trailing "end" line makes a truncated manifest detectable.
+// where <piece md5s> is the 32-hex-digit MD5 of every piece, one after the
+// other without separator ("-" for an empty object). The trailing "end" line
+// makes a truncated manifest detectable. Version 1 (no "pieces" line, no
+// piece MD5s: "<md5 hex> <size> <seq> <path>") is still read. EncodeManifest
+// writes version 2 when every object has piece digests of one size (an empty
+// object: piece_bytes set, no pieces), else version 1.
 std::string EncodeManifest(const std::vector<ManifestEntry>& entries);
 // Parses untrusted bytes (an object read back from the store); every error is
 // kCorrupt and names the line. Entries come back sorted by (path, seq), and

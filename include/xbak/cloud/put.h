@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "xbak/cloud/layout.h"
 #include "xbak/storage/event_loop.h"
 #include "xbak/storage/object_store.h"
 #include "xbak/util/status.h"
@@ -29,6 +30,10 @@ struct PutOptions {
   int parallel = 4;               // PUTs in flight
   size_t object_size = 10 << 20;  // --read-buffer-size: target object size
   size_t memory_per_stream = 0;  // buffered bytes per input stream; 0: (parallel + 2) * object_size / streams
+  // Size of the pieces whose MD5s the manifest records (layout.h; get
+  // checks and writes each object piece by piece). 0: none (a version 1
+  // manifest, which get checks object by object).
+  uint64_t digest_piece_bytes = kDigestPieceBytes;
   std::chrono::milliseconds progress_interval{5000};  // 0: no progress lines
 };
 

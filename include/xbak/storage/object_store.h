@@ -75,10 +75,11 @@ class ObjectStore {
     std::function<std::string()> buffer = [] { return std::string(); };
     std::function<void(size_t index, std::string piece)> piece;
     std::function<void(Status)> done;
-    // Flow control (optional): asked after pieces are handed over; false
-    // holds the transfer (the store reads no more of it, TCP slows the
-    // sender) until ResumeHeld() finds it true again. A hint: a driver may
-    // have read ahead (the posix one reads the whole range at once).
+    // Flow control (optional): asked before the first piece and after each
+    // piece handed over; false holds the transfer (the store reads no more
+    // of it, TCP slows the sender) until ResumeHeld() finds it true again.
+    // true lets it read one more piece at least (a driver may also have
+    // part of the next one in hand).
     std::function<bool()> may_read;
   };
   virtual void GetRange(const std::string& key, ByteRange range, RangeReader reader) = 0;

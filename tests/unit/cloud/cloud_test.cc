@@ -50,6 +50,7 @@ class CloudTest : public ::testing::Test {
     PutOptions o;
     o.name = name;
     o.object_size = 64 << 10;
+    o.digest_piece_bytes = 16 << 10;  // 4 pieces per object
     o.parallel = 3;
     o.progress_interval = std::chrono::milliseconds(0);
     return o;
@@ -62,9 +63,13 @@ class CloudTest : public ::testing::Test {
     o.progress_interval = std::chrono::milliseconds(0);
     return o;
   }
-  Status Put(const std::string& name, const std::string& stream, PutStats* stats = nullptr) {
+  // digest_piece_bytes 0: a version 1 manifest (objects checked whole).
+  Status Put(const std::string& name, const std::string& stream, PutStats* stats = nullptr,
+             uint64_t digest_piece_bytes = 16 << 10) {
     auto fd = MemFd(stream);
-    return CloudPut(loop_, *store_, {fd.get()}, {"test stream"}, PutOpts(name), stats);
+    auto o = PutOpts(name);
+    o.digest_piece_bytes = digest_piece_bytes;
+    return CloudPut(loop_, *store_, {fd.get()}, {"test stream"}, o, stats);
   }
   Result<std::string> Get(const GetOptions& o) {
     auto out = MemFd("");
@@ -193,12 +198,19 @@ TEST_F(CloudTest, CorruptObjectIsRetriedThenNamed) {
   EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
   EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
   EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
+  // Checked by piece, the message names the bytes.
+  size_t at = bad.size() / 2 / (16 << 10) * (16 << 10);
+  EXPECT_NE(got.status().message().find("at bytes " + std::to_string(at) + "-"), std::string::npos)
+      << got.status().message();
 }
 
+// Objects checked whole (a manifest without piece MD5s, as puts before
+// version 2 wrote): the window and ranges bound what is held.
 TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   std::string stream = SampleStream();
   PutStats ps;
-  ASSERT_TRUE(Put("b1", stream, &ps).ok());
+  ASSERT_TRUE(Put("b1", stream, &ps, 0).ok());
+  ASSERT_TRUE(ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 1\n"));
   auto o = GetOpts("b1");
   o.parallel = 12;
   o.min_range_bytes = 10 << 10;  // 64 KiB objects in 12 / 3 = 4 ranges
@@ -236,7 +248,7 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
 }
 
 TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
-  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  ASSERT_TRUE(Put("b1", SampleStream(), nullptr, 0).ok());  // checked whole
   std::string key = "b1/db/big.ibd.00000000000000000002";
   auto body = ReadSmallFile(Path(key));
   ASSERT_TRUE(body.ok());
@@ -255,7 +267,107 @@ TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
   EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
   // Repaired: the same get succeeds.
   ASSERT_TRUE(WriteFileAtomic(Path(key), *body).ok());
-  EXPECT_TRUE(Get(o).ok());
+  auto again = Get(o);
+  EXPECT_TRUE(again.ok()) << again.status().message();
+}
+
+// Checked by piece, a get holds what is received and not yet written within
+// its budget (and each output's share for the object its writer is on),
+// far less than the objects it downloads, and fetches each object whole.
+TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
+  std::string stream = SampleStream();
+  PutStats ps;
+  ASSERT_TRUE(Put("b1", stream, &ps, 4 << 10).ok());
+  ASSERT_TRUE(ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 2\npieces 4096\n"));
+  for (int parallel : {1, 4, 16}) {
+    auto o = GetOpts("b1");
+    o.parallel = parallel;
+    o.buffer_bytes = 16 << 10;  // 4 pieces; objects are 64 KiB
+    GetStats gs;
+    auto out = MemFd("");
+    ASSERT_TRUE(CloudGet(loop_, *store_, {out.get()}, {"o"}, o, &gs).ok()) << parallel;
+    EXPECT_EQ(Files(ReadAllFromStart(out.get())), Files(stream)) << parallel;
+    EXPECT_EQ(gs.objects, ps.objects);
+    EXPECT_EQ(gs.requests, gs.objects) << "objects fetched whole";
+    EXPECT_GE(gs.peak_held_bytes, 4u << 10);
+    EXPECT_LE(gs.peak_held_bytes, 2 * (16u << 10)) << parallel;
+  }
+  // With the budget of several objects, still right.
+  auto o = GetOpts("b1");
+  o.parallel = 8;
+  o.buffer_bytes = 1 << 20;
+  auto got = Get(o);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(Files(*got), Files(stream));
+  // And in ranges.
+  o.range_bytes = 8 << 10;
+  o.min_range_bytes = 4 << 10;
+  GetStats gs;
+  auto out = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, *store_, {out.get()}, {"o"}, o, &gs).ok());
+  EXPECT_EQ(Files(ReadAllFromStart(out.get())), Files(stream));
+  EXPECT_GT(gs.requests, gs.objects + 10);
+}
+
+// Forwards to a store, but the first read of `key` hands over piece
+// `piece` with one bit flipped (what a corruption in transit looks like).
+class FlipOnceStore final : public storage::ObjectStore {
+ public:
+  FlipOnceStore(storage::ObjectStore& inner, std::string key, size_t piece)
+      : inner_(inner), key_(std::move(key)), piece_(piece) {}
+  void Put(const std::string& key, Body body, const storage::Md5Digest& md5,
+           std::function<void(Status)> done) override {
+    inner_.Put(key, std::move(body), md5, std::move(done));
+  }
+  void Get(const std::string& key, std::function<void(Result<std::string>)> done,
+           std::string range) override {
+    inner_.Get(key, std::move(done), std::move(range));
+  }
+  void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
+    if (key == key_ && !flipped_) {
+      flipped_ = true;
+      reader.piece = [this, inner = std::move(reader.piece)](size_t i, std::string p) {
+        if (i == piece_) p[p.size() / 2] ^= 0x10;
+        inner(i, std::move(p));
+      };
+    }
+    inner_.GetRange(key, range, std::move(reader));
+  }
+  void ResumeHeld() override { inner_.ResumeHeld(); }
+  void List(const std::string& prefix, const std::string& token,
+            std::function<void(Result<storage::ListResult>)> done) override {
+    inner_.List(prefix, token, std::move(done));
+  }
+  void Delete(const std::vector<std::string>& keys, std::function<void(Status)> done) override {
+    inner_.Delete(keys, std::move(done));
+  }
+  void CancelAll() override { inner_.CancelAll(); }
+  storage::StoreStats stats() const override { return inner_.stats(); }
+  std::string Describe() const override { return inner_.Describe(); }
+
+ private:
+  storage::ObjectStore& inner_;
+  const std::string key_;
+  const size_t piece_;
+  bool flipped_ = false;
+};
+
+// A piece that fails its MD5 once is fetched again on its own; the pieces
+// before it may be written already, and the output is still exact.
+TEST_F(CloudTest, CorruptPieceIsFetchedAgainAlone) {
+  std::string stream = SampleStream();
+  ASSERT_TRUE(Put("b1", stream).ok());
+  std::string key = "b1/db/big.ibd.00000000000000000001";
+  FlipOnceStore flaky(*store_, key, 2);
+  auto o = GetOpts("b1");
+  GetStats gs;
+  auto out = MemFd("");
+  ASSERT_TRUE(CloudGet(loop_, flaky, {out.get()}, {"o"}, o, &gs).ok());
+  std::string got = ReadAllFromStart(out.get());
+  EXPECT_EQ(Files(got), Files(stream));
+  EXPECT_EQ(gs.md5_retries, 1u);
+  EXPECT_EQ(gs.requests, gs.objects) << "the retry is not counted as a request of its own";
+  EXPECT_EQ(gs.bytes_downloaded, got.size() + (16u << 10)) << "only the bad piece came again";
 }
 
 TEST_F(CloudTest, MissingObjectIsNamed) {
@@ -322,9 +434,9 @@ TEST(LayoutTest, KeysAndNames) {
 }
 
 TEST(LayoutTest, ManifestRoundTripAndDamage) {
-  std::vector<ManifestEntry> e = {{"db/t.ibd", 1, 10, storage::Md5("b")},
-                                  {"db/t.ibd", 0, 20, storage::Md5("a")},
-                                  {"x y", 0, 0, storage::Md5("")}};
+  std::vector<ManifestEntry> e = {{"db/t.ibd", 1, 10, storage::Md5("b"), 0, {}},
+                                  {"db/t.ibd", 0, 20, storage::Md5("a"), 0, {}},
+                                  {"x y", 0, 0, storage::Md5(""), 0, {}}};
   std::string text = EncodeManifest(e);
   auto back = ParseManifest(text);
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -336,13 +448,71 @@ TEST(LayoutTest, ManifestRoundTripAndDamage) {
   EXPECT_FALSE(ParseManifest(text.substr(0, text.size() - 1)).ok());    // cut mid-line
   EXPECT_FALSE(ParseManifest(text.substr(0, text.rfind("end"))).ok());  // no end line
   EXPECT_FALSE(ParseManifest("").ok());
-  std::string gap = EncodeManifest({{"a", 0, 1, storage::Md5("")}, {"a", 2, 1, storage::Md5("")}});
+  std::string gap =
+      EncodeManifest({{"a", 0, 1, storage::Md5(""), 0, {}}, {"a", 2, 1, storage::Md5(""), 0, {}}});
   EXPECT_FALSE(ParseManifest(gap).ok());
   std::string bad = text;
   bad[1 + bad.find('\n')] = 'z';  // md5 no longer hex
   auto r = ParseManifest(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("line 2"), std::string::npos);
+}
+
+TEST(LayoutTest, DigestObjectGivesTheObjectAndPieceMd5s) {
+  std::string body = Pattern((64 << 10) * 3 + 100, 7);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{4097}, size_t{64 << 10}, body.size()}) {
+    std::string_view b(body.data(), size);
+    ObjectDigests d = DigestObject(b, 4096);
+    EXPECT_EQ(d.md5, storage::Md5(b)) << size;
+    ASSERT_EQ(d.pieces.size(), PieceCount(size, 4096)) << size;
+    for (size_t k = 0; k < d.pieces.size(); k++) {
+      EXPECT_EQ(d.pieces[k], storage::Md5(b.substr(k * 4096, 4096))) << size << " piece " << k;
+    }
+  }
+}
+
+TEST(LayoutTest, ManifestVersion2CarriesPieceMd5s) {
+  std::string big = Pattern(10000, 1);
+  ObjectDigests d = DigestObject(big, 4096);
+  std::vector<ManifestEntry> e = {{"db/t.ibd", 0, big.size(), d.md5, 4096, d.pieces},
+                                  {"db/t.ibd", 1, 0, storage::Md5(""), 4096, {}},
+                                  {"a b", 0, 3, storage::Md5("abc"), 4096, {storage::Md5("abc")}}};
+  std::string text = EncodeManifest(e);
+  ASSERT_TRUE(text.starts_with("xbcloud-manifest 2\npieces 4096\n")) << text;
+  auto back = ParseManifest(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_EQ((*back)[0].path, "a b");
+  EXPECT_EQ((*back)[0].pieces, e[2].pieces);
+  EXPECT_EQ((*back)[1].pieces, d.pieces);
+  EXPECT_EQ((*back)[1].piece_bytes, 4096u);
+  EXPECT_TRUE((*back)[2].pieces.empty());
+  EXPECT_EQ((*back)[2].piece_bytes, 4096u);
+  EXPECT_EQ(EncodeManifest(*back), text);
+  // One object without its pieces: version 1 for all.
+  e[0].pieces.pop_back();
+  EXPECT_TRUE(EncodeManifest(e).starts_with("xbcloud-manifest 1\n"));
+
+  auto damaged = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return ParseManifest(t);
+  };
+  std::string hex = storage::Md5Hex(d.pieces[1]);
+  auto r = damaged(hex, hex.substr(0, 31) + "g");  // not hex
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("piece md5"), std::string::npos) << r.status().message();
+  r = damaged(hex, "");  // a piece missing
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("expected 3 piece md5s"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(damaged(" - ", " x ").ok());                           // an empty object has none
+  EXPECT_FALSE(damaged("pieces 4096\n", "").ok());                    // no piece size
+  EXPECT_FALSE(damaged("pieces 4096", "pieces 100").ok());            // too small
+  EXPECT_FALSE(damaged("pieces 4096", "pieces 1099511627776").ok());  // too large
+  EXPECT_FALSE(ParseManifest("xbcloud-manifest 2\n").ok());
+  EXPECT_FALSE(ParseManifest("xbcloud-manifest 3\nend 0\n").ok());
 }
 
 }  // namespace

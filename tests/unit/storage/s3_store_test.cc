@@ -302,12 +302,14 @@ TEST_F(S3RangeTest, AShortAnswerIsResumed) {
 TEST_F(S3RangeTest, AHeldTransferReadsNothingUntilResumed) {
   FakeS3 server([&](const HttpRequest& req, int) { return Partial(object_, req); });
   auto store = Store(server.port());
-  bool allow = false;
+  bool allow = false, first = true;
   size_t at_resume = 0;
   auto r = testing::ReadRange(
       // Pieces larger than what libcurl passes in one call (16 KiB): one
-      // call completes one piece at most.
-      loop_, *store, "obj", {0, object_.size()}, 32 << 10, [&] { return allow; },
+      // call completes one piece at most. may_read is asked before the
+      // first byte (allowed here) and after each piece.
+      loop_, *store, "obj", {0, object_.size()}, 32 << 10,
+      [&] { return allow || std::exchange(first, false); },
       [&](testing::RangeRead& rr) {
         if (rr.pieces.size() != 1) return;
         // Held after the first piece: for 100 ms nothing more may arrive.
@@ -321,6 +323,35 @@ TEST_F(S3RangeTest, AHeldTransferReadsNothingUntilResumed) {
   EXPECT_EQ(r.Bytes(), object_);
   EXPECT_EQ(at_resume, 1u);
   EXPECT_EQ(server.requests().size(), 1u);  // held, not dropped
+}
+
+// A reader that may not read when the body starts gets nothing until it
+// may (a get starting many transfers at once holds them before their first
+// piece, not after).
+TEST_F(S3RangeTest, AHeldTransferWaitsBeforeItsFirstByte) {
+  FakeS3 server([&](const HttpRequest& req, int) { return Partial(object_, req); });
+  auto store = Store(server.port());
+  bool allow = false;
+  size_t asked = 0;
+  size_t at_resume = 99;
+  testing::RangeRead* seen = nullptr;
+  loop_.After(0.1, [&] {
+    at_resume = seen == nullptr ? 0 : seen->pieces.size();
+    allow = true;
+    store->ResumeHeld();
+  });
+  auto r = testing::ReadRange(
+      loop_, *store, "obj", {0, object_.size()}, 32 << 10,
+      [&] {
+        asked++;
+        return allow;
+      },
+      [&](testing::RangeRead& rr) { seen = &rr; });
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.Bytes(), object_);
+  EXPECT_EQ(at_resume, 0u);
+  EXPECT_GE(asked, 2u);
+  EXPECT_EQ(server.requests().size(), 1u);
 }
 
 }  // namespace
