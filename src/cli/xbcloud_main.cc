@@ -139,9 +139,10 @@ int main(int argc, char** argv) {
       "max-retries", po::value<int>()->default_value(10),
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
       "backoff")("read-buffer-size", po::value<std::string>()->default_value("10M"),
-                 "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory, get "
-                 "at most max(4, min(--parallel, 8), --fifo-streams + 2) objects (beyond that it fetches "
-                 "objects in ranges)")(
+                 "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory. get "
+                 "checks and writes objects by 1 MiB pieces and holds about max(16M, --parallel M, 4M per "
+                 "--fifo-streams) whatever the object size (backups from before piece MD5s: up to max(4, "
+                 "min(--parallel, 8), --fifo-streams + 2) whole objects)")(
       "fifo-streams", po::value<int>()->default_value(1),
       "N>1: put reads, get writes, N named pipes DIR/thread_0..N-1 instead of stdin/stdout")(
       "fifo-dir", po::value<std::string>(), "directory of the named pipes")(
