@@ -220,14 +220,7 @@ class GetJob {
   // A writer finished writing what it took (through Post, from its thread);
   // the buffers are kept for the next downloads to reuse.
   void Written(size_t index, std::vector<std::string> parts, bool last) {
-    uint64_t bytes = 0;
-    for (const auto& p : parts) bytes += p.size();
-    if (auto it = slots_.find(index); it != slots_.end()) {
-      it->second.written += parts.size();
-      it->second.written_bytes += bytes;
-    } else {
-      with_writers_bytes_ -= bytes;
-    }
+    if (auto it = slots_.find(index); it != slots_.end()) it->second.written += parts.size();
     if (last) {
       done_objects_++;
       held_--;
@@ -269,7 +262,6 @@ class GetJob {
       return Mismatch(index, attempt, what);
     }
     Ready ready{index, std::move(slot.parts), true};
-    with_writers_bytes_ += slot.received;
     slots_.erase(it);
     UpdateHashWant();
     queues_[o.output]->Push(o.output_pos, std::move(ready));
@@ -301,7 +293,6 @@ class GetJob {
     std::vector<bool> verified;
     size_t released = 0;  // pieces handed to the writer (a verified prefix)
     size_t written = 0;   // pieces the writer has written (of this object)
-    uint64_t written_bytes = 0;
     int piece_retries = 0;
   };
 
@@ -321,7 +312,7 @@ class GetJob {
       // the budget) has room.
       if (next_ >= objects_.size() || held_ >= window_ || !stagger_ok) break;
       if (by_piece_ && !slots_.empty() &&
-          Held() + (DownloadingBefore(SIZE_MAX) + 1) * piece_bytes_ > budget_bytes_) {
+          held_bytes_ + (DownloadingBefore(SIZE_MAX) + 1) * piece_bytes_ > budget_bytes_) {
         break;
       }
       held_++;
@@ -353,15 +344,9 @@ class GetJob {
       while (next < end && next < s.arrived.size() && s.arrived[next]) next++;
       return (next - s.written + 1) * piece_bytes_ <= head_bytes_;
     }
-    return Held() + DownloadingBefore(i) * piece_bytes_ + piece_bytes_ <= budget_bytes_;
+    return held_bytes_ + DownloadingBefore(i) * piece_bytes_ + piece_bytes_ <= budget_bytes_;
   }
 
-  // Checked by piece: bytes received and not yet written.
-  uint64_t Held() const {
-    uint64_t held = with_writers_bytes_;
-    for (const auto& [index, slot] : slots_) held += slot.received - slot.written_bytes;
-    return held;
-  }
   // Objects before object i (all with SIZE_MAX) still downloading.
   size_t DownloadingBefore(size_t i) const {
     size_t n = 0;
@@ -459,20 +444,7 @@ class GetJob {
     }
     uint64_t offset = k * slot.range_bytes;
     size_t first_piece = static_cast<size_t>(offset / piece_bytes_);
-    storage::ObjectStore::RangeReader reader;
-    reader.piece_bytes = piece_bytes_;
-    reader.buffer = [this] {
-      std::string b;
-      if (!pool_.empty()) {
-        b = std::move(pool_.back());
-        pool_.pop_back();
-      }
-      return b;
-    };
-    reader.piece = [this, i, attempt, first_piece](size_t index, std::string piece) {
-      Arrived(i, attempt, first_piece + index, std::move(piece));
-    };
-    reader.done = [this, key](Status s) { Fetched(s, key); };
+    storage::ObjectStore::RangeReader reader = ReaderFor(i, attempt, first_piece, key);
     // Flow control: once the MD5 has reached this range, it reads at most
     // options_.read_ahead_pieces beyond it. Hashing, not the network, is what holds the
     // pace on a fast link; unthrottled, every object would be downloaded
@@ -491,6 +463,27 @@ class GetJob {
         return next < s.hashed + options_.read_ahead_pieces;
       };
     store_.GetRange(key, {offset, std::min(slot.range_bytes, o.entry.size - offset)}, std::move(reader));
+  }
+
+  // A reader handing the pieces of a range of object i from `first_piece`
+  // to Arrived (in buffers from the pool) and its end to Fetched.
+  storage::ObjectStore::RangeReader ReaderFor(size_t i, int attempt, size_t first_piece,
+                                              const std::string& key) {
+    storage::ObjectStore::RangeReader reader;
+    reader.piece_bytes = piece_bytes_;
+    reader.buffer = [this] {
+      std::string b;
+      if (!pool_.empty()) {
+        b = std::move(pool_.back());
+        pool_.pop_back();
+      }
+      return b;
+    };
+    reader.piece = [this, i, attempt, first_piece](size_t index, std::string piece) {
+      Arrived(i, attempt, first_piece + index, std::move(piece));
+    };
+    reader.done = [this, key](Status s) { Fetched(s, key); };
+    return reader;
   }
 
   // Piece `k` of object `i` is in.
@@ -553,10 +546,7 @@ class GetJob {
     }
     if (ready.parts.empty()) return;
     ready.last = slot.released == slot.parts.size();
-    if (ready.last) {
-      with_writers_bytes_ += slot.received - slot.written_bytes;
-      slots_.erase(index);
-    }
+    if (ready.last) slots_.erase(index);
     queues_[o.output]->Push(o.output_pos, std::move(ready));
   }
 
@@ -584,15 +574,9 @@ class GetJob {
       const Object& o = objects_[index];
       std::string key = Key(o);
       uint64_t offset = k * piece_bytes_;
-      storage::ObjectStore::RangeReader reader;
-      reader.piece_bytes = piece_bytes_;
-      reader.buffer = [] { return std::string(); };
-      reader.piece = [this, index, attempt, k](size_t, std::string piece) {
-        Arrived(index, attempt, k, std::move(piece));
-      };
-      reader.done = [this, key](Status s) { Fetched(s, key); };
       inflight_++;
-      store_.GetRange(key, {offset, std::min(piece_bytes_, o.entry.size - offset)}, std::move(reader));
+      store_.GetRange(key, {offset, std::min(piece_bytes_, o.entry.size - offset)},
+                      ReaderFor(index, attempt, k, key));
     });
   }
 
@@ -721,7 +705,6 @@ class GetJob {
   uint64_t piece_bytes_ = 0;
   bool flow_control_ = false;  // downloads held when ahead of their MD5 (RangeReader::may_read)
   uint64_t held_bytes_ = 0, peak_held_bytes_ = 0;  // pieces received and not yet written
-  uint64_t with_writers_bytes_ = 0;  // of those, of objects no longer in slots_ (all with their writers)
   size_t window_ = 0, next_ = 0, inflight_ = 0, held_ = 0, peak_held_ = 0, backoffs_ = 0;
   uint64_t total_bytes_ = 0, downloaded_bytes_ = 0, done_objects_ = 0, md5_retries_ = 0, requests_ = 0;
   std::map<size_t, Slot> slots_;   // by place in the global order: oldest first

@@ -149,8 +149,8 @@ std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
   for (const ManifestEntry* e : sorted) {
     out += storage::Md5Hex(e->md5) + " " + std::to_string(e->size) + " " + std::to_string(e->seq) + " ";
     if (v2) {
-      if (e->size == 0) out += "-";
-      for (size_t k = 0; e->size != 0 && k < e->pieces.size(); k++) out += storage::Md5Hex(e->pieces[k]);
+      if (e->pieces.empty()) out += "-";  // an empty object (the check above: no other has none)
+      for (const auto& piece : e->pieces) out += storage::Md5Hex(piece);
       out += " ";
     }
     out += e->path + "\n";
