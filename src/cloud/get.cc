@@ -592,11 +592,15 @@ class GetJob {
     hash_.SetWant(by_piece_ ? kHashBatch : std::min(n, kHashBatch));
   }
 
-  // A request (a range, or an empty object) ended.
+  // A request (a range, or an empty object) ended. It may end after its
+  // last piece was hashed and written and every writer is done (a store
+  // reports the end of a transfer after its last byte), so it may be what
+  // finishes the get.
   void Fetched(const Status& s, const std::string& key) {
     inflight_--;
     if (!s.ok()) return Fail(s.With("download of " + key));
     Pump();
+    MaybeFinish();
   }
 
   // Hands the object's next pieces that are in (and in order) to the

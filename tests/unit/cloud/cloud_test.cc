@@ -309,12 +309,11 @@ TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
   EXPECT_GT(gs.requests, gs.objects + 10);
 }
 
-// Forwards to a store, but the first read of `key` hands over piece
-// `piece` with one bit flipped (what a corruption in transit looks like).
-class FlipOnceStore final : public storage::ObjectStore {
+// Forwards every operation to another store; the test stores below change
+// only what they test.
+class ForwardingStore : public storage::ObjectStore {
  public:
-  FlipOnceStore(storage::ObjectStore& inner, std::string key, size_t piece)
-      : inner_(inner), key_(std::move(key)), piece_(piece) {}
+  explicit ForwardingStore(storage::ObjectStore& inner) : inner_(inner) {}
   void Put(const std::string& key, Body body, const storage::Md5Digest& md5,
            std::function<void(Status)> done) override {
     inner_.Put(key, std::move(body), md5, std::move(done));
@@ -324,13 +323,6 @@ class FlipOnceStore final : public storage::ObjectStore {
     inner_.Get(key, std::move(done), std::move(range));
   }
   void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
-    if (key == key_ && !flipped_) {
-      flipped_ = true;
-      reader.piece = [this, inner = std::move(reader.piece)](size_t i, std::string p) {
-        if (i == piece_) p[p.size() / 2] ^= 0x10;
-        inner(i, std::move(p));
-      };
-    }
     inner_.GetRange(key, range, std::move(reader));
   }
   void ResumeHeld() override { inner_.ResumeHeld(); }
@@ -345,15 +337,88 @@ class FlipOnceStore final : public storage::ObjectStore {
   storage::StoreStats stats() const override { return inner_.stats(); }
   std::string Describe() const override { return inner_.Describe(); }
 
- private:
+ protected:
   storage::ObjectStore& inner_;
+};
+
+// The first read of `key` hands over piece `piece` with one bit flipped
+// (what a corruption in transit looks like).
+class FlipOnceStore final : public ForwardingStore {
+ public:
+  FlipOnceStore(storage::ObjectStore& inner, std::string key, size_t piece)
+      : ForwardingStore(inner), key_(std::move(key)), piece_(piece) {}
+  void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
+    if (key == key_ && !flipped_) {
+      flipped_ = true;
+      reader.piece = [this, inner = std::move(reader.piece)](size_t i, std::string p) {
+        if (i == piece_) p[p.size() / 2] ^= 0x10;
+        inner(i, std::move(p));
+      };
+    }
+    inner_.GetRange(key, range, std::move(reader));
+  }
+
+ private:
   const std::string key_;
   const size_t piece_;
   bool flipped_ = false;
 };
 
-// A piece that fails its MD5 once is fetched again on its own; the pieces
-// before it may be written already, and the output is still exact.
+// Every read reports its end `delay` seconds after its last byte, as an S3
+// transfer may complete after its body was hashed and written.
+class LateEndStore final : public ForwardingStore {
+ public:
+  LateEndStore(storage::ObjectStore& inner, storage::EventLoop& loop, double delay)
+      : ForwardingStore(inner), loop_(loop), delay_(delay) {}
+  void Get(const std::string& key, std::function<void(Result<std::string>)> done,
+           std::string range) override {
+    inner_.Get(
+        key,
+        [this, done = std::move(done)](Result<std::string> r) mutable {
+          loop_.After(delay_, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+        },
+        std::move(range));
+  }
+  void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
+    reader.done = [this, done = std::move(reader.done)](Status s) mutable {
+      loop_.After(delay_, [done = std::move(done), s = std::move(s)]() mutable { done(s); });
+    };
+    inner_.GetRange(key, range, std::move(reader));
+  }
+
+ private:
+  storage::EventLoop& loop_;
+  const double delay_;
+};
+
+// The last download to end may be a request whose bytes were all written
+// already: the get must finish then (it once waited forever there).
+TEST_F(CloudTest, GetEndsWhenTheLastRequestEndsAfterTheLastWrite) {
+  std::string stream = SampleStream();
+  for (uint64_t digest_piece_bytes : {uint64_t{16} << 10, uint64_t{0}}) {  // by piece, then whole
+    SCOPED_TRACE(digest_piece_bytes);
+    std::string name = "b" + std::to_string(digest_piece_bytes);
+    ASSERT_TRUE(Put(name, stream, nullptr, digest_piece_bytes).ok());
+    LateEndStore late(*store_, loop_, 0.05);
+    // A watchdog instead of a test that never ends: it stops the loop (the
+    // get then returns) if the get has not ended by then.
+    auto ended = std::make_shared<bool>(false);
+    bool fired = false;
+    loop_.After(30, [ended, &fired, this] {
+      if (*ended) return;
+      fired = true;
+      loop_.Stop();
+    });
+    auto o = GetOpts(name);
+    auto out = MemFd("");
+    Status s = CloudGet(loop_, late, {out.get()}, {"o"}, o);
+    *ended = true;
+    ASSERT_FALSE(fired) << "the get did not end after its last request";
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(Files(ReadAllFromStart(out.get())), Files(stream));
+  }
+}
+
 TEST_F(CloudTest, CorruptPieceIsFetchedAgainAlone) {
   std::string stream = SampleStream();
   ASSERT_TRUE(Put("b1", stream).ok());
