@@ -99,7 +99,10 @@ run_pass() { # NAME
 results=()
 status=0
 for p in "${passes[@]}"; do
-  if run_pass "$p"; then results+=("pass $p: ok"); else results+=("pass $p: FAILED"); status=1; fi
+  t_pass=$SECONDS
+  if run_pass "$p"; then r=ok; else r=FAILED; status=1; fi
+  results+=("pass $p: $r ($((SECONDS - t_pass)) s)")
+  echo "run-tests: pass $p: $r after $((SECONDS - t_pass)) s ($((SECONDS - t_start)) s in all)"
 done
 echo
 echo "(all passes took $((SECONDS - t_start)) s)"
