@@ -898,7 +898,7 @@ class Verifier {
       const FileEntry* fe = &f;
       BackupDir* bp = &b;
       if (base.ends_with(kXbstreamPartialSuffix)) {
-        r_.Add(Display(b, f.rel) + ": an unfinished file of an interrupted extraction");
+        r_.Add(Display(b, f.rel) + ": an unfinished file (its backup or extraction was interrupted)");
         files_++;
         continue;
       }

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <unistd.h>
 
 #include <cerrno>
@@ -6,25 +7,40 @@
 #include <set>
 
 #include "xbak/sink/sink.h"
+#include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
 
 namespace xbak {
 namespace {
 
+// A file is written as "<name>.xbpartial" and takes its name when closed,
+// as the extractor does: a backup killed while writing a file leaves that
+// file under a name that says it is unfinished, never a short file under its
+// real name (an empty xtrabackup_checkpoints, for one, would look like the
+// mark of a complete backup).
 class DirectoryFile : public SinkFile {
  public:
-  explicit DirectoryFile(File f) : file_(std::move(f)) {}
+  DirectoryFile(File f, std::string partial, std::string full)
+      : file_(std::move(f)), partial_(std::move(partial)), full_(std::move(full)) {}
   Status Write(const void* data, size_t n) override { return file_.Write(data, n); }
   Status Close() override {
     // No fsync per file: with thousands of small tables that costs more than
     // the copy itself. Start the write-back now (non-blocking) and make it all
     // durable at once in Sink::Flush() with syncfs().
     ::sync_file_range(file_.fd(), 0, 0, SYNC_FILE_RANGE_WRITE);
-    return file_.Close();
+    XBAK_RETURN_IF_ERROR(file_.Close());
+    // NOREPLACE: the target was empty and every name is created once; a
+    // name that exists now was put there by someone else, and stays.
+    if (::renameat2(AT_FDCWD, partial_.c_str(), AT_FDCWD, full_.c_str(), RENAME_NOREPLACE) != 0) {
+      if (errno == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + full_);
+      return ErrnoError("rename to", full_, errno);
+    }
+    return Status::Ok();
   }
 
  private:
   File file_;
+  const std::string partial_, full_;
 };
 
 class DirectorySink : public Sink {
@@ -42,8 +58,9 @@ class DirectorySink : public Sink {
       std::lock_guard<std::mutex> lock(mu_);
       if (dirs_.insert(dir).second) XBAK_RETURN_IF_ERROR(MakeDirs(dir));
     }
-    XBAK_ASSIGN_OR_RETURN(File f, File::CreateNew(full));
-    return std::unique_ptr<SinkFile>(std::make_unique<DirectoryFile>(std::move(f)));
+    std::string partial = full + std::string(kXbstreamPartialSuffix);
+    XBAK_ASSIGN_OR_RETURN(File f, File::CreateNew(partial));
+    return std::unique_ptr<SinkFile>(std::make_unique<DirectoryFile>(std::move(f), partial, full));
   }
 
   Status Flush() override {

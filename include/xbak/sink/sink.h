@@ -36,7 +36,10 @@ class Sink {
 };
 
 // Writes files under `root`, which must be empty or missing (it is created).
-// Files are created with O_EXCL, so nothing pre-existing is ever overwritten.
+// Each file is written as "<name>.xbpartial" and renamed to its name when
+// closed (a file of a killed backup keeps that suffix). Files are created with
+// O_EXCL and renamed with RENAME_NOREPLACE, so nothing pre-existing is ever
+// overwritten.
 Result<std::unique_ptr<Sink>> MakeDirectorySink(const std::string& root);
 
 }  // namespace xbak
