@@ -40,6 +40,22 @@ innodb::PageCheck CheckAnyFormat(const uint8_t* page, uint32_t page_size, uint32
     innodb::PageCheck c2 = innodb::CheckPage(page, old.value(), page_no);
     if (c2.verdict != innodb::PageVerdict::kCorrupt) return c2;
   }
+  // A ROW_FORMAT=COMPRESSED table's pages are smaller (KEY_BLOCK_SIZE): the
+  // window may hold page_size / zip of them, each whole or all zero.
+  uint32_t pssize = page_size == 16384 ? 0 : ssize;
+  for (uint32_t zssize = 4; zssize >= 1; zssize--) {
+    const uint32_t zip = 512u << zssize;
+    if (zip >= page_size) continue;
+    auto zf = innodb::DecodeSpaceFlags(1 | (zssize << 1) | (1u << 5) | (pssize << 6));
+    if (!zf.ok()) continue;
+    const uint32_t per = page_size / zip;
+    bool all_sound = true;
+    for (uint32_t k = 0; k < per && all_sound; k++) {
+      all_sound = innodb::CheckPage(page + k * zip, zf.value(), page_no * per + k).verdict !=
+                  innodb::PageVerdict::kCorrupt;
+    }
+    if (all_sound) return innodb::CheckPage(page, zf.value(), page_no * per);
+  }
   return c;
 }
 
@@ -69,10 +85,23 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     // ibdata2, ibdata3...: no header page of their own.
     XBAK_ASSIGN_OR_RETURN(flags, innodb::DecodeSpaceFlags(opts.system_flags));
     known_flags = true;
-  } else if (got == first.size() && !innodb::IsAllZero(first.data(), first.size())) {
+  } else if (got == first.size() && !innodb::IsAllZero(first.data(), innodb::kFspHeaderEnd)) {
+    // Page 0 is on disk: its FIL and FSP headers are never all zero. (Not
+    // the whole first innodb_page_size bytes: a compressed table's page 1
+    // may be there before its page 0.)
     auto hdr = innodb::ParseSpaceHeader(first.data(), first.size());
+    // A header that does not parse may be caught while the server writes
+    // it: read it again, as a torn page is.
+    for (int attempt = 1; !hdr.ok() && attempt <= opts.max_retries; attempt++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+      XBAK_ASSIGN_OR_RETURN(got, in.PRead(first.data(), first.size(), 0));
+      hdr = innodb::ParseSpaceHeader(first.data(), first.size());
+      result->retried_pages++;
+    }
     if (!hdr.ok()) {
-      return Error(ErrorCode::kCorrupt, src.path + " page 0: " + hdr.status().message());
+      return Error(ErrorCode::kCorrupt, src.path + " page 0: " + hdr.status().message() +
+                                            ", still bad after " + std::to_string(opts.max_retries) +
+                                            " re-reads");
     }
     flags = hdr->flags;
     known_flags = true;
@@ -93,6 +122,8 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     }
   }
 
+  if (opts.after_first_read) opts.after_first_read();
+
   std::unique_ptr<SinkFile> out;
   std::unique_ptr<innodb::DeltaWriter> delta;
   if (opts.incremental) {
@@ -104,24 +135,54 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     XBAK_RETURN_IF_ERROR(mf->Close());
     XBAK_ASSIGN_OR_RETURN(out, sink.Create(dest_rel + ".delta"));
     SinkFile* o = out.get();
-    delta = std::make_unique<innodb::DeltaWriter>(phys, [o](const uint8_t* d, size_t n) { return o->Write(d, n); });
+    delta = std::make_unique<innodb::DeltaWriter>(phys,
+                                                  [o](const uint8_t* d, size_t n) { return o->Write(d, n); });
   } else {
     XBAK_ASSIGN_OR_RETURN(out, sink.Create(dest_rel));
   }
-  const size_t batch_pages = std::max<size_t>(1, kBatchBytes / phys);
+  size_t batch_pages = std::max<size_t>(1, kBatchBytes / phys);
   std::vector<uint8_t> buf(batch_pages * phys);
   uint64_t offset = 0;
+  int header_rereads = 0;
   for (;;) {
     if (opts.cancel && opts.cancel->load(std::memory_order_relaxed)) {
       return Error(ErrorCode::kCancelled, "cancelled");
     }
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
+    if (!known_flags && offset == 0 && n >= opts.page_size &&
+        !innodb::IsAllZero(buf.data(), innodb::kFspHeaderEnd)) {
+      // Page 0 reached the disk since it was first read (the server flushed
+      // the new table meanwhile): learn the format from it and read again.
+      // Guessing on would check a ROW_FORMAT=COMPRESSED table's smaller
+      // pages two at a time as one page of innodb_page_size, which fails.
+      auto hdr = innodb::ParseSpaceHeader(buf.data(), opts.page_size);
+      if (hdr.ok()) {
+        flags = hdr->flags;
+        known_flags = true;
+        result->deferred = false;
+        result->space_id = hdr->space_id;
+        result->flags = flags.raw;
+        phys = flags.physical_size;
+        batch_pages = std::max<size_t>(1, kBatchBytes / phys);
+        buf.assign(batch_pages * phys, 0);
+        continue;
+      }
+      // Caught while being written: read it again, as a torn page is.
+      if (++header_rereads <= opts.max_retries) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10 * header_rereads));
+        result->retried_pages++;
+        continue;
+      }
+      return Error(ErrorCode::kCorrupt, src.path + " page 0: " + hdr.status().message() +
+                                            ", still bad after " + std::to_string(opts.max_retries) +
+                                            " re-reads");
+    }
     size_t whole = n - n % phys;
     if (whole != n) {
       // The file is being extended: the tail page is not complete. Pages past
       // this point are recreated from the redo log at prepare.
-      LogWarning(src.path + ": ignoring " + std::to_string(n - whole) + " bytes of an incomplete page at offset " +
-                 std::to_string(offset + whole));
+      LogWarning(src.path + ": ignoring " + std::to_string(n - whole) +
+                 " bytes of an incomplete page at offset " + std::to_string(offset + whole));
     }
     for (size_t i = 0; i < whole / phys; i++) {
       uint8_t* page = buf.data() + i * phys;
@@ -157,9 +218,10 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
         if (opts.is_system && page_no == 5) {
           // TRX_SYS: mariabackup refuses too; its layout depends on the undo
           // tablespace configuration, which must not change within a chain.
-          return Error(ErrorCode::kUnsupported,
-                       "the TRX_SYS page of the system tablespace changed since the base backup (the server was "
-                       "restarted with a different innodb_undo_tablespaces?); take a new full backup");
+          return Error(
+              ErrorCode::kUnsupported,
+              "the TRX_SYS page of the system tablespace changed since the base backup (the server was "
+              "restarted with a different innodb_undo_tablespaces?); take a new full backup");
         }
         XBAK_RETURN_IF_ERROR(delta->AddPage(page_no, page).With("writing " + dest_rel + ".delta"));
         result->delta_pages++;
@@ -167,7 +229,8 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     }
     if (whole > 0) {
       if (!delta) {
-        XBAK_RETURN_IF_ERROR(out->Write(buf.data(), whole).With("writing " + dest_rel + " to " + sink.Describe()));
+        XBAK_RETURN_IF_ERROR(
+            out->Write(buf.data(), whole).With("writing " + dest_rel + " to " + sink.Describe()));
       }
       ::posix_fadvise(in.fd(), static_cast<off_t>(offset), static_cast<off_t>(whole), POSIX_FADV_DONTNEED);
       progress.AddDone(whole);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "xbak/backup/layout.h"
@@ -28,6 +29,9 @@ struct TablespaceCopyOptions {
   bool incremental = false;
   uint64_t incremental_lsn = 0;
   Sink* meta_sink = nullptr;
+  // Tests: runs after page 0 was first read, before the copy reads the file
+  // (the moment the server may flush a new table's page 0).
+  std::function<void()> after_first_read;
 };
 
 struct TablespaceCopyResult {
