@@ -214,7 +214,7 @@ class Catalog {
       const std::string path = JoinPath(dir, rel);
       XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
       XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
-      if (n < innodb::kFspHeaderEnd || innodb::IsAllZero(page.data(), std::min<size_t>(n, page_size))) {
+      if (!innodb::HasPage0(page.data(), n)) {
         unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
         continue;
       }

@@ -18,47 +18,6 @@ namespace {
 
 constexpr size_t kBatchBytes = 4 << 20;  // 4 MiB per read: few syscalls, bounded memory per thread
 
-// The flags of a file whose page 0 is not on disk yet: the server creates
-// new files in the format its innodb_checksum_algorithm selects; for
-// validation we accept either format (see CheckAnyFormat).
-uint32_t DefaultFullCrc32Flags(uint32_t page_size) {
-  uint32_t ssize = 0;
-  for (uint32_t s = page_size >> 9; s > 1; s >>= 1) ssize++;  // 16k -> 5
-  return 0x10 | ssize;
-}
-
-innodb::PageCheck CheckAnyFormat(const uint8_t* page, uint32_t page_size, uint32_t page_no) {
-  auto full = innodb::DecodeSpaceFlags(DefaultFullCrc32Flags(page_size));
-  innodb::PageCheck c = innodb::CheckPage(page, full.value(), page_no);
-  if (c.verdict != innodb::PageVerdict::kCorrupt) return c;
-  // Old-format (crc32) flags: PAGE_SSIZE in bits 6..9, 0 meaning 16k.
-  uint32_t ssize = 0;
-  for (uint32_t s = page_size >> 9; s > 1; s >>= 1) ssize++;
-  uint32_t old_flags = 1 | (1u << 5) | ((page_size == 16384 ? 0 : ssize) << 6);
-  auto old = innodb::DecodeSpaceFlags(old_flags);
-  if (old.ok()) {
-    innodb::PageCheck c2 = innodb::CheckPage(page, old.value(), page_no);
-    if (c2.verdict != innodb::PageVerdict::kCorrupt) return c2;
-  }
-  // A ROW_FORMAT=COMPRESSED table's pages are smaller (KEY_BLOCK_SIZE): the
-  // window may hold page_size / zip of them, each whole or all zero.
-  uint32_t pssize = page_size == 16384 ? 0 : ssize;
-  for (uint32_t zssize = 4; zssize >= 1; zssize--) {
-    const uint32_t zip = 512u << zssize;
-    if (zip >= page_size) continue;
-    auto zf = innodb::DecodeSpaceFlags(1 | (zssize << 1) | (1u << 5) | (pssize << 6));
-    if (!zf.ok()) continue;
-    const uint32_t per = page_size / zip;
-    bool all_sound = true;
-    for (uint32_t k = 0; k < per && all_sound; k++) {
-      all_sound = innodb::CheckPage(page + k * zip, zf.value(), page_no * per + k).verdict !=
-                  innodb::PageVerdict::kCorrupt;
-    }
-    if (all_sound) return innodb::CheckPage(page, zf.value(), page_no * per);
-  }
-  return c;
-}
-
 }  // namespace
 
 Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
@@ -85,10 +44,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     // ibdata2, ibdata3...: no header page of their own.
     XBAK_ASSIGN_OR_RETURN(flags, innodb::DecodeSpaceFlags(opts.system_flags));
     known_flags = true;
-  } else if (got == first.size() && !innodb::IsAllZero(first.data(), innodb::kFspHeaderEnd)) {
-    // Page 0 is on disk: its FIL and FSP headers are never all zero. (Not
-    // the whole first innodb_page_size bytes: a compressed table's page 1
-    // may be there before its page 0.)
+  } else if (got == first.size() && innodb::HasPage0(first.data(), got)) {
     auto hdr = innodb::ParseSpaceHeader(first.data(), first.size());
     // A header that does not parse may be caught while the server writes
     // it: read it again, as a torn page is.
@@ -149,8 +105,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
       return Error(ErrorCode::kCancelled, "cancelled");
     }
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
-    if (!known_flags && offset == 0 && n >= opts.page_size &&
-        !innodb::IsAllZero(buf.data(), innodb::kFspHeaderEnd)) {
+    if (!known_flags && offset == 0 && n >= opts.page_size && innodb::HasPage0(buf.data(), n)) {
       // Page 0 reached the disk since it was first read (the server flushed
       // the new table meanwhile): learn the format from it and read again.
       // Guessing on would check a ROW_FORMAT=COMPRESSED table's smaller
@@ -190,7 +145,8 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
       uint32_t page_no = static_cast<uint32_t>(opts.first_page_no + rel_page);
       if (opts.is_system && innodb::InDoublewriteArea(0, page_no, opts.page_size)) continue;
       auto check = [&]() {
-        return known_flags ? innodb::CheckPage(page, flags, page_no) : CheckAnyFormat(page, phys, page_no);
+        return known_flags ? innodb::CheckPage(page, flags, page_no)
+                           : innodb::CheckPageOfUnknownFormat(page, phys, page_no);
       };
       innodb::PageCheck c = check();
       for (int attempt = 1; c.verdict == innodb::PageVerdict::kCorrupt && attempt <= opts.max_retries;

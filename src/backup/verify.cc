@@ -169,9 +169,9 @@ uint32_t PageSsize(uint32_t size) {
   return ssize;
 }
 
-// Flags for pages whose file has no page 0 to read them from (a table whose
-// page 0 was not flushed yet, a delta without page 0): full_crc32 or, failing
-// that, the older crc32 layout (ROW_FORMAT=COMPRESSED when phys < logical).
+// Flags for the pages of a delta without page 0 (its .meta gives the page
+// size): full_crc32 or, failing that, the older crc32 layout
+// (ROW_FORMAT=COMPRESSED when phys < logical).
 std::vector<innodb::SpaceFlags> GuessFlags(uint32_t logical, uint32_t phys) {
   std::vector<innodb::SpaceFlags> out;
   if (phys == logical) {
@@ -260,8 +260,7 @@ class PageChecker {
   void Start() {
     started_ = true;
     phys_ = o_.logical;
-    if (head_.size() >= innodb::kFspHeaderEnd &&
-        !innodb::IsAllZero(head_.data(), std::min<size_t>(head_.size(), o_.logical))) {
+    if (innodb::HasPage0(head_.data(), head_.size())) {
       auto hdr = innodb::ParseSpaceHeader(head_.data(), head_.size());
       if (hdr.ok()) {
         header_flags_ = hdr->flags;
@@ -277,11 +276,10 @@ class PageChecker {
         p_.Add("page 0: bad tablespace header: " + hdr.status().message());
       }
     }
-    if (candidates_.empty()) {
-      // Page 0 not flushed when the file was copied (a table created moments
-      // before), or a header we could not read: any format the server writes.
-      candidates_ = GuessFlags(o_.logical, phys_);
-    }
+    // Page 0 not flushed when the file was copied (a table created moments
+    // before), or a header we could not read: any format the server writes,
+    // ROW_FORMAT=COMPRESSED pages of any KEY_BLOCK_SIZE included.
+    unknown_format_ = candidates_.empty();
     chunker_.set_size(phys_);
     std::vector<uint8_t> head;
     head.swap(head_);
@@ -292,7 +290,8 @@ class PageChecker {
     uint64_t index = pages_++;
     uint32_t page_no = PageNoAt(index);
     if (o_.is_system && innodb::InDoublewriteArea(0, page_no, o_.logical)) return;
-    innodb::PageCheck c = CheckWithAny(page, candidates_, page_no);
+    innodb::PageCheck c = unknown_format_ ? innodb::CheckPageOfUnknownFormat(page, o_.logical, page_no)
+                                          : CheckWithAny(page, candidates_, page_no);
     if (c.verdict == innodb::PageVerdict::kCorrupt) {
       p_.Add(PageWhere(page_no, index * phys_) + ": " + c.detail);
       return;
@@ -315,6 +314,7 @@ class PageChecker {
   bool started_ = false;
   uint32_t phys_ = 16384;
   std::vector<innodb::SpaceFlags> candidates_;
+  bool unknown_format_ = false;  // no page 0 to read the format from
   std::optional<innodb::SpaceFlags> header_flags_;
   uint32_t space_id_ = 0;
   bool check_space_id_ = false;

@@ -41,7 +41,9 @@ uint32_t PageCrc32(const uint8_t* page, size_t size) {
 // into low ones, so 64-bit arithmetic here gives the same low 32 bits.
 constexpr uint64_t kFoldMask1 = 1463735687;
 constexpr uint64_t kFoldMask2 = 1653893711;
-inline uint64_t FoldPair(uint64_t n1, uint64_t n2) { return ((((n1 ^ n2 ^ kFoldMask2) << 8) + n1) ^ kFoldMask1) + n2; }
+inline uint64_t FoldPair(uint64_t n1, uint64_t n2) {
+  return ((((n1 ^ n2 ^ kFoldMask2) << 8) + n1) ^ kFoldMask1) + n2;
+}
 uint64_t FoldBytes(const uint8_t* p, size_t n) {
   uint64_t fold = 0;
   for (size_t i = 0; i < n; i++) fold = FoldPair(fold, p[i]);
@@ -49,18 +51,22 @@ uint64_t FoldBytes(const uint8_t* p, size_t n) {
 }
 // Legacy "innodb" checksum stored at offset 0 (same ranges as PageCrc32).
 uint32_t PageFoldNew(const uint8_t* page, size_t size) {
-  return static_cast<uint32_t>(FoldBytes(page + kFilPageOffset, kFilPageFileFlushLsn - kFilPageOffset) +
-                               FoldBytes(page + kFilPageData, size - kFilPageData - kFilPageEndLsnOldChecksum));
+  return static_cast<uint32_t>(
+      FoldBytes(page + kFilPageOffset, kFilPageFileFlushLsn - kFilPageOffset) +
+      FoldBytes(page + kFilPageData, size - kFilPageData - kFilPageEndLsnOldChecksum));
 }
 // Legacy "old formula" checksum stored at size-8: the first 26 bytes, checksum
 // field included (the server stores the new checksum first).
-uint32_t PageFoldOld(const uint8_t* page) { return static_cast<uint32_t>(FoldBytes(page, kFilPageFileFlushLsn)); }
+uint32_t PageFoldOld(const uint8_t* page) {
+  return static_cast<uint32_t>(FoldBytes(page, kFilPageFileFlushLsn));
+}
 
 // ROW_FORMAT=COMPRESSED: the header minus checksum, LSN and flush LSN, then
 // everything from the space id to the end (no trailer on zip pages).
 uint32_t ZipCrc32(const uint8_t* page, size_t size) {
   return crc32c::Value(page + kFilPageOffset, kFilPageLsn - kFilPageOffset) ^
-         crc32c::Value(page + kFilPageType, 2) ^ crc32c::Value(page + kFilPageSpaceId, size - kFilPageSpaceId);
+         crc32c::Value(page + kFilPageType, 2) ^
+         crc32c::Value(page + kFilPageSpaceId, size - kFilPageSpaceId);
 }
 uint32_t ZipAdler(const uint8_t* page, size_t size) {
   uLong a = adler32(0L, page + kFilPageOffset, static_cast<uInt>(kFilPageLsn - kFilPageOffset));
@@ -100,8 +106,9 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
   const uint32_t stored = LoadBE32(page + size - kFilPageFcrc32Checksum);
   const uint32_t computed = crc32c::Value(page, size - kFilPageFcrc32Checksum);
   if (stored != computed) {
-    return Mismatch(compressed ? "full_crc32 checksum of page_compressed page (" + std::to_string(size) + " bytes)"
-                               : std::string("full_crc32 checksum"),
+    return Mismatch(compressed
+                        ? "full_crc32 checksum of page_compressed page (" + std::to_string(size) + " bytes)"
+                        : std::string("full_crc32 checksum"),
                     stored, computed);
   }
   // Encrypted pages (key version != 0) have their trailer LSN encrypted, and
@@ -233,8 +240,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
   if (field1 == 0 && field2 == 0) {
     // Before MariaDB 10.1.25 the flush-LSN field could be written on an
     // otherwise empty page: that page is still "all zero".
-    if (IsAllZero(page, kFilPageFileFlushLsn) &&
-        IsAllZero(page + kFilPageSpaceId, size - kFilPageSpaceId)) {
+    if (IsAllZero(page, kFilPageFileFlushLsn) && IsAllZero(page + kFilPageSpaceId, size - kFilPageSpaceId)) {
       return PageCheck{PageVerdict::kAllZero, 0, 0, {}};
     }
   }
@@ -246,11 +252,12 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
     const uint32_t old = PageFoldOld(page);
     if (field2 != old) {
       if (field1 == field2 || field1 == 0 || field1 == kNoChecksumMagic) {
-        return Bad("crc32 checksum mismatch: stored " + Hex(field2) + " computed " + Hex(crc) + crypt_note, field2,
-                   crc);
+        return Bad("crc32 checksum mismatch: stored " + Hex(field2) + " computed " + Hex(crc) + crypt_note,
+                   field2, crc);
       }
-      return Bad("checksum field 2 (at byte " + std::to_string(size - kFilPageEndLsnOldChecksum) + ") mismatch: stored " +
-                     Hex(field2) + ", crc32 " + Hex(crc) + ", innodb " + Hex(old) + crypt_note,
+      return Bad("checksum field 2 (at byte " + std::to_string(size - kFilPageEndLsnOldChecksum) +
+                     ") mismatch: stored " + Hex(field2) + ", crc32 " + Hex(crc) + ", innodb " + Hex(old) +
+                     crypt_note,
                  field2, crc);
     }
   }
@@ -307,7 +314,8 @@ Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
   f.physical_size = f.logical_size;
   if (zssize != 0) {
     if (zssize > (ssize ? ssize : 5) || zssize > 5) {
-      return bad("ROW_FORMAT=COMPRESSED page size code " + std::to_string(zssize) + " is larger than the page");
+      return bad("ROW_FORMAT=COMPRESSED page size code " + std::to_string(zssize) +
+                 " is larger than the page");
     }
     if ((raw & 0x21) != 0x21) return bad("ROW_FORMAT=COMPRESSED needs POST_ANTELOPE and ATOMIC_BLOBS");
     f.physical_size = 512u << zssize;
@@ -318,7 +326,8 @@ Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
 
 Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len) {
   if (page0 == nullptr || len < kFspHeaderEnd) {
-    return Error(ErrorCode::kCorrupt, "page 0 is only " + std::to_string(len) + " bytes, too short for an FSP header");
+    return Error(ErrorCode::kCorrupt,
+                 "page 0 is only " + std::to_string(len) + " bytes, too short for an FSP header");
   }
   if (PageNo(page0) != 0) {
     return Error(ErrorCode::kCorrupt, "page 0 says it is page " + std::to_string(PageNo(page0)));
@@ -354,6 +363,8 @@ bool IsAllZero(const uint8_t* p, size_t n) {
   return acc == 0;
 }
 
+bool HasPage0(const uint8_t* p, size_t n) { return n >= kFspHeaderEnd && !IsAllZero(p, kFspHeaderEnd); }
+
 uint64_t PageLsn(const uint8_t* page) { return LoadBE64(page + kFilPageLsn); }
 uint16_t PageType(const uint8_t* page) { return LoadBE16(page + kFilPageType); }
 uint32_t PageNo(const uint8_t* page) { return LoadBE32(page + kFilPageOffset); }
@@ -381,6 +392,44 @@ PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expec
                c.stored, c.computed);
   }
   return c;
+}
+
+PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint32_t window_no) {
+  uint32_t pssize = 0;  // PAGE_SSIZE: 16k -> 5, 4k -> 3
+  for (uint32_t s = logical >> 9; s > 1; s >>= 1) pssize++;
+  const uint32_t old_pssize = logical == 16384 ? 0 : pssize;  // the older layout's 0 means 16k
+  PageCheck first;
+  first.detail = "no valid page format for this page size";
+  auto full = DecodeSpaceFlags(0x10 | pssize);
+  if (full.ok()) {
+    first = CheckPage(window, full.value(), window_no);
+    if (first.verdict != PageVerdict::kCorrupt) return first;
+  }
+  auto old = DecodeSpaceFlags(1 | (1u << 5) | (old_pssize << 6));
+  if (old.ok()) {
+    PageCheck c = CheckPage(window, old.value(), window_no);
+    if (c.verdict != PageVerdict::kCorrupt) return c;
+    if (!full.ok()) first = c;
+  }
+  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE 8, 4, 2, 1 KiB (ZIP_SSIZE 4..1),
+  // smaller than the logical page.
+  for (uint32_t zssize = 4; zssize >= 1; zssize--) {
+    const uint32_t zip = 512u << zssize;
+    if (zip >= logical) continue;
+    auto zf = DecodeSpaceFlags(1 | (zssize << 1) | (1u << 5) | (old_pssize << 6));
+    if (!zf.ok()) continue;
+    const uint32_t per = logical / zip;
+    bool sound = true;
+    for (uint32_t k = 0; k < per && sound; k++) {
+      sound = CheckPage(window + k * zip, zf.value(), window_no * per + k).verdict != PageVerdict::kCorrupt;
+    }
+    if (sound) {
+      PageCheck ok;
+      ok.verdict = PageVerdict::kOk;
+      return ok;
+    }
+  }
+  return first;
 }
 
 void StampPageChecksum(uint8_t* page, const SpaceFlags& flags) {

@@ -21,10 +21,11 @@ inline constexpr size_t kFilPageSpaceOrChecksum = 0;  // checksum, or full_crc32
 inline constexpr size_t kFilPageOffset = 4;           // page number
 inline constexpr size_t kFilPagePrev = 8;
 inline constexpr size_t kFilPageNext = 12;
-inline constexpr size_t kFilPageLsn = 16;  // u64
+inline constexpr size_t kFilPageLsn = 16;   // u64
 inline constexpr size_t kFilPageType = 24;  // u16
-inline constexpr size_t kFilPageFileFlushLsn = 26;  // u64; non-full_crc32 key version (4) + crypt checksum (4)
-inline constexpr size_t kFilPageCompAlgo = 26;      // page_compressed: algorithm (non-fcrc32: u64)
+inline constexpr size_t kFilPageFileFlushLsn =
+    26;                                         // u64; non-full_crc32 key version (4) + crypt checksum (4)
+inline constexpr size_t kFilPageCompAlgo = 26;  // page_compressed: algorithm (non-fcrc32: u64)
 inline constexpr size_t kFilPageSpaceId = 34;
 inline constexpr size_t kFilPageData = 38;
 // Trailer, counted back from the end of the page.
@@ -37,7 +38,7 @@ inline constexpr size_t kFilPageCompMetadataLen = 2;
 inline constexpr size_t kFilPageEncryptCompAlgo = kFilPageData + 2;  // u16, type 37401 only
 
 inline constexpr uint32_t kFilNull = 0xFFFFFFFF;
-inline constexpr uint32_t kNoChecksumMagic = 0xDEADBEEF;  // BUF_NO_CHECKSUM_MAGIC
+inline constexpr uint32_t kNoChecksumMagic = 0xDEADBEEF;    // BUF_NO_CHECKSUM_MAGIC
 inline constexpr uint32_t kSpaceIdUpperBound = 0xFFFFFFF0;  // SRV_SPACE_ID_UPPER_BOUND
 
 // ---- Page types (FIL_PAGE_TYPE) --------------------------------------------
@@ -59,7 +60,8 @@ inline constexpr uint16_t kPageTypeRtree = 17854;
 inline constexpr uint16_t kPageTypeIndex = 17855;
 inline constexpr uint16_t kPageTypePageCompressed = 34354;           // non-full_crc32 only
 inline constexpr uint16_t kPageTypePageCompressedEncrypted = 37401;  // non-full_crc32 only
-inline constexpr uint16_t kPageTypeFcrc32CompressedMarker = 0x8000;  // full_crc32: bit 15, low 8 bits = size/256
+inline constexpr uint16_t kPageTypeFcrc32CompressedMarker =
+    0x8000;  // full_crc32: bit 15, low 8 bits = size/256
 
 // ---- FSP header (page 0, at kFilPageData) ----------------------------------
 inline constexpr size_t kFspHeaderOffset = kFilPageData;
@@ -111,6 +113,11 @@ Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len);
 
 // ---- Field access ------------------------------------------------------------
 bool IsAllZero(const uint8_t* p, size_t n);
+// Whether the first n bytes of a data file hold its page 0: once written, its
+// FIL and FSP headers are never all zero. (Not the whole first
+// innodb_page_size bytes: a ROW_FORMAT=COMPRESSED table's page 1 may reach
+// the disk before its page 0.)
+bool HasPage0(const uint8_t* p, size_t n);
 uint64_t PageLsn(const uint8_t* page);
 uint16_t PageType(const uint8_t* page);
 uint32_t PageNo(const uint8_t* page);
@@ -135,6 +142,15 @@ struct PageCheck {
 // decompression (non-full_crc32 page_compressed) are decompressed when the
 // algorithm is zlib; for other algorithms only their framing is checked.
 PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expected_page_no);
+
+// Validates `logical` bytes at the place of page `window_no` (in units of
+// `logical`) of a file whose format is unknown because its page 0 is not on
+// disk yet (a table created moments ago). Accepts what the server may have
+// written there: one page in full_crc32 or in the older crc32 layout, or
+// logical / KEY_BLOCK_SIZE whole ROW_FORMAT=COMPRESSED pages, each sound or
+// all zero. kAllZero if every byte is zero; otherwise the first format's
+// verdict when none fits.
+PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint32_t window_no);
 
 // Writes the trailer LSN copy and the checksum the way the server does when it
 // flushes a page: full_crc32, crc32, or the ROW_FORMAT=COMPRESSED crc32

@@ -47,8 +47,9 @@ std::vector<uint8_t> Stamped(uint32_t raw_flags, uint32_t page_no) {
 // ---- Flags ---------------------------------------------------------------------
 
 TEST(SpaceFlagsTest, FullCrc32Sizes) {
-  const struct { uint32_t raw, size; } cases[] = {
-      {0x13, 4096}, {0x14, 8192}, {0x15, 16384}, {0x16, 32768}, {0x17, 65536}};
+  const struct {
+    uint32_t raw, size;
+  } cases[] = {{0x13, 4096}, {0x14, 8192}, {0x15, 16384}, {0x16, 32768}, {0x17, 65536}};
   for (auto c : cases) {
     auto f = DecodeSpaceFlags(c.raw);
     ASSERT_TRUE(f.ok()) << std::hex << c.raw << ": " << f.status().message();
@@ -73,9 +74,15 @@ TEST(SpaceFlagsTest, FullCrc32PageCompressed) {
 
 TEST(SpaceFlagsTest, OldFormatSizes) {
   // PAGE_SSIZE 0 means 16k in this encoding; 3,4,6,7 are 4k,8k,32k,64k.
-  const struct { uint32_t raw, size; } cases[] = {
-      {0x21, 16384}, {0x0, 16384}, {0x1, 16384}, {0x21 | (3u << 6), 4096},
-      {0x21 | (4u << 6), 8192}, {0x21 | (6u << 6), 32768}, {0x21 | (7u << 6), 65536}};
+  const struct {
+    uint32_t raw, size;
+  } cases[] = {{0x21, 16384},
+               {0x0, 16384},
+               {0x1, 16384},
+               {0x21 | (3u << 6), 4096},
+               {0x21 | (4u << 6), 8192},
+               {0x21 | (6u << 6), 32768},
+               {0x21 | (7u << 6), 65536}};
   for (auto c : cases) {
     auto f = DecodeSpaceFlags(c.raw);
     ASSERT_TRUE(f.ok()) << std::hex << c.raw << ": " << f.status().message();
@@ -105,18 +112,18 @@ TEST(SpaceFlagsTest, OldFormatZipAndPageCompressed) {
 
 TEST(SpaceFlagsTest, RejectsInvalid) {
   const uint32_t bad[] = {
-      0x10,                    // full_crc32 with page size code 0
-      0x12,                    // full_crc32 1k
-      0x18,                    // full_crc32 code 8
-      0x115,                   // full_crc32 with bit 8
-      0x20,                    // ATOMIC_BLOBS without POST_ANTELOPE
-      0x21 | (5u << 6),        // 16k encoded as 5
-      0x21 | (1u << 6),        // 1k pages
-      0x21 | (8u << 6),        // code 8
-      0x21 | (2u << 11),       // reserved bit (10.1.0-10.1.20 layout)
-      0x21 | (1u << 17),       // unknown high bit
-      0x21 | (1u << 27),       // memory-only DATA_DIR
-      0x1 | (4u << 1),         // zip without ATOMIC_BLOBS
+      0x10,                          // full_crc32 with page size code 0
+      0x12,                          // full_crc32 1k
+      0x18,                          // full_crc32 code 8
+      0x115,                         // full_crc32 with bit 8
+      0x20,                          // ATOMIC_BLOBS without POST_ANTELOPE
+      0x21 | (5u << 6),              // 16k encoded as 5
+      0x21 | (1u << 6),              // 1k pages
+      0x21 | (8u << 6),              // code 8
+      0x21 | (2u << 11),             // reserved bit (10.1.0-10.1.20 layout)
+      0x21 | (1u << 17),             // unknown high bit
+      0x21 | (1u << 27),             // memory-only DATA_DIR
+      0x1 | (4u << 1),               // zip without ATOMIC_BLOBS
       0x21 | (4u << 1) | (3u << 6),  // 8k zip on 4k pages
       0x21 | (6u << 1) | (7u << 6),  // 32k zip
   };
@@ -180,11 +187,13 @@ TEST_P(SyntheticTest, FlippedBytesAreCorrupt) {
   auto p = Stamped(GetParam(), 13);
   // Positions covered by every checksum variant: the page number, the page
   // type, the payload and its end.
-  for (size_t pos : {size_t{5}, size_t{24}, size_t{kFilPageData}, size_t{1000}, size_t{f.physical_size - 9}}) {
+  for (size_t pos :
+       {size_t{5}, size_t{24}, size_t{kFilPageData}, size_t{1000}, size_t{f.physical_size - 9}}) {
     for (uint8_t bit : {uint8_t{0x01}, uint8_t{0x80}}) {
       p[pos] ^= bit;
       PageCheck c = CheckPage(p.data(), f, 13);
-      EXPECT_EQ(c.verdict, PageVerdict::kCorrupt) << "flags " << std::hex << GetParam() << " pos " << std::dec << pos;
+      EXPECT_EQ(c.verdict, PageVerdict::kCorrupt)
+          << "flags " << std::hex << GetParam() << " pos " << std::dec << pos;
       EXPECT_FALSE(c.detail.empty());
       p[pos] ^= bit;
     }
@@ -207,10 +216,10 @@ TEST_P(SyntheticTest, AllZeroIsValid) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, SyntheticTest,
-                         ::testing::Values(0x13u, 0x14u, 0x15u, 0x16u, 0x17u,     // full_crc32 4k..64k
+                         ::testing::Values(0x13u, 0x14u, 0x15u, 0x16u, 0x17u,            // full_crc32 4k..64k
                                            0x21u, 0x21u | (3u << 6), 0x21u | (7u << 6),  // crc32 16k, 4k, 64k
-                                           0x0u,                              // REDUNDANT/COMPACT 16k
-                                           0x23u, 0x29u, 0x2bu, 0x10021u));   // zip 1k/8k/16k, page_compressed
+                                           0x0u,                             // REDUNDANT/COMPACT 16k
+                                           0x23u, 0x29u, 0x2bu, 0x10021u));  // zip 1k/8k/16k, page_compressed
 
 TEST(FullCrc32Test, TornPageTrailerLsn) {
   SpaceFlags f = Flags(kFull16k);
@@ -351,6 +360,55 @@ TEST(Crc32Test, EncryptedPage) {
   PageCheck c = CheckPage(p.data(), f, 13);
   EXPECT_EQ(c.verdict, PageVerdict::kCorrupt);
   EXPECT_NE(c.detail.find("post-encryption"), std::string::npos) << c.detail;
+}
+
+TEST(UnknownFormatTest, HasPage0LooksAtItsHeadersOnly) {
+  std::vector<uint8_t> head(16384, 0);
+  EXPECT_FALSE(HasPage0(head.data(), head.size()));
+  std::fill(head.begin() + 8192, head.end(), 0x11);  // a compressed table's page 1, no page 0 yet
+  EXPECT_FALSE(HasPage0(head.data(), head.size()));
+  head[kFspHeaderEnd - 1] = 1;
+  EXPECT_TRUE(HasPage0(head.data(), head.size()));
+  EXPECT_FALSE(HasPage0(head.data(), kFspHeaderEnd - 1)) << "too short for its headers";
+}
+
+// A window of a file whose page 0 is not on disk: one page in either
+// checksum layout, or whole compressed pages of any KEY_BLOCK_SIZE.
+TEST(UnknownFormatTest, AcceptsWhatTheServerMayHaveWritten) {
+  constexpr uint32_t kLogical = 16384;
+  auto stamped = [](uint32_t raw, uint32_t no) {
+    SpaceFlags f = DecodeSpaceFlags(raw).value();
+    std::vector<uint8_t> p(f.physical_size, static_cast<uint8_t>(0x40 + no));
+    std::fill(p.begin(), p.begin() + kFilPageData, 0);
+    StoreBE32(p.data() + kFilPageOffset, no);
+    StoreBE32(p.data() + kFilPageSpaceId, 3);
+    StoreBE64(p.data() + kFilPageLsn, 7000 + no);
+    StampPageChecksum(p.data(), f);
+    return p;
+  };
+  EXPECT_EQ(CheckPageOfUnknownFormat(stamped(0x15, 2).data(), kLogical, 2).verdict,
+            PageVerdict::kOk);  // full_crc32
+  EXPECT_EQ(CheckPageOfUnknownFormat(stamped(0x21, 2).data(), kLogical, 2).verdict,
+            PageVerdict::kOk);  // crc32
+  std::vector<uint8_t> zero(kLogical, 0);
+  EXPECT_EQ(CheckPageOfUnknownFormat(zero.data(), kLogical, 2).verdict, PageVerdict::kAllZero);
+  for (uint32_t zssize = 1; zssize <= 4; zssize++) {  // KEY_BLOCK_SIZE 1, 2, 4, 8
+    uint32_t raw = 0x21 | (zssize << 1);
+    uint32_t per = kLogical / (512u << zssize);
+    std::vector<uint8_t> window;
+    for (uint32_t k = 0; k < per; k++) {
+      auto p = stamped(raw, 2 * per + k);  // window 2
+      window.insert(window.end(), p.begin(), p.end());
+    }
+    EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 2).verdict, PageVerdict::kOk) << zssize;
+    // One of them not written yet: still sound.
+    std::fill(window.begin(), window.begin() + (512u << zssize), 0);
+    EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 2).verdict, PageVerdict::kOk) << zssize;
+    // In the wrong place, or damaged: not.
+    EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 3).verdict, PageVerdict::kCorrupt) << zssize;
+    window[window.size() - 100] ^= 1;
+    EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 2).verdict, PageVerdict::kCorrupt) << zssize;
+  }
 }
 
 TEST(ZipTest, InnodbAdlerVariantAndNone) {
@@ -498,25 +556,24 @@ TEST_P(RealPageTest, RestampKeepsPageIntact) {
   EXPECT_EQ(p, q) << rp.file;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Mariadb1011, RealPageTest,
-    ::testing::Values(RealPage{"full_crc32_p0.page", 0x15, 0, 100},
-                      RealPage{"full_crc32_p3.page", 0x15, 3, 120},
-                      RealPage{"full_crc32_p10.page", 0x15, 10, 8000},
-                      RealPage{"ibdata1_full_crc32_p5.page", 0x15, 5, 200},
-                      RealPage{"crc32_p0.page", 0x21, 0, 100},
-                      RealPage{"crc32_p10.page", 0x21, 10, 8000},
-                      RealPage{"zip8k_crc32_p0.page", 0x29, 0, 100},
-                      RealPage{"zip8k_crc32_p10.page", 0x29, 10, 1000},
-                      RealPage{"page_compressed_crc32_p0.page", 0x10021, 0, 100},
-                      RealPage{"page_compressed_crc32_p10.page", 0x10021, 10, 500},
-                      RealPage{"page_compressed_full_crc32_p0.page", 0x35, 0, 100},
-                      RealPage{"page_compressed_full_crc32_p10.page", 0x35, 10, 500}),
-    [](const ::testing::TestParamInfo<RealPage>& info) {
-      std::string n = info.param.file;
-      n = n.substr(0, n.find('.'));
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Mariadb1011, RealPageTest,
+                         ::testing::Values(RealPage{"full_crc32_p0.page", 0x15, 0, 100},
+                                           RealPage{"full_crc32_p3.page", 0x15, 3, 120},
+                                           RealPage{"full_crc32_p10.page", 0x15, 10, 8000},
+                                           RealPage{"ibdata1_full_crc32_p5.page", 0x15, 5, 200},
+                                           RealPage{"crc32_p0.page", 0x21, 0, 100},
+                                           RealPage{"crc32_p10.page", 0x21, 10, 8000},
+                                           RealPage{"zip8k_crc32_p0.page", 0x29, 0, 100},
+                                           RealPage{"zip8k_crc32_p10.page", 0x29, 10, 1000},
+                                           RealPage{"page_compressed_crc32_p0.page", 0x10021, 0, 100},
+                                           RealPage{"page_compressed_crc32_p10.page", 0x10021, 10, 500},
+                                           RealPage{"page_compressed_full_crc32_p0.page", 0x35, 0, 100},
+                                           RealPage{"page_compressed_full_crc32_p10.page", 0x35, 10, 500}),
+                         [](const ::testing::TestParamInfo<RealPage>& info) {
+                           std::string n = info.param.file;
+                           n = n.substr(0, n.find('.'));
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace xbak::innodb
