@@ -40,18 +40,15 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
   bool known_flags = false;
   innodb::SpaceFlags flags{};
   uint32_t phys = opts.page_size;
-  if (opts.first_page_no != 0) {
-    // ibdata2, ibdata3...: no header page of their own.
-    XBAK_ASSIGN_OR_RETURN(flags, innodb::DecodeSpaceFlags(opts.system_flags));
-    known_flags = true;
-  } else if (got == first.size() && innodb::HasPage0(first.data(), got)) {
-    auto hdr = innodb::ParseSpaceHeader(first.data(), first.size());
-    // A header that does not parse may be caught while the server writes
-    // it: read it again, as a torn page is.
+  // Takes the format from page 0, whose first opts.page_size bytes are at
+  // `p`. A header that does not parse may be caught while the server writes
+  // it: it is read into `p` again, as a torn page is.
+  auto learn_from_page0 = [&](uint8_t* p) -> Status {
+    auto hdr = innodb::ParseSpaceHeader(p, opts.page_size);
     for (int attempt = 1; !hdr.ok() && attempt <= opts.max_retries; attempt++) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
-      XBAK_ASSIGN_OR_RETURN(got, in.PRead(first.data(), first.size(), 0));
-      hdr = innodb::ParseSpaceHeader(first.data(), first.size());
+      XBAK_RETURN_IF_ERROR(in.PRead(p, opts.page_size, 0).status());
+      hdr = innodb::ParseSpaceHeader(p, opts.page_size);
       result->retried_pages++;
     }
     if (!hdr.ok()) {
@@ -64,6 +61,14 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     result->space_id = hdr->space_id;
     result->flags = flags.raw;
     phys = flags.physical_size;
+    return Status::Ok();
+  };
+  if (opts.first_page_no != 0) {
+    // ibdata2, ibdata3...: no header page of their own.
+    XBAK_ASSIGN_OR_RETURN(flags, innodb::DecodeSpaceFlags(opts.system_flags));
+    known_flags = true;
+  } else if (got == first.size() && innodb::HasPage0(first.data(), got)) {
+    XBAK_RETURN_IF_ERROR(learn_from_page0(first.data()));
   } else {
     // Page 0 not flushed yet (a table created moments ago: the server keeps
     // it dirty in the buffer pool). mariabackup re-reads such a page for
@@ -99,7 +104,6 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
   size_t batch_pages = std::max<size_t>(1, kBatchBytes / phys);
   std::vector<uint8_t> buf(batch_pages * phys);
   uint64_t offset = 0;
-  int header_rereads = 0;
   for (;;) {
     if (opts.cancel && opts.cancel->load(std::memory_order_relaxed)) {
       return Error(ErrorCode::kCancelled, "cancelled");
@@ -110,27 +114,11 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
       // the new table meanwhile): learn the format from it and read again.
       // Guessing on would check a ROW_FORMAT=COMPRESSED table's smaller
       // pages two at a time as one page of innodb_page_size, which fails.
-      auto hdr = innodb::ParseSpaceHeader(buf.data(), opts.page_size);
-      if (hdr.ok()) {
-        flags = hdr->flags;
-        known_flags = true;
-        result->deferred = false;
-        result->space_id = hdr->space_id;
-        result->flags = flags.raw;
-        phys = flags.physical_size;
-        batch_pages = std::max<size_t>(1, kBatchBytes / phys);
-        buf.assign(batch_pages * phys, 0);
-        continue;
-      }
-      // Caught while being written: read it again, as a torn page is.
-      if (++header_rereads <= opts.max_retries) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10 * header_rereads));
-        result->retried_pages++;
-        continue;
-      }
-      return Error(ErrorCode::kCorrupt, src.path + " page 0: " + hdr.status().message() +
-                                            ", still bad after " + std::to_string(opts.max_retries) +
-                                            " re-reads");
+      XBAK_RETURN_IF_ERROR(learn_from_page0(buf.data()));
+      result->deferred = false;
+      batch_pages = std::max<size_t>(1, kBatchBytes / phys);
+      buf.assign(batch_pages * phys, 0);
+      continue;
     }
     size_t whole = n - n % phys;
     if (whole != n) {

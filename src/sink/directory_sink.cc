@@ -1,5 +1,4 @@
 #include <fcntl.h>
-#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,11 +30,7 @@ class DirectoryFile : public SinkFile {
     XBAK_RETURN_IF_ERROR(file_.Close());
     // NOREPLACE: the target was empty and every name is created once; a
     // name that exists now was put there by someone else, and stays.
-    if (::renameat2(AT_FDCWD, partial_.c_str(), AT_FDCWD, full_.c_str(), RENAME_NOREPLACE) != 0) {
-      if (errno == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + full_);
-      return ErrnoError("rename to", full_, errno);
-    }
-    return Status::Ok();
+    return RenameNoReplace(AT_FDCWD, partial_, full_, full_);
   }
 
  private:

@@ -1,5 +1,5 @@
 #include <fcntl.h>
-#include <stdio.h>  // renameat2, RENAME_NOREPLACE
+#include <stdio.h>  // renameat
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,11 +12,11 @@ namespace xbak {
 
 struct Extractor::OpenFile {
   std::mutex mu;
-  std::string rel;                   // normalised path in the target
-  std::string name;                  // last component
-  std::shared_ptr<UniqueFd> dir;     // its directory, opened without following links
-  UniqueFd fd;                       // the .xbpartial file
-  uint64_t size = 0;                 // bytes written so far = next expected offset
+  std::string rel;                // normalised path in the target
+  std::string name;               // last component
+  std::shared_ptr<UniqueFd> dir;  // its directory, opened without following links
+  UniqueFd fd;                    // the .xbpartial file
+  uint64_t size = 0;              // bytes written so far = next expected offset
 };
 
 namespace {
@@ -45,7 +45,8 @@ Extractor::Extractor(ExtractOptions options, UniqueFd root)
 Extractor::~Extractor() = default;
 
 Result<std::unique_ptr<Extractor>> Extractor::Open(const ExtractOptions& options) {
-  if (options.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "no target directory for extraction");
+  if (options.target_dir.empty())
+    return Error(ErrorCode::kInvalidArgument, "no target directory for extraction");
   XBAK_RETURN_IF_ERROR(MakeDirs(options.target_dir));
   // The target itself is the operator's choice and may be reached through a
   // symlink; only paths inside it are confined.
@@ -119,9 +120,7 @@ Result<std::shared_ptr<Extractor::OpenFile>> Extractor::CreateFile(const std::st
 }
 
 Status Extractor::Apply(const Chunk& chunk) {
-  auto where = [&] {
-    return "xbstream at byte " + std::to_string(chunk.stream_offset);
-  };
+  auto where = [&] { return "xbstream at byte " + std::to_string(chunk.stream_offset); };
   if (chunk.type == ChunkType::kUnknown) return Status::Ok();  // ignorable (the reader refused the rest)
   Result<std::string> norm = NormalizeXbstreamPath(chunk.path);
   if (!norm.ok()) return norm.status().With(where());
@@ -151,11 +150,13 @@ Status Extractor::Apply(const Chunk& chunk) {
 
   std::lock_guard<std::mutex> flock(f->mu);
   if (chunk.type == ChunkType::kEof) return Complete(*f);
-  if (!f->fd.valid()) return Error(ErrorCode::kCorrupt, where() + " (file " + rel + "): chunk after the file's EOF chunk");
+  if (!f->fd.valid())
+    return Error(ErrorCode::kCorrupt, where() + " (file " + rel + "): chunk after the file's EOF chunk");
   if (chunk.offset != f->size) {
     // mbstream refuses this too; a gap or overlap means chunks were lost or duplicated.
     return Error(ErrorCode::kCorrupt, where() + " (file " + rel + "): out-of-order chunk at offset " +
-                                          std::to_string(chunk.offset) + ", expected " + std::to_string(f->size));
+                                          std::to_string(chunk.offset) + ", expected " +
+                                          std::to_string(f->size));
   }
   XBAK_RETURN_IF_ERROR(PWriteAll(f->fd.get(), chunk.payload.data(), chunk.payload.size(), chunk.offset,
                                  JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix)));
@@ -172,13 +173,11 @@ Status Extractor::Complete(OpenFile& f) {
   if (options_.overwrite) {
     // rename(2) replaces a symlink itself, never what it points to.
     if (::renameat(dir, partial.c_str(), dir, f.name.c_str()) != 0) return ErrnoError("rename", shown, errno);
-  } else if (::renameat2(dir, partial.c_str(), dir, f.name.c_str(), RENAME_NOREPLACE) != 0) {
-    // NOREPLACE closes the window between the existence check at create time
-    // and now.
-    if (errno == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + shown);
-    return ErrnoError("rename", shown, errno);
+    return Status::Ok();
   }
-  return Status::Ok();
+  // NOREPLACE closes the window between the existence check at create time
+  // and now.
+  return RenameNoReplace(dir, partial, f.name, shown);
 }
 
 Status Extractor::Finish() {

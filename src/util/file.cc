@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -188,6 +189,12 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
     return ErrnoError("rename to", path, err);
   }
   return SyncDir(DirName(path));
+}
+
+Status RenameNoReplace(int dir, const std::string& from, const std::string& to, const std::string& shown) {
+  if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
+  if (errno == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + shown);
+  return ErrnoError("rename", shown, errno);
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {

@@ -93,6 +93,11 @@ Status SyncDir(const std::string& path);
 // durable in one call instead of one fsync per file (Linux >= 5.8 reports
 // write-back errors of any file through it).
 Status SyncFilesystem(const std::string& dir);
+// Renames `from` to `to` (both relative to directory fd `dir`, or AT_FDCWD)
+// unless `to` exists: then kAlreadyExists, "refusing to overwrite existing
+// <shown>", and nothing is replaced (renameat2 RENAME_NOREPLACE, so no window
+// between a check and the rename).
+Status RenameNoReplace(int dir, const std::string& from, const std::string& to, const std::string& shown);
 // Writes `content` to path via a temporary file, fsync and rename: readers see
 // either the old file or the complete new one, never a torn one.
 Status WriteFileAtomic(const std::string& path, std::string_view content);
