@@ -11,6 +11,7 @@
 
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
+#include "xbak/backup/redo_lag.h"
 #include "xbak/backup/tablespace_copy.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
@@ -21,6 +22,8 @@
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
+#include "xbak/util/spool.h"
+#include "xbak/util/throttle.h"
 
 #ifndef XBAK_VERSION
 #define XBAK_VERSION "0.1.0"
@@ -93,12 +96,22 @@ Result<uint64_t> ServerLsn(Connection& c) {
   return Error(ErrorCode::kServer, "SHOW ENGINE INNODB STATUS did not report a 'Log sequence number'");
 }
 
+// One of InnoDB's LSN status variables (Innodb_lsn_current, _flushed).
+Result<uint64_t> StatusLsn(Connection& c, const std::string& name) {
+  XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+                                             "WHERE VARIABLE_NAME = '" +
+                                             name + "'"));
+  if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
+  return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
+}
+
 Result<std::string> SlaveInfo(Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
   XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
   if (rows.empty()) {
-    LogWarning("--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
-               "no xtrabackup_slave_info written");
+    LogWarning(
+        "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
+        "no xtrabackup_slave_info written");
     return std::string();
   }
   std::string sql;
@@ -123,16 +136,20 @@ Result<std::string> SlaveInfo(Connection& c) {
 // Everything one backup run holds; methods are the steps in order.
 class BackupRun {
  public:
-  explicit BackupRun(const BackupOptions& o) : o_(o), progress_("backup", o.progress_interval) {}
+  explicit BackupRun(const BackupOptions& o)
+      : o_(o), progress_("backup", o.progress_interval), throttle_(o.throttle) {}
 
   Status Run() {
     start_time_ = NowString();
     XBAK_RETURN_IF_ERROR(Connect());
     XBAK_RETURN_IF_ERROR(OpenSink());
-    XBAK_RETURN_IF_ERROR(StartLogCopy());
-    Status st = CopyEverything();
+    Status st = StartLogCopy();
+    if (st.ok()) st = CopyEverything();
+    if (st.ok()) st = FinishRedoLog();
     if (!st.ok()) {
+      if (lag_) lag_->Stop();
       if (copier_) (void)copier_->Stop();
+      if (redo_spool_) redo_spool_->Abort();
       if (staged_) (void)conn_->Execute("BACKUP STAGE END");
       return st;
     }
@@ -143,8 +160,9 @@ class BackupRun {
   Status Connect() {
     XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
     if (conn_->ServerVersion() < kMinServerVersion) {
-      return Error(ErrorCode::kUnsupported, "server version " + std::to_string(conn_->ServerVersion()) +
-                                                " is older than MariaDB 10.8; xbak reads the 10.8+ redo log only");
+      return Error(ErrorCode::kUnsupported,
+                   "server version " + std::to_string(conn_->ServerVersion()) +
+                       " is older than MariaDB 10.8; xbak reads the 10.8+ redo log only");
     }
     XBAK_ASSIGN_OR_RETURN(vars_, conn_->GlobalVariables());
     if (vars_["version"].find("MariaDB") == std::string::npos) {
@@ -154,14 +172,17 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, log_bin, o_.slave_info));
     XBAK_ASSIGN_OR_RETURN(layout_, LayoutFromVariables(vars_, o_.datadir));
     if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
-      return ErrnoError("cannot read the server's datadir (is xbak running on the database host, as a user "
-                        "that may read it?)",
-                        layout_.datadir, errno);
+      return ErrnoError(
+          "cannot read the server's datadir (is xbak running on the database host, as a user "
+          "that may read it?)",
+          layout_.datadir, errno);
     }
     if (o_.lock_wait_timeout_s > 0) {
-      XBAK_RETURN_IF_ERROR(conn_->Execute("SET SESSION lock_wait_timeout=" + std::to_string(o_.lock_wait_timeout_s)));
+      XBAK_RETURN_IF_ERROR(
+          conn_->Execute("SET SESSION lock_wait_timeout=" + std::to_string(o_.lock_wait_timeout_s)));
     }
-    LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " + layout_.datadir);
+    LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
+            layout_.datadir);
     return Status::Ok();
   }
 
@@ -173,8 +194,8 @@ class BackupRun {
       if (o_.fifo_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--fifo-streams needs --fifo-dir");
       LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
               std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
-      XBAK_ASSIGN_OR_RETURN(meta_, MakeFifoSink(o_.fifo_dir, o_.fifo_streams,
-                                                std::chrono::seconds(o_.fifo_timeout_s)));
+      XBAK_ASSIGN_OR_RETURN(
+          meta_, MakeFifoSink(o_.fifo_dir, o_.fifo_streams, std::chrono::seconds(o_.fifo_timeout_s)));
     } else {
       // A bounded queue between the copy threads and stdout keeps memory flat
       // whatever the reader's speed.
@@ -184,7 +205,8 @@ class BackupRun {
       XBAK_ASSIGN_OR_RETURN(meta_, MakeBufferedXbstreamSink(fds, std::move(bo)));
     }
     if (o_.compress) {
-      XBAK_ASSIGN_OR_RETURN(sink_, MakeCompressingSink(std::make_unique<SinkRef>(*meta_), o_.compress_options));
+      XBAK_ASSIGN_OR_RETURN(sink_,
+                            MakeCompressingSink(std::make_unique<SinkRef>(*meta_), o_.compress_options));
     } else {
       sink_ = std::make_unique<SinkRef>(*meta_);
     }
@@ -194,16 +216,33 @@ class BackupRun {
   Status StartLogCopy() {
     innodb::LogCopier::Options lo;
     lo.log_path = JoinPath(layout_.log_dir, "ib_logfile0");
+    // The copier's own connection (it asks from its thread): how far the
+    // server has written its log, which bounds what the copier may take.
+    XBAK_ASSIGN_OR_RETURN(written_conn_, Connection::Open(o_.conn));
+    Connection* wc = written_conn_.get();
+    lo.written_lsn = [wc]() -> Result<uint64_t> { return StatusLsn(*wc, "INNODB_LSN_FLUSHED"); };
     XBAK_ASSIGN_OR_RETURN(copier_, innodb::LogCopier::Open(lo));
     XBAK_ASSIGN_OR_RETURN(log_out_, sink_->Create("ib_logfile0"));
     std::string creator = "Backup " + VersionNumber();
     auto header = innodb::MakeBackupLogHeader(copier_->format(), copier_->checkpoint_lsn(),
                                               copier_->checkpoint_end_lsn(), creator);
     XBAK_RETURN_IF_ERROR(log_out_->Write(header.data(), header.size()));
+    // The copier appends to the spool, which never waits for the output; the
+    // spool's thread writes to the output at whatever pace it takes.
+    Spool::Options so;
+    so.memory_limit = o_.redo_spool_memory;
+    so.tmpdir = o_.tmpdir;
+    so.what = "redo log";
+    redo_spool_ = std::make_unique<Spool>(so);
     SinkFile* out = log_out_.get();
-    XBAK_RETURN_IF_ERROR(copier_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); },
+    XBAK_RETURN_IF_ERROR(redo_spool_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); }));
+    Spool* spool = redo_spool_.get();
+    XBAK_RETURN_IF_ERROR(copier_->Start([spool](const uint8_t* d, size_t n) { return spool->Append(d, n); },
                                         [](const innodb::FileOp&, uint64_t) {}));
-    LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()));
+    LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) + " (a " +
+            HumanBytes(copier_->capacity()) + " circular log; output spooled in memory up to " +
+            HumanBytes(o_.redo_spool_memory) + ", then in " + redo_spool_->spill_dir() + ")");
+    StartLagMonitor();
     if (o_.incremental) {
       XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, ServerLsn(*conn_));
       if (o_.incremental_lsn > now_lsn) {
@@ -214,6 +253,48 @@ class BackupRun {
       }
       LogInfo("incremental backup: pages changed after LSN " + std::to_string(o_.incremental_lsn));
     }
+    return Status::Ok();
+  }
+
+  // A second connection samples the server's log head for the redo lag;
+  // without it the backup still works, only the lag is not shown.
+  void StartLagMonitor() {
+    auto c = Connection::Open(o_.conn);
+    if (!c.ok()) {
+      LogWarning("the redo lag will not be shown: " + c.status().message());
+      return;
+    }
+    monitor_conn_ = std::move(c).value();
+    RedoLagMonitor::Sources src;
+    Connection* mc = monitor_conn_.get();
+    src.server_lsn = [mc]() -> Result<uint64_t> { return StatusLsn(*mc, "INNODB_LSN_CURRENT"); };
+    innodb::LogCopier* cp = copier_.get();
+    src.copied_lsn = [cp] { return cp->copied_lsn(); };
+    Spool* spool = redo_spool_.get();
+    src.spool = [spool] { return spool->stats(); };
+    auto every = o_.progress_interval.count() > 0
+                     ? std::min(o_.progress_interval, std::chrono::milliseconds(1000))
+                     : std::chrono::milliseconds(1000);
+    lag_ = std::make_unique<RedoLagMonitor>(copier_->capacity(), std::move(src), &progress_, every);
+    lag_->Start();
+  }
+
+  // After BACKUP STAGE END: the server is no longer held, and the output
+  // takes the rest of the spooled redo log at its own pace.
+  Status FinishRedoLog() {
+    auto st = redo_spool_->stats();
+    if (st.pending > 0) {
+      LogInfo("writing the last " + HumanBytes(st.pending) + " of the redo log to " + sink_->Describe() +
+              (st.on_disk > 0
+                   ? " (" + HumanBytes(st.on_disk) + " of it spooled in " + redo_spool_->spill_dir() + ")"
+                   : std::string()));
+      progress_.SetNote("writing the spooled redo log");
+    }
+    XBAK_RETURN_IF_ERROR(redo_spool_->Finish());
+    XBAK_RETURN_IF_ERROR(log_out_->Close().With("closing the backup's ib_logfile0"));
+    LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
+            std::to_string(last_lsn_) + "; " +
+            (lag_ ? lag_->Summary() : std::string("redo lag not measured")));
     return Status::Ok();
   }
 
@@ -287,14 +368,14 @@ class BackupRun {
     to.incremental = o_.incremental;
     to.incremental_lsn = o_.incremental_lsn;
     to.meta_sink = meta_.get();
+    to.throttle = &throttle_;
     return to;
   }
 
   Status CopySystem(const std::vector<SourceFile>& system) {
     if (o_.incremental && system.size() > 1) {
-      return Error(ErrorCode::kUnsupported,
-                   "incremental backups of a system tablespace in several files (" + layout_.data_file_path +
-                       ") are not supported yet");
+      return Error(ErrorCode::kUnsupported, "incremental backups of a system tablespace in several files (" +
+                                                layout_.data_file_path + ") are not supported yet");
     }
     uint32_t next_page = 0;
     uint32_t flags = 0;
@@ -332,7 +413,8 @@ class BackupRun {
       }
       seen.insert(it->first);
       if (it->second.rel != f.rel) {
-        LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) + " during the backup");
+        LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) +
+                " during the backup");
         XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
       }
     }
@@ -378,7 +460,7 @@ class BackupRun {
         jobs.size(), o_.parallel,
         [&](size_t i) {
           bool vanished = false;
-          return CopyPlainFile(*jobs[i], jobs[i]->rel, *sink_, progress_, &vanished);
+          return CopyPlainFile(*jobs[i], jobs[i]->rel, *sink_, progress_, &vanished, &throttle_);
         },
         &cancel_);
   }
@@ -417,12 +499,11 @@ class BackupRun {
     uint64_t target = std::max(server_lsn, to_lsn_);
     progress_.SetNote("waiting for the redo log copy to reach LSN " + std::to_string(target));
     XBAK_RETURN_IF_ERROR(copier_->WaitUntil(target, std::chrono::seconds(o_.log_wait_timeout_s)));
+    if (lag_) lag_->Sample();  // the lag at the consistent point, into the summary
     XBAK_RETURN_IF_ERROR(copier_->Stop());
+    if (lag_) lag_->Stop();
     last_lsn_ = copier_->copied_lsn();
     copier_stopped_ = true;
-    XBAK_RETURN_IF_ERROR(log_out_->Close().With("closing the backup's ib_logfile0"));
-    LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
-            std::to_string(last_lsn_));
     return Status::Ok();
   }
 
@@ -460,8 +541,9 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     progress_.Finish(true);
     if (deferred_ > 0) {
-      LogInfo(std::to_string(deferred_) + " tablespace(s) had no page 0 on disk yet (recently created); "
-                                          "the copied redo log restores them at prepare");
+      LogInfo(std::to_string(deferred_) +
+              " tablespace(s) had no page 0 on disk yet (recently created); "
+              "the copied redo log restores them at prepare");
     }
     LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " + std::to_string(last_lsn_) +
             " in " + sink_->Describe());
@@ -483,8 +565,14 @@ class BackupRun {
   std::unique_ptr<Sink> meta_;  // the destination itself: metadata files, never compressed
   std::unique_ptr<Sink> sink_;  // data files and the redo log
   std::unique_ptr<SinkFile> log_out_;
-  // After log_out_, so it is destroyed (and its thread stopped) first.
+  // After log_out_, which its thread writes to, so it is destroyed first.
+  std::unique_ptr<Spool> redo_spool_;
+  std::unique_ptr<Connection> written_conn_;  // used by copier_'s thread
+  // After the spool it appends to, so it is destroyed (and its thread stopped) first.
   std::unique_ptr<innodb::LogCopier> copier_;
+  std::unique_ptr<Connection> monitor_conn_;
+  std::unique_ptr<RedoLagMonitor> lag_;  // samples copier_ and redo_spool_ on monitor_conn_
+  Throttle throttle_;
   std::atomic<bool> cancel_{false};
   std::mutex mu_;
   std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;

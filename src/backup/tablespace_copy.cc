@@ -32,7 +32,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     return opened.status().With("cannot read the datadir");
   }
   File in = std::move(opened).value();
-  ::posix_fadvise(in.fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  AdviseSequential(in);
 
   // Learn the physical page size and checksum format from page 0.
   std::vector<uint8_t> first(opts.page_size);
@@ -108,7 +108,9 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     if (opts.cancel && opts.cancel->load(std::memory_order_relaxed)) {
       return Error(ErrorCode::kCancelled, "cancelled");
     }
+    if (opts.throttle != nullptr) opts.throttle->Take(buf.size());
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
+    AdviseDone(in, offset, n);
     if (!known_flags && offset == 0 && n >= opts.page_size && innodb::HasPage0(buf.data(), n)) {
       // Page 0 reached the disk since it was first read (the server flushed
       // the new table meanwhile): learn the format from it and read again.
@@ -190,7 +192,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
 }
 
 Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
-                     bool* vanished) {
+                     bool* vanished, Throttle* throttle) {
   *vanished = false;
   auto opened = File::OpenRead(src.path);
   if (!opened.ok()) {
@@ -201,12 +203,15 @@ Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& s
     return opened.status();
   }
   File in = std::move(opened).value();
+  AdviseSequential(in);
   XBAK_ASSIGN_OR_RETURN(auto out, sink.Create(dest_rel));
   std::vector<uint8_t> buf(1 << 20);
   uint64_t off = 0;
   for (;;) {
+    if (throttle != nullptr) throttle->Take(buf.size());
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
     if (n == 0) break;
+    AdviseDone(in, off, n);
     XBAK_RETURN_IF_ERROR(out->Write(buf.data(), n).With("writing " + dest_rel + " to " + sink.Describe()));
     progress.AddDone(n);
     off += n;

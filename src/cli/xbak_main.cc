@@ -21,6 +21,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
+#include "xbak/util/size.h"
 
 namespace po = boost::program_options;
 
@@ -92,8 +93,8 @@ int main(int argc, char** argv) {
   modes.add_options()("backup", "take a backup")("prepare", "prepare a backup")(
       "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
       "extract,x", "unpack an xbstream")("decompress", "decompress a compressed backup")(
-      "verify", "check a backup (and its incrementals)")(
-      "help", "show this help")("version", "show the version");
+      "verify", "check a backup (and its incrementals)")("help", "show this help")("version",
+                                                                                   "show the version");
 
   po::options_description conn("Connection (also from [client]/[xbak] in option files)");
   conn.add_options()("user,u", po::value<std::string>(), "user name")(
@@ -113,20 +114,28 @@ int main(int argc, char** argv) {
       "incremental-lsn", po::value<uint64_t>(), "incremental backup: only pages changed after this LSN")(
       "incremental-dir", po::value<std::vector<std::string>>(),
       "--prepare: the incremental backup to apply to --target-dir; --verify: an incremental of the "
-      "chain (repeat, in order)")(
-      "slave-info", "record the replication position of this replica in xtrabackup_slave_info")(
+      "chain (repeat, in order)")("slave-info",
+                                  "record the replication position of this replica in xtrabackup_slave_info")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
       "seconds BACKUP STAGE may wait for a lock (0: server default)")(
       "log-copy-timeout", po::value<unsigned>()->default_value(60),
       "fail if the redo log copy makes no progress for this many seconds")(
       "page-retries", po::value<int>()->default_value(10), "re-reads of a page with a bad checksum")(
+      "tmpdir,t", po::value<std::string>(),
+      "--backup: where the redo log copy spools what a slow output (stream, FIFO, upload) has not "
+      "taken yet, beyond --redo-spool-memory (an unnamed file, gone when xbak exits; default $TMPDIR "
+      "or /tmp)")("redo-spool-memory", po::value<std::string>()->default_value("64M"),
+                  "--backup: redo log held in memory for a slow output before spooling to --tmpdir (K/M/G)")(
+      "throttle", po::value<uint64_t>()->default_value(0),
+      "--backup: at most this many data file I/O operations (1 MiB read + write) per second, to "
+      "spare the server's disk (0: unlimited; the redo log copy is never throttled)")(
       "apply-log-only",
       "accepted for compatibility (prepare): MariaDB 10.11 rolls back incomplete transactions at "
       "server start, so every prepared backup can still take incrementals")(
       "use-memory", po::value<std::string>()->default_value("256M"),
       "--prepare: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
-      "applied in several batches")(
-      "force-non-empty-directories", "copy-back into a non-empty datadir (never overwrites files)")(
+      "applied in several batches")("force-non-empty-directories",
+                                    "copy-back into a non-empty datadir (never overwrites files)")(
       "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
@@ -268,7 +277,8 @@ int main(int argc, char** argv) {
       std::cerr << "xbak: --verify needs --target-dir\n";
       return 2;
     }
-    if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
+    if (vm.count("incremental-dir"))
+      vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
     vo.parallel = parallel;
     auto r = xbak::VerifyBackup(vo);
     if (!r.ok()) return Fail(r.status());
@@ -359,6 +369,18 @@ int main(int argc, char** argv) {
     o.page_retries = vm["page-retries"].as<int>();
     o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
+    if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
+    {
+      const std::string m = vm["redo-spool-memory"].as<std::string>();
+      auto v = xbak::ParseSize(m);
+      if (!v || *v < (1ull << 20)) {
+        std::cerr << "xbak: --redo-spool-memory must be a size of at least 1M (e.g. 64M, 1G), got '" << m
+                  << "'\n";
+        return 2;
+      }
+      o.redo_spool_memory = static_cast<size_t>(*v);
+    }
+    o.throttle = vm["throttle"].as<uint64_t>();
     o.tool_command = tool_command;
     o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     xbak::Status st = xbak::RunBackup(o);
@@ -367,19 +389,12 @@ int main(int argc, char** argv) {
   uint64_t use_memory = 0;
   {
     const std::string m = vm["use-memory"].as<std::string>();
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(m.c_str(), &end, 10);
-    std::string suffix = end ? std::string(end) : std::string();
-    uint64_t mult = suffix.empty() ? 1
-                    : (suffix == "K" || suffix == "k") ? 1ull << 10
-                    : (suffix == "M" || suffix == "m") ? 1ull << 20
-                    : (suffix == "G" || suffix == "g") ? 1ull << 30
-                                                       : 0;
-    use_memory = v * mult;
-    if (m.empty() || end == m.c_str() || mult == 0 || use_memory < (16ull << 20)) {
+    auto v = xbak::ParseSize(m);
+    if (!v || *v < (16ull << 20)) {
       std::cerr << "xbak: --use-memory must be a size of at least 16M (e.g. 512M, 2G), got '" << m << "'\n";
       return 2;
     }
+    use_memory = *v;
   }
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::IncrementalPrepareOptions ip;

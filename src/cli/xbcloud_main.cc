@@ -22,6 +22,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
+#include "xbak/util/size.h"
 
 namespace po = boost::program_options;
 
@@ -70,25 +71,10 @@ void WipeSecrets(int argc, char** argv) {
   }
 }
 
-// "10M", "512K", "1G", "65536".
 bool ParseSize(const std::string& s, size_t* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno != 0 || end == s.c_str()) return false;
-  std::string suffix(end);
-  unsigned long long mul = 1;
-  if (suffix == "K" || suffix == "k")
-    mul = 1ULL << 10;
-  else if (suffix == "M" || suffix == "m")
-    mul = 1ULL << 20;
-  else if (suffix == "G" || suffix == "g")
-    mul = 1ULL << 30;
-  else if (!suffix.empty())
-    return false;
-  if (v > (1ULL << 40) / mul) return false;
-  *out = static_cast<size_t>(v * mul);
+  auto v = xbak::ParseSize(s);
+  if (!v) return false;
+  *out = static_cast<size_t>(*v);
   return true;
 }
 

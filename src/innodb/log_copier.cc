@@ -1,9 +1,12 @@
 #include "xbak/innodb/log_copier.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <utility>
 
 namespace xbak::innodb {
@@ -18,6 +21,12 @@ constexpr size_t kMinRead = 64 * 1024;
 constexpr int kSuspiciousPolls = 3;
 
 std::string Lsn(uint64_t v) { return std::to_string(v); }
+std::string Mib(uint64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+std::string MibPerS(uint64_t bps) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MiB/s", static_cast<double>(bps) / (1 << 20));
+  return b;
+}
 
 }  // namespace
 
@@ -39,6 +48,10 @@ LogCopier::~LogCopier() { (void)Stop(); }
 Result<std::unique_ptr<LogCopier>> LogCopier::Open(const Options& options) {
   if (options.max_read <= kMtrSizeMax + kMtrTrailerSize) {
     return Error(ErrorCode::kInvalidArgument, "LogCopier max_read must exceed the largest mtr (1 MiB)");
+  }
+  if (!options.written_lsn) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "LogCopier needs written_lsn (how far the server's log is written)");
   }
   if (options.poll_interval.count() <= 0) {
     return Error(ErrorCode::kInvalidArgument, "LogCopier poll_interval must be positive");
@@ -116,11 +129,49 @@ Status LogCopier::ReadCircular(uint64_t lsn, uint8_t* dst, size_t n) const {
 }
 
 Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
+  uint64_t rate = write_rate();
+  std::string at_rate = rate > 0 ? "; the server was writing " + MibPerS(rate) +
+                                       " of redo, so the log holds about " +
+                                       std::to_string(capacity_ / rate) + " s of writes"
+                                 : "";
   return Error(ErrorCode::kServer,
                "redo log from LSN " + Lsn(lsn) +
-                   " was overwritten by the server before it could be copied (server checkpoint LSN " +
-                   Lsn(live.checkpoint_lsn) + ", log capacity " + std::to_string(capacity_) +
-                   " bytes); increase innodb_log_file_size or reduce the write load during the backup");
+                   " was overwritten by the server before it could be copied (the copy had reached LSN " +
+                   Lsn(lsn) + ", the server's latest checkpoint is LSN " + Lsn(live.checkpoint_lsn) +
+                   ", its log holds " + Mib(capacity_) + at_rate +
+                   "). Make the log larger (SET GLOBAL innodb_log_file_size works online), back up at a "
+                   "quieter time, or check that the disk holding the redo log is not saturated");
+}
+
+Status LogCopier::Unparsable(uint64_t lsn, const Checkpoint& live, const std::string& why) const {
+  return Error(ErrorCode::kCorrupt,
+               options_.log_path + ": the redo log does not parse at LSN " + Lsn(lsn) + " (" + why +
+                   "), although the server's latest checkpoint (checkpoint LSN " + Lsn(live.checkpoint_lsn) +
+                   ", written at LSN " + Lsn(live.end_lsn) +
+                   ") shows the server wrote past it and has not yet released it for reuse; the log "
+                   "file looks damaged (check the server's error log and the disk)");
+}
+
+bool LogCopier::OtherPassAt(uint64_t lsn, const std::vector<uint8_t>& buf) const {
+  if (buf.empty()) return false;
+  const uint64_t first = header_.first_lsn;
+  const size_t until_wrap = static_cast<size_t>(capacity_ - (lsn - first) % capacity_);
+  MtrInfo info;
+  return ParseMtr(buf.data(), buf.size(), !SequenceBit(lsn, first, capacity_), &info, nullptr, until_wrap) ==
+         MtrStatus::kComplete;
+}
+
+void LogCopier::RateMeter::Note(uint64_t lsn, std::atomic<uint64_t>* out) {
+  auto now = std::chrono::steady_clock::now();
+  double dt = std::chrono::duration<double>(now - since).count();
+  if (dt < 1.0) return;
+  double r = static_cast<double>(lsn - since_lsn) / dt;
+  // A moving average over a few seconds: steady enough to quote, quick
+  // enough to show a burst.
+  ewma = ewma == 0 ? r : 0.5 * ewma + 0.5 * r;
+  out->store(static_cast<uint64_t>(ewma), std::memory_order_relaxed);
+  since = now;
+  since_lsn = lsn;
 }
 
 Status LogCopier::Start(Writer writer, FileOpSink file_ops) {
@@ -138,6 +189,12 @@ Status LogCopier::Start(Writer writer, FileOpSink file_ops) {
 }
 
 void LogCopier::Run() {
+  // The copier must keep up with the server while the copy threads (and
+  // compression) keep both cores busy: ask for a higher priority. Only root
+  // (or CAP_SYS_NICE) may lower a nice value; without it this fails and the
+  // thread runs at the normal priority, which the short polls make enough
+  // for the write rates a 2-core machine produces (tests/integration/t_redo_race).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), -5);
   Status st = CopyLoop();
   std::lock_guard lk(mu_);
   error_ = st;
@@ -150,19 +207,41 @@ bool LogCopier::StopRequested() {
   return stop_requested_;
 }
 
+Status LogCopier::RefreshWritten(uint64_t* durable, std::chrono::steady_clock::time_point* last) {
+  auto now = std::chrono::steady_clock::now();
+  if (now - *last < options_.written_refresh) return Status::Ok();
+  *last = now;
+  auto w = options_.written_lsn();
+  if (!w.ok()) return w.status().With("asking the server how far its redo log is written");
+  *durable = std::max(*durable, *w);
+  return Status::Ok();
+}
+
 Status LogCopier::CopyLoop() {
   const uint64_t first = header_.first_lsn;
   const size_t max_window = static_cast<size_t>(std::min<uint64_t>(options_.max_read, capacity_));
   size_t window = std::min(kMinRead, max_window);
   uint64_t lsn = start_.checkpoint_lsn;
-  std::vector<uint8_t> buf;  // bytes from lsn on: a carried-over partial mtr, then fresh reads
+  // What the server has finished writing: the end of the checkpoint's mtrs,
+  // or what written_lsn() reported. Bytes below it are final in the file (until
+  // the server wraps round to them again); bytes above may be the garbage the
+  // server leaves after its log's end in a partly written block, or a block
+  // caught halfway through a write, and garbage can hold stale copies of
+  // whole, checksummed mtrs. So an mtr is taken only when a read that started
+  // after `durable` passed its end saw it; anything beyond is read again.
+  uint64_t durable = start_.end_lsn;
+  auto last_refresh = std::chrono::steady_clock::time_point{};
+  std::vector<uint8_t> buf;  // bytes from lsn on, all below `durable` when read
   std::vector<uint8_t> out;
   std::vector<std::pair<FileOp, uint64_t>> ops;
   MtrInfo info;
   std::string why;
   int suspicious = 0;
+  int idle_polls = 0;  // polls in a row that found nothing new
+  RateMeter rate(lsn);
 
   while (!StopRequested()) {
+    const uint64_t final_below = durable;  // known before this read started
     const size_t want = window;
     if (buf.size() < want) {
       size_t have = buf.size();
@@ -179,6 +258,7 @@ Status LogCopier::CopyLoop() {
 
     size_t pos = 0;
     MtrStatus ms = MtrStatus::kEndOfLog;
+    bool not_yet_final = false;  // a whole mtr was parsed beyond final_below
     out.clear();
     ops.clear();
     for (;;) {
@@ -187,6 +267,10 @@ Status LogCopier::CopyLoop() {
       ms = ParseMtr(buf.data() + pos, buf.size() - pos, SequenceBit(at, first, capacity_), &info, &why,
                     until_wrap);
       if (ms != MtrStatus::kComplete) break;
+      if (at + info.length > final_below) {
+        not_yet_final = true;
+        break;
+      }
       size_t o = out.size();
       out.insert(out.end(), buf.begin() + pos, buf.begin() + pos + info.length);
       out[o + info.records_length] = 1;  // the backup log is a single first pass
@@ -209,6 +293,23 @@ Status LogCopier::CopyLoop() {
       suspicious = 0;
       buf.erase(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(pos));
     }
+    durable = std::max(durable, live.end_lsn);
+    // Keep only bytes that were final when read.
+    if (lsn + buf.size() > final_below) buf.resize(final_below > lsn ? final_below - lsn : 0);
+
+    if (not_yet_final) {
+      // Log is there but not known to be final yet: ask how far the server
+      // has written, and read it again at once or after a short wait.
+      idle_polls = 0;
+      const uint64_t before = durable;
+      XBAK_RETURN_IF_ERROR(RefreshWritten(&durable, &last_refresh));
+      buf.clear();
+      if (durable == before) {
+        std::unique_lock lk(mu_);
+        cv_.wait_for(lk, std::chrono::milliseconds(1), [this] { return stop_requested_; });
+      }
+      continue;
+    }
 
     // Stopped only because the read ended inside an mtr: read on at once,
     // keeping what we have, with a larger read if the rate calls for it.
@@ -218,29 +319,46 @@ Status LogCopier::CopyLoop() {
     }
     // Anything else is the tail of the log as of this read: the server may
     // still be rewriting it, so it is read afresh next time.
-    buf.clear();
     if (pos > 0) {
+      buf.clear();
+      idle_polls = 0;
       if (pos < want / 4) window = std::max(std::min(kMinRead, max_window), window / 2);
     } else {
       if (live.checkpoint_lsn > lsn) {
         // The server has declared the log at lsn reusable and there is no
         // valid mtr there: it may be gone. Re-read to rule out a race first.
+        buf.clear();
         if (++suspicious >= kSuspiciousPolls) return Overwritten(lsn, live);
         continue;
       }
-      if (live.end_lsn > lsn) {
-        // The server has durably written past lsn, yet it does not parse.
+      if (final_below > lsn) {
+        // The server had finished writing past lsn before this read, yet it
+        // does not parse. A server that wrote more than a whole log past lsn,
+        // or bytes that parse with the other sequence bit (written by the next
+        // pass over the file), mean an overrun (a server that wrote more than
+        // its log holds past its checkpoint); anything else is damage.
+        const bool next_pass = final_below > lsn + capacity_ || OtherPassAt(lsn, buf);
+        buf.clear();
         if (++suspicious >= kSuspiciousPolls) {
-          return Error(ErrorCode::kCorrupt, options_.log_path + ": cannot parse the redo log at LSN " +
-                                                Lsn(lsn) + " although the server has checkpointed at LSN " +
-                                                Lsn(live.end_lsn) + ": " + why);
+          return next_pass ? Overwritten(lsn, live) : Unparsable(lsn, live, why);
         }
         continue;
       }
+      buf.clear();
       suspicious = 0;
+      idle_polls++;
+      // At the tail: the server may have written more than its checkpoint says.
+      XBAK_RETURN_IF_ERROR(RefreshWritten(&durable, &last_refresh));
+      if (durable > lsn) continue;
     }
+    rate.Note(lsn, &rate_bps_);
+    // Adaptive polling: right after new log the next read comes within 1 ms
+    // (a busy server writes continuously); each idle poll doubles the wait up
+    // to poll_interval, so an idle server costs next to nothing.
+    auto wait = std::min<std::chrono::milliseconds>(
+        options_.poll_interval, std::chrono::milliseconds(int64_t{1} << std::min(idle_polls, 10)));
     std::unique_lock lk(mu_);
-    cv_.wait_for(lk, options_.poll_interval, [this] { return stop_requested_; });
+    cv_.wait_for(lk, wait, [this] { return stop_requested_; });
   }
   return Status::Ok();
 }

@@ -36,6 +36,13 @@ Result<File> File::OpenWrite(const std::string& path) {
   return File(UniqueFd(fd), path);
 }
 
+void AdviseSequential(const File& f) { (void)::posix_fadvise(f.fd(), 0, 0, POSIX_FADV_SEQUENTIAL); }
+
+void AdviseDone(const File& f, uint64_t offset, size_t n) {
+  if (n > 0)
+    (void)::posix_fadvise(f.fd(), static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
+}
+
 Result<size_t> File::PRead(void* buf, size_t n, uint64_t offset) const {
   auto* p = static_cast<char*>(buf);
   size_t done = 0;

@@ -39,7 +39,13 @@ struct BackupOptions {
   int page_retries = 10;
   unsigned lock_wait_timeout_s = 0;  // 0: server default
   unsigned log_wait_timeout_s = 60;  // no redo progress for this long fails the backup
-  std::string tool_command;          // for xtrabackup_info (password removed)
+  // The redo log copy never waits for the output: what the output has not
+  // taken yet is held in memory up to redo_spool_memory, then in an unnamed
+  // file in tmpdir ("" = $TMPDIR or /tmp).
+  std::string tmpdir;
+  size_t redo_spool_memory = size_t{64} << 20;
+  uint64_t throttle = 0;     // --throttle: data file reads of 1 MiB per second (0 = unlimited)
+  std::string tool_command;  // for xtrabackup_info (password removed)
   std::chrono::milliseconds progress_interval{2000};
 };
 

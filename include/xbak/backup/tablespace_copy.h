@@ -13,6 +13,7 @@
 #include "xbak/sink/sink.h"
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
+#include "xbak/util/throttle.h"
 
 namespace xbak {
 
@@ -29,6 +30,8 @@ struct TablespaceCopyOptions {
   bool incremental = false;
   uint64_t incremental_lsn = 0;
   Sink* meta_sink = nullptr;
+  // --throttle: every read takes its bytes from this shared budget.
+  Throttle* throttle = nullptr;
   // Tests: runs after page 0 was first read, before the copy reads the file
   // (the moment the server may flush a new table's page 0).
   std::function<void()> after_first_read;
@@ -49,6 +52,6 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
 
 // Copies any file as-is in large blocks (non-InnoDB files).
 Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
-                     bool* vanished);
+                     bool* vanished, Throttle* throttle = nullptr);
 
 }  // namespace xbak

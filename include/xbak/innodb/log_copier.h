@@ -55,8 +55,17 @@ class LogCopier {
  public:
   struct Options {
     std::string log_path;                         // the live ib_logfile0
-    std::chrono::milliseconds poll_interval{20};  // sleep at the tail of the log
+    std::chrono::milliseconds poll_interval{20};  // longest sleep at the tail of an idle log
     size_t max_read = size_t{2} << 20;            // largest single read; must exceed kMtrSizeMax
+    // How far the server has finished writing its log (for a server: the
+    // status variable Innodb_lsn_flushed). Required: only log below this (or
+    // below the latest checkpoint's end) is taken, because the bytes after the
+    // log's end in the block being written are garbage that may hold stale
+    // copies of whole mtrs, and a read can catch a block halfway through a
+    // write. Called from the copier thread, at most every written_refresh,
+    // when log was found beyond what is known to be written.
+    std::function<Result<uint64_t>()> written_lsn;
+    std::chrono::milliseconds written_refresh{20};
   };
   // Appends n bytes to the backup log. Called from the copier thread only.
   using Writer = std::function<Status(const uint8_t* data, size_t n)>;
@@ -97,18 +106,35 @@ class LogCopier {
   Status WaitUntil(uint64_t lsn, std::chrono::milliseconds stall_timeout);
   // Stops and joins the thread; returns its error, if any. Idempotent.
   Status Stop();
+  // Redo bytes per second the copier has been copying (a moving average over
+  // the last seconds; 0 until the first second). While the copy keeps up this
+  // is the server's write rate.
+  uint64_t write_rate() const { return rate_bps_.load(std::memory_order_relaxed); }
 
  private:
   LogCopier(Options options, File file, LogHeader header, std::vector<uint8_t> header_block, Checkpoint start,
             uint64_t file_size, dev_t dev, ino_t ino);
   void Run();
   Status CopyLoop();
+  Status RefreshWritten(uint64_t* durable, std::chrono::steady_clock::time_point* last);
   // Re-validates that the path still names the file we opened, with the same
   // size and header, then returns its current checkpoint.
   Result<Checkpoint> ReadLiveState() const;
   Status ReadCircular(uint64_t lsn, uint8_t* dst, size_t n) const;
   bool StopRequested();
+  // The two ways a log that should be there fails to parse, told apart by
+  // OtherPassAt: overwritten by the server, or damaged.
   Status Overwritten(uint64_t lsn, const Checkpoint& live) const;
+  Status Unparsable(uint64_t lsn, const Checkpoint& live, const std::string& why) const;
+  // True if `buf` (read at lsn) holds a whole mtr of the next pass over the file.
+  bool OtherPassAt(uint64_t lsn, const std::vector<uint8_t>& buf) const;
+  struct RateMeter {
+    explicit RateMeter(uint64_t lsn) : since_lsn(lsn) {}
+    void Note(uint64_t lsn, std::atomic<uint64_t>* out);
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+    uint64_t since_lsn;
+    double ewma = 0;
+  };
 
   // Fixed after Open; read by both threads.
   const Options options_;
@@ -128,6 +154,7 @@ class LogCopier {
   // Release-stored by the copier after the Writer returned, acquire-loaded by
   // readers, so that bytes written up to copied_lsn happen-before the read.
   std::atomic<uint64_t> copied_lsn_;
+  std::atomic<uint64_t> rate_bps_{0};
 
   mutable std::mutex mu_;
   std::condition_variable cv_;   // progress, thread exit, stop request

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xbak/util/status.h"
@@ -53,6 +54,8 @@ class File {
   static Result<File> CreateNew(const std::string& path);
   // Opens for writing, creating it if needed; does not truncate.
   static Result<File> OpenWrite(const std::string& path);
+  // Takes ownership of an open descriptor; `path` is only for messages.
+  static File Adopt(UniqueFd fd, std::string path) { return File(std::move(fd), std::move(path)); }
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
@@ -84,6 +87,14 @@ void AdvanceIovec(struct iovec** cur, int* count, size_t done);
 // works, so failures (e.g. the per-user pipe memory limit) are ignored.
 // Returns the pipe's buffer size afterwards, or 0 if fd is not a pipe.
 size_t EnlargePipe(int fd, size_t bytes = size_t{1} << 20);
+
+// Tells the kernel a file is read once from start to end (AdviseSequential),
+// and that what was read need not stay cached (AdviseDone): a backup streams
+// through the whole database and would otherwise push out of the page cache
+// what the server's other files (binlogs, Aria, MyISAM) keep hot there, as
+// xtrabackup avoids too. Best effort: advice that fails changes nothing.
+void AdviseSequential(const File& f);
+void AdviseDone(const File& f, uint64_t offset, size_t n);
 
 // Creates every missing directory of `path` with mode 0750 (before umask).
 Status MakeDirs(const std::string& path);
