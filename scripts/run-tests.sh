@@ -14,6 +14,10 @@
 #   scripts/run-tests.sh --unit     pass 1, unit tests only
 #   scripts/run-tests.sh --asan     pass 2 only;  --tsan  pass 3 only;  --arm64  pass 4 only;
 #                                   --fuzz  pass 5 only
+#   scripts/run-tests.sh --soak     opt-in, not in CI: the normal build, then tests/soak/t_soak.sh
+#                                   (XBAK_SOAK_BACKUPS hot backups in a row under writes and DDL
+#                                   through a throttled consumer, each prepared, restored, checked;
+#                                   default 50, about a minute each)
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
@@ -35,7 +39,8 @@ while [ $# -gt 0 ]; do
     --tsan) passes=(tsan) ;;
     --arm64) passes=(arm64) ;;
     --fuzz) passes=(fuzz) ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --soak) passes=(soak) ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -62,6 +67,16 @@ run_pass() { # NAME
     # is missing; XBAK_SKIP_DEPS=1 skips that too), builds build-aarch64/, runs the unit tests.
     banner "[arm64] cross build + unit tests under qemu (scripts/cross-aarch64.sh)"
     scripts/cross-aarch64.sh -- "${ctest_extra[@]}"
+    return
+  fi
+  if [ "$name" = soak ]; then
+    banner "[soak] build (./build), then tests/soak/t_soak.sh"
+    mkdir -p build
+    cmake -S "$repo" -B build -G Ninja > build/configure.log 2>&1 ||
+      { cat build/configure.log >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
+    cmake --build build -j"$(nproc)"
+    XBAK="$repo/build/xbak" XBCLOUD="$repo/build/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/build" \
+      bash tests/soak/t_soak.sh
     return
   fi
   if [ "$name" = fuzz ]; then

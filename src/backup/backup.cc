@@ -148,7 +148,12 @@ class BackupRun {
     if (st.ok()) st = FinishRedoLog();
     if (!st.ok()) {
       if (lag_) lag_->Stop();
-      if (copier_) (void)copier_->Stop();
+      if (copier_) {
+        // A copy cancelled because the redo copy failed reports the redo
+        // copy's error, which says what happened and what to do.
+        Status cst = copier_->Stop();
+        if (!cst.ok() && st.code() == ErrorCode::kCancelled) st = cst.With("redo log copy");
+      }
       if (redo_spool_) redo_spool_->Abort();
       if (staged_) (void)conn_->Execute("BACKUP STAGE END");
       return st;
@@ -221,6 +226,8 @@ class BackupRun {
     XBAK_ASSIGN_OR_RETURN(written_conn_, Connection::Open(o_.conn));
     Connection* wc = written_conn_.get();
     lo.written_lsn = [wc]() -> Result<uint64_t> { return StatusLsn(*wc, "INNODB_LSN_FLUSHED"); };
+    lo.poll_interval = o_.log_copy_interval;
+    lo.on_failure = [this] { cancel_.store(true); };
     XBAK_ASSIGN_OR_RETURN(copier_, innodb::LogCopier::Open(lo));
     XBAK_ASSIGN_OR_RETURN(log_out_, sink_->Create("ib_logfile0"));
     std::string creator = "Backup " + VersionNumber();
@@ -565,6 +572,7 @@ class BackupRun {
   std::unique_ptr<Sink> meta_;  // the destination itself: metadata files, never compressed
   std::unique_ptr<Sink> sink_;  // data files and the redo log
   std::unique_ptr<SinkFile> log_out_;
+  std::atomic<bool> cancel_{false};  // set by a failed copy thread or copier_
   // After log_out_, which its thread writes to, so it is destroyed first.
   std::unique_ptr<Spool> redo_spool_;
   std::unique_ptr<Connection> written_conn_;  // used by copier_'s thread
@@ -573,7 +581,6 @@ class BackupRun {
   std::unique_ptr<Connection> monitor_conn_;
   std::unique_ptr<RedoLagMonitor> lag_;  // samples copier_ and redo_spool_ on monitor_conn_
   Throttle throttle_;
-  std::atomic<bool> cancel_{false};
   std::mutex mu_;
   std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;
   std::vector<SourceFile> others_;

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
       "taken yet, beyond --redo-spool-memory (an unnamed file, gone when xbak exits; default $TMPDIR "
       "or /tmp)")("redo-spool-memory", po::value<std::string>()->default_value("64M"),
                   "--backup: redo log held in memory for a slow output before spooling to --tmpdir (K/M/G)")(
+      "log-copy-interval", po::value<unsigned>()->default_value(20),
+      "--backup: longest wait in ms between reads of an idle server's redo log (a busy log is read "
+      "again within 1 ms)")(
       "throttle", po::value<uint64_t>()->default_value(0),
       "--backup: at most this many data file I/O operations (1 MiB read + write) per second, to "
       "spare the server's disk (0: unlimited; the redo log copy is never throttled)")(
@@ -381,6 +384,7 @@ int main(int argc, char** argv) {
       o.redo_spool_memory = static_cast<size_t>(*v);
     }
     o.throttle = vm["throttle"].as<uint64_t>();
+    o.log_copy_interval = std::chrono::milliseconds(std::max(1u, vm["log-copy-interval"].as<unsigned>()));
     o.tool_command = tool_command;
     o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     xbak::Status st = xbak::RunBackup(o);

@@ -196,10 +196,13 @@ void LogCopier::Run() {
   // for the write rates a 2-core machine produces (tests/integration/t_redo_race).
   (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), -5);
   Status st = CopyLoop();
-  std::lock_guard lk(mu_);
-  error_ = st;
-  running_ = false;
-  cv_.notify_all();
+  {
+    std::lock_guard lk(mu_);
+    error_ = st;
+    running_ = false;
+    cv_.notify_all();
+  }
+  if (!st.ok() && options_.on_failure) options_.on_failure();
 }
 
 bool LogCopier::StopRequested() {

@@ -66,6 +66,9 @@ class LogCopier {
     // when log was found beyond what is known to be written.
     std::function<Result<uint64_t>()> written_lsn;
     std::chrono::milliseconds written_refresh{20};
+    // Called from the copier thread when it fails (the backup is then lost:
+    // the caller stops copying data files at once instead of at the end).
+    std::function<void()> on_failure;
   };
   // Appends n bytes to the backup log. Called from the copier thread only.
   using Writer = std::function<Status(const uint8_t* data, size_t n)>;
