@@ -69,12 +69,16 @@ void RedoLagMonitor::Stop() {
 }
 
 void RedoLagMonitor::Run() {
+  // The first sample comes one interval in: the copy starts at the server's
+  // last checkpoint, up to a whole checkpoint age behind the head, and reads
+  // that much in its first milliseconds; that start is not a lag to warn of.
   std::unique_lock lk(mu_);
-  while (!stop_) {
+  for (;;) {
+    cv_.wait_for(lk, interval_, [this] { return stop_; });
+    if (stop_) break;
     lk.unlock();
     Sample();
     lk.lock();
-    cv_.wait_for(lk, interval_, [this] { return stop_; });
   }
 }
 

@@ -45,7 +45,9 @@ struct BackupOptions {
   std::string tmpdir;
   size_t redo_spool_memory = size_t{64} << 20;
   uint64_t throttle = 0;
-  std::chrono::milliseconds log_copy_interval{20};  // longest redo poll interval of an idle server     // --throttle: data file reads of 1 MiB per second (0 = unlimited)
+  std::chrono::milliseconds log_copy_interval{
+      20};  // longest redo poll interval of an idle server     // --throttle: data file reads of 1 MiB per
+            // second (0 = unlimited)
   std::string tool_command;  // for xtrabackup_info (password removed)
   std::chrono::milliseconds progress_interval{2000};
 };
