@@ -103,6 +103,93 @@ def section_backup(doc, name):
     return out + save_chart(fig, name)
 
 
+IMPACT_MODES = ("none", "xbak", "xbak-throttle", "mariabackup")
+IMPACT_COLORS = {"none": "tab:grey", "xbak": "tab:blue", "xbak-throttle": "tab:cyan", "mariabackup": "tab:orange"}
+
+
+def impact_label(doc, mode):
+    return {"none": "no backup (baseline)", "xbak": f"xbak --parallel={doc['parallel']}",
+            "xbak-throttle": f"xbak --parallel={doc['parallel']} --throttle={doc['throttle']}",
+            "mariabackup": f"mariabackup --parallel={doc['parallel']}"}[mode]
+
+
+def section_impact(doc, name):
+    runs = doc["runs"]
+    sb = doc["sysbench"]
+    out = [f"## Impact on the server: sysbench during a backup ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/impact_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs (shared by the server, sysbench and "
+               f"the backup); {doc['versions']['mariabackup']}; {doc['versions']['sysbench']}. One server "
+               f"(innodb_log_file_size={doc['server']['innodb_log_file_size']}, "
+               f"innodb_buffer_pool_size={doc['server']['innodb_buffer_pool_size']}), sysbench {sb['test']} on "
+               f"{sb['tables']} tables of {sb['table_size']:,} rows, {sb['threads']} threads; the backups are about "
+               f"{median([r['bytes'] for r in runs if r['mode'] == 'xbak'] or [0]) / 2**30:.1f} GiB. Each run flushes the "
+               f"buffer pool's dirty pages, drops the page cache, starts sysbench and, {doc['warmup_seconds']} s later, "
+               f"the backup (to a directory on the same disk, deleted afterwards) or, for the baseline, a "
+               f"{doc['baseline_seconds']} s window. Throughput during a backup = the transactions sysbench completed "
+               "between the backup's start and end (its per-second reports, prorated at both ends) over the backup's "
+               f"duration; `share` = that over the median baseline ({doc['baseline_tps']:.0f} tps). `--throttle="
+               f"{doc['throttle']}`: at most {doc['throttle']} MiB of data-file reads a second (the redo log copy is "
+               "never throttled). `lost` = (baseline − throughput during) × duration: the transactions the server "
+               "did not serve because of the backup. The order of the modes turns every repetition.")
+    out.append("")
+    mb = reps(runs, mode="mariabackup")
+    mbs = median([r["share"] for r in mb]) if mb else None
+    out.append("| during | sysbench tps (median, reps) | share of baseline (median, reps) | share vs mariabackup | "
+               "backup s (median, reps) | MiB/s | peak RSS | lost |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for mode in IMPACT_MODES:
+        xs = reps(runs, mode=mode)
+        if not xs:
+            continue
+        share = median([r["share"] for r in xs])
+        vs = f"{share / mbs:.2f}x" if mbs and mode in ("xbak", "xbak-throttle") else "-"
+        if mode == "none":
+            secs = rate = rss = lost = "-"
+        else:
+            secs = f"{median([r['seconds'] for r in xs]):.1f} ({fmt_reps(xs)})"
+            rate = f"{median([r['bytes'] / 1048576 / r['seconds'] for r in xs]):.0f}"
+            rss = f"{max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB"
+            lost = f"{median([r['lost_transactions'] for r in xs]):,.0f}"
+        out.append(f"| {impact_label(doc, mode)} | {median([r['tps'] for r in xs]):.0f} "
+                   f"({', '.join('%.0f' % r['tps'] for r in xs)}) | {share * 100:.0f} % "
+                   f"({', '.join('%.0f' % (r['share'] * 100) for r in xs)}) | {vs} | {secs} | {rate} | {rss} | {lost} |")
+    out.append("")
+    out.append("`share vs mariabackup` above 1: the server keeps more of its throughput during xbak's backup than "
+               "during mariabackup's. MiB/s is the backup's size over its duration; peak RSS is the backup "
+               "process's (/usr/bin/time).")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [2, 3]})
+    modes = [m for m in IMPACT_MODES if reps(runs, mode=m)]
+    labels = [impact_label(doc, m).replace(" --", "\n--").replace(" (", "\n(") for m in modes]
+    shares = [100 * median([r["share"] for r in reps(runs, mode=m)]) for m in modes]
+    ax1.bar(range(len(modes)), shares, color=[IMPACT_COLORS[m] for m in modes])
+    for i, m in enumerate(modes):
+        ys = [100 * r["share"] for r in reps(runs, mode=m)]
+        ax1.plot([i] * len(ys), ys, "k.", markersize=4)
+    ax1.set_xticks(range(len(modes)), labels, fontsize=7)
+    ax1.set_ylabel("sysbench tps, % of baseline")
+    ax1.set_ylim(0, max(110, max(100 * r["share"] for r in runs) + 5))
+    ax1.set_title("throughput during the backup (median, dots: reps)", fontsize=9)
+    # one run per mode, the one with the median share: tps over time from the backup's start
+    for m in modes:
+        xs = sorted(reps(runs, mode=m), key=lambda r: r["share"])
+        r = xs[(len(xs) - 1) // 2]
+        ts = [p for p in r["series"] if p[0] <= r["window_seconds"] + 1]
+        ax2.plot([p[0] for p in ts], [p[1] for p in ts], color=IMPACT_COLORS[m], linewidth=1,
+                 label=impact_label(doc, m))
+        if m != "none":
+            ax2.axvline(r["window_seconds"], color=IMPACT_COLORS[m], linestyle=":", linewidth=1)
+    ax2.axvline(0, color="black", linewidth=0.8)
+    ax2.set_xlabel("seconds since the backup started (dotted: it ended)")
+    ax2.set_ylabel("sysbench tps (per second)")
+    ax2.set_ylim(bottom=0)
+    ax2.set_title("one run of each (the median one)", fontsize=9)
+    ax2.legend(fontsize=7, loc="lower right")
+    return out + save_chart(fig, name)
+
+
 def section_stream(doc, name):
     runs = doc["runs"]
     out = [f"## Streaming a backup to /dev/null ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
@@ -385,7 +472,7 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 
 
 SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
-            "prepare-bench": section_prepare}
+            "prepare-bench": section_prepare, "impact-bench": section_impact}
 
 
 def main():
