@@ -108,8 +108,10 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     if (opts.cancel && opts.cancel->load(std::memory_order_relaxed)) {
       return Error(ErrorCode::kCancelled, "cancelled");
     }
-    if (opts.throttle != nullptr) opts.throttle->Take(buf.size());
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
+    // Charged what was read (after the read: the shared clock still holds
+    // the rate), so a small file costs its size, not a whole buffer.
+    if (opts.throttle != nullptr) opts.throttle->Take(n);
     AdviseDone(in, offset, n);
     if (!known_flags && offset == 0 && n >= opts.page_size && innodb::HasPage0(buf.data(), n)) {
       // Page 0 reached the disk since it was first read (the server flushed
@@ -208,9 +210,9 @@ Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& s
   std::vector<uint8_t> buf(1 << 20);
   uint64_t off = 0;
   for (;;) {
-    if (throttle != nullptr) throttle->Take(buf.size());
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
     if (n == 0) break;
+    if (throttle != nullptr) throttle->Take(n);
     AdviseDone(in, off, n);
     XBAK_RETURN_IF_ERROR(out->Write(buf.data(), n).With("writing " + dest_rel + " to " + sink.Describe()));
     progress.AddDone(n);
