@@ -64,6 +64,8 @@ sb_kill_all
 rm -rf "$XBAK_WORK"; mkdir -p "$XBAK_WORK" "$(dirname "$OUT")"
 SBPID=""; WATCHPID=""
 SB_ON_EXIT+=('[ -z "$SBPID" ] || kill "$SBPID" 2> /dev/null' '[ -z "$WATCHPID" ] || kill "$WATCHPID" 2> /dev/null')
+# The dataset (8 GiB in a full run) goes once its server has stopped; the logs stay.
+SB_ON_EXIT_LATE+=('rm -rf "$XBAK_WORK/impact/data" "$XBAK_WORK/impact/binlog" "$XBAK_WORK/bk"')
 sb_cleanup_on_exit
 W=$XBAK_WORK
 RES="$W/results.tsv"   # mode rep order t0 t1 seconds peak_rss_kb bytes sysbench_log
