@@ -6,8 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <utility>
+
+#include "xbak/util/progress.h"
 
 namespace xbak::innodb {
 namespace {
@@ -21,12 +22,6 @@ constexpr size_t kMinRead = 64 * 1024;
 constexpr int kSuspiciousPolls = 3;
 
 std::string Lsn(uint64_t v) { return std::to_string(v); }
-std::string Mib(uint64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
-std::string MibPerS(uint64_t bps) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f MiB/s", static_cast<double>(bps) / (1 << 20));
-  return b;
-}
 
 }  // namespace
 
@@ -130,7 +125,7 @@ Status LogCopier::ReadCircular(uint64_t lsn, uint8_t* dst, size_t n) const {
 
 Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
   uint64_t rate = write_rate();
-  std::string at_rate = rate > 0 ? "; the server was writing " + MibPerS(rate) +
+  std::string at_rate = rate > 0 ? "; the server was writing " + HumanBytes(rate) + "/s" +
                                        " of redo, so the log holds about " +
                                        std::to_string(capacity_ / rate) + " s of writes"
                                  : "";
@@ -138,7 +133,7 @@ Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
                "redo log from LSN " + Lsn(lsn) +
                    " was overwritten by the server before it could be copied (the copy had reached LSN " +
                    Lsn(lsn) + ", the server's latest checkpoint is LSN " + Lsn(live.checkpoint_lsn) +
-                   ", its log holds " + Mib(capacity_) + at_rate +
+                   ", its log holds " + HumanBytes(capacity_) + at_rate +
                    "). Make the log larger (SET GLOBAL innodb_log_file_size works online), back up at a "
                    "quieter time, or check that the disk holding the redo log is not saturated");
 }

@@ -8,13 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "xbak/util/progress.h"
+
 namespace xbak {
-namespace {
-
-std::string Mib(uint64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
-
-}  // namespace
-
 Spool::Spool(Options options) : o_(std::move(options)) {
   dir_ = o_.tmpdir;
   if (dir_.empty()) {
@@ -96,8 +92,8 @@ Status Spool::Spill(const uint8_t* data, size_t n) {
     std::lock_guard lk(mu_);
     if (o_.disk_limit != 0 && stats_.on_disk + n > o_.disk_limit) {
       Status st(ErrorCode::kNoSpace, "the " + o_.what + " spool in " + dir_ + " reached its limit of " +
-                                         Mib(o_.disk_limit) + " pending on disk (the output is " +
-                                         Mib(stats_.pending) +
+                                         HumanBytes(o_.disk_limit) + " pending on disk (the output is " +
+                                         HumanBytes(stats_.pending) +
                                          " behind); the output is too slow for the "
                                          "server's write rate, or give --tmpdir more room");
       Fail(st);
@@ -116,8 +112,9 @@ Status Spool::Spill(const uint8_t* data, size_t n) {
   if (!st.ok()) {
     std::lock_guard lk(mu_);
     Status named(st.code(), "the " + o_.what + " spool in " + dir_ + " could not take " + std::to_string(n) +
-                                " more bytes (" + Mib(stats_.on_disk) + " pending on disk, the output " +
-                                Mib(stats_.pending) + " behind): " + st.message() +
+                                " more bytes (" + HumanBytes(stats_.on_disk) +
+                                " pending on disk, the output " + HumanBytes(stats_.pending) +
+                                " behind): " + st.message() +
                                 "; free space there or point --tmpdir at a larger file system");
     Fail(named);
     return named;
