@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -78,22 +80,10 @@ Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave) {
   if (!missing.empty()) {
     return Error(ErrorCode::kServer,
                  "the backup user lacks privileges: " + missing +
-                     " (RELOAD for BACKUP STAGE and FLUSH, PROCESS for SHOW ENGINE INNODB STATUS, "
+                     " (RELOAD for BACKUP STAGE and FLUSH, PROCESS as mariabackup asks, "
                      "BINLOG MONITOR for SHOW MASTER STATUS, SLAVE MONITOR for --slave-info)");
   }
   return Status::Ok();
-}
-
-Result<uint64_t> ServerLsn(Connection& c) {
-  XBAK_ASSIGN_OR_RETURN(auto rows, c.Query("SHOW ENGINE INNODB STATUS"));
-  for (auto& r : rows) {
-    if (r.size() < 3 || !r[2]) continue;
-    const std::string& s = *r[2];
-    size_t p = s.find("\nLog sequence number ");
-    if (p == std::string::npos) continue;
-    return static_cast<uint64_t>(std::strtoull(s.c_str() + p + 21, nullptr, 10));
-  }
-  return Error(ErrorCode::kServer, "SHOW ENGINE INNODB STATUS did not report a 'Log sequence number'");
 }
 
 // One of InnoDB's LSN status variables (Innodb_lsn_current, _flushed).
@@ -251,7 +241,7 @@ class BackupRun {
             HumanBytes(o_.redo_spool_memory) + ", then in " + redo_spool_->spill_dir() + ")");
     StartLagMonitor();
     if (o_.incremental) {
-      XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, ServerLsn(*conn_));
+      XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
       if (o_.incremental_lsn > now_lsn) {
         return Error(ErrorCode::kInvalidArgument,
                      "the incremental base LSN " + std::to_string(o_.incremental_lsn) +
@@ -316,6 +306,12 @@ class BackupRun {
     staged_ = true;
     XBAK_RETURN_IF_ERROR(CopyInnodb());
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE FLUSH"));
+    // While DDL (and then commits) are blocked, the spooled redo log waits and
+    // the files copied under the lock reach the output first: with one slow
+    // stream they would otherwise queue behind all the log spooled so far and
+    // hold the server for minutes. The log is still read from the server.
+    if (redo_spool_) redo_spool_->Pause(true);
+    const auto ddl0 = std::chrono::steady_clock::now();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
     LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
     XBAK_RETURN_IF_ERROR(ReconcileDdl());
@@ -325,8 +321,15 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(UnderBlockCommit());
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE END"));
     staged_ = false;
-    lock_time_s_ = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0).count());
+    if (redo_spool_) redo_spool_->Pause(false);
+    const auto t1 = std::chrono::steady_clock::now();
+    lock_time_s_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - t0).count());
+    auto secs = [](std::chrono::steady_clock::duration d) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f", std::chrono::duration<double>(d).count());
+      return std::string(b);
+    };
+    LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) + " s");
     return Status::Ok();
   }
 
@@ -494,7 +497,7 @@ class BackupRun {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
       if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kSlaveInfoFile, si));
     }
-    XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, ServerLsn(*conn_));
+    XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
     XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
     XBAK_ASSIGN_OR_RETURN(auto ckpt, copier_->ReadLiveCheckpoint());
     // to_lsn, the base of a later incremental, is the latest checkpoint, as
@@ -597,9 +600,12 @@ class BackupRun {
 Status RunBackup(const BackupOptions& opts) {
   BackupRun run(opts);
   Status st = run.Run();
+  // The cause first, then what it means for the directory (one message, so
+  // the user reads them in that order).
   if (!st.ok() && opts.stream.empty()) {
-    LogError("the backup in " + opts.target_dir +
-             " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. Remove it and retry.");
+    return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
+                                " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. "
+                                "Remove it and retry.");
   }
   return st;
 }

@@ -174,7 +174,7 @@ void Spool::Drain() {
     Segment s;
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [this] { return !queue_.empty() || closed_ || aborted_ || !error_.ok(); });
+      cv_.wait(lk, [this] { return (!queue_.empty() && !paused_) || closed_ || aborted_ || !error_.ok(); });
       if (aborted_ || !error_.ok()) break;
       if (queue_.empty()) break;  // closed and everything written
       s = std::move(queue_.front());
@@ -205,6 +205,7 @@ Status Spool::Finish() {
   {
     std::lock_guard lk(mu_);
     closed_ = true;
+    paused_ = false;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -219,6 +220,13 @@ void Spool::Abort() {
   std::lock_guard lk(mu_);
   aborted_ = true;
   closed_ = true;
+  paused_ = false;
+  cv_.notify_all();
+}
+
+void Spool::Pause(bool paused) {
+  std::lock_guard lk(mu_);
+  paused_ = paused && !closed_;
   cv_.notify_all();
 }
 

@@ -176,19 +176,56 @@ _t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load),
 restore_and_verify() {
   local dir=$1 label=$2
   assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
-  "$XBAK" --prepare --parallel=2 --target-dir="$dir" 2> "$TEST_WORK/$label-prepare.log" ||
-    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: xbak --prepare failed"; }
-  rm -rf "$TEST_WORK/dst"
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
-  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-cb.log" ||
-    { cat "$TEST_WORK/$label-cb.log" >&2; fail "$label: copy-back failed"; }
-  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
-  sb_start dst
-  sb_check_all dst
+  prepare_backup "$label" "$dir"
+  copy_back_start "$label" "$dir"
   sb_checksums dst > "$TEST_WORK/$label.sum"
   sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/$label.sum" || fail "$label: restored data differs"
   sb_stop dst
   echo "$label: $(wc -l < "$TEST_WORK/src.sum") tables identical"
+}
+
+# prepare_backup LABEL DIR : xbak --prepare --parallel=2 DIR (the log's tail on failure)
+prepare_backup() {
+  "$XBAK" --prepare --parallel=2 --target-dir="$2" 2> "$TEST_WORK/$1-prepare.log" ||
+    { tail -n 30 "$TEST_WORK/$1-prepare.log" >&2; fail "$1: xbak --prepare failed"; }
+}
+
+# copy_back_start LABEL DIR : copy the prepared DIR back into a new server "dst" on $dst_port (a
+# running "dst" is stopped first), start it, CHECK TABLE EXTENDED everything. Leaves dst running.
+copy_back_start() {
+  local label=$1 dir=$2
+  sb_stop dst
+  rm -rf "$TEST_WORK/dst"
+  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
+  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-copyback.log" ||
+    { tail -n 20 "$TEST_WORK/$label-copyback.log" >&2; fail "$label: xbak --copy-back failed"; }
+  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
+  sb_start dst
+  sb_check_all dst
+}
+
+# check_rows NAME LABEL TABLES ROWS : each of sbtest.sbtest1..TABLES on server NAME has exactly ROWS
+# rows (sysbench oltp_write_only keeps that true at every commit: a restore of any moment must too)
+check_rows() {
+  local i n
+  for i in $(seq 1 "$3"); do
+    n=$(sb_sql "$1" "SELECT COUNT(*) FROM sbtest.sbtest$i")
+    assert_eq "$4" "$n" "$2: rows in sbtest$i"
+  done
+  echo "$2: all $3 sysbench tables have exactly $4 rows"
+}
+
+# rc_to FILE CMD... : run CMD, write its exit status to FILE, succeed. For pipelines whose every
+# part's status matters, without tripping set -e or the ERR trap; FILE appears when CMD ends.
+rc_to() {
+  local f=$1
+  shift
+  if "$@"; then echo 0 > "$f"; else echo $? > "$f"; fi
+}
+
+# server_lsn NAME : the current LSN of server NAME (Innodb_lsn_current)
+server_lsn() {
+  sb_sql "$1" "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'INNODB_LSN_CURRENT'"
 }
 
 SB_ON_EXIT+=(_t_diagnostics _t_kill_jobs)

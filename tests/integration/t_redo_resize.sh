@@ -28,39 +28,10 @@ src_port=$(alloc_port)
 dst_port=$(alloc_port)
 mkdir -p "$TEST_WORK/spool"
 
-# rc_to FILE CMD... : run CMD, write its exit status to FILE, succeed (see t_redo_race.sh). The
-# file appears when CMD ends: until then the backup is running.
-rc_to() {
-  local f=$1; shift
-  if "$@"; then echo 0 > "$f"; else echo $? > "$f"; fi
-}
-
-server_lsn() {
-  sb_sql src "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'INNODB_LSN_CURRENT'"
-}
-
-check_rows() { # NAME LABEL
-  local i n
-  for i in $(seq 1 $TABLES); do
-    n=$(sb_sql "$1" "SELECT COUNT(*) FROM sbtest.sbtest$i")
-    assert_eq "$ROWS" "$n" "$2: rows in sbtest$i"
-  done
-  echo "$2: all $TABLES sysbench tables have exactly $ROWS rows"
-}
-
-restore_check() { # LABEL DIR : prepare DIR, copy it back into "dst", start it, CHECK TABLE, rows
-  local label=$1 dir=$2
-  "$XBAK" --prepare --parallel=2 --target-dir="$dir" 2> "$TEST_WORK/$label-prepare.log" ||
-    { tail -n 30 "$TEST_WORK/$label-prepare.log" >&2; fail "$label: xbak --prepare failed"; }
-  sb_stop dst
-  rm -rf "$TEST_WORK/dst"
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
-  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-copyback.log" ||
-    { tail -n 20 "$TEST_WORK/$label-copyback.log" >&2; fail "$label: xbak --copy-back failed"; }
-  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
-  sb_start dst
-  sb_check_all dst
-  check_rows dst "$label"
+restore_check() { # LABEL DIR : prepare DIR, restore it into "dst", CHECK TABLE, count rows
+  prepare_backup "$1" "$2"
+  copy_back_start "$1" "$2"
+  check_rows dst "$1" $TABLES "$ROWS"
   sb_stop dst
 }
 
@@ -101,7 +72,7 @@ resize() {
   done
   if [ "$forced" = 1 ]; then sb_sql src "SET GLOBAL innodb_max_dirty_pages_pct = DEFAULT"; fi
   [ "$i" -lt 600 ] || { ls -li "$datadir"/ib_logfile* >&2; fail "$label: the server did not switch to the resized log in 60 s"; }
-  lsn_resized=$(server_lsn)
+  lsn_resized=$(server_lsn src)
   now=$(date '+%H:%M:%S')
   echo "$label: $now: ib_logfile0 is a new file (inode $ino0 -> $(stat -c %i "$datadir/ib_logfile0"))," \
     "$(($(stat -c %s "$datadir/ib_logfile0") >> 20)) MiB, $((SECONDS - t0)) s after the SET;" \

@@ -85,20 +85,9 @@ for b in $(seq 1 "$N"); do
   rm -f "$out/stream.xb"
   "$XBAK" --decompress --remove-original --target-dir="$out/full" 2> "$TEST_WORK/decompress.log" ||
     { tail "$TEST_WORK/decompress.log" >&2; fail "backup $b: decompress failed"; }
-  "$XBAK" --prepare --parallel=2 --target-dir="$out/full" 2> "$TEST_WORK/prepare.log" ||
-    { tail -n 30 "$TEST_WORK/prepare.log" >&2; fail "backup $b: xbak --prepare failed"; }
-
-  rm -rf "$TEST_WORK/dst"
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
-  "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$out/full" 2> "$TEST_WORK/cb.log" ||
-    { cat "$TEST_WORK/cb.log" >&2; fail "backup $b: copy-back failed"; }
-  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
-  sb_start dst
-  sb_check_all dst
-  for i in $(seq 1 $TABLES); do
-    n=$(sb_sql dst "SELECT COUNT(*) FROM sbtest.sbtest$i")
-    [ "$n" = "$ROWS" ] || fail "backup $b: sbtest$i has $n rows, not $ROWS"
-  done
+  prepare_backup "backup-$b" "$out/full"
+  copy_back_start "backup-$b" "$out/full"
+  check_rows dst "backup-$b" $TABLES "$ROWS"
   sb_stop dst
   passed=$((passed + 1))
   echo "backup $b: restored, CHECK TABLE clean, $TABLES x $ROWS sysbench rows"

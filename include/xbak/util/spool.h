@@ -77,6 +77,12 @@ class Spool {
   // Makes the consumer stop as soon as possible and Finish/Append fail with
   // kCancelled (unless an error came first). For failure paths.
   void Abort();
+  // While paused, the consumer starts no new write (the one under way ends);
+  // Append goes on as usual. Why: the backup pauses the redo log's drain while
+  // the server is held under BACKUP STAGE BLOCK_DDL, so the few files copied
+  // then reach a slow output first instead of queueing behind minutes of
+  // spooled log (issue 18). Finish and Abort resume.
+  void Pause(bool paused);
 
   Stats stats() const;
   // Where the spill file lives (for messages); "" until resolved.
@@ -114,6 +120,7 @@ class Spool {
   Status error_;               // first error of either side, guarded by mu_
   bool closed_ = false;        // no more Append
   bool aborted_ = false;
+  bool paused_ = false;
   std::thread thread_;
 };
 

@@ -245,6 +245,33 @@ TEST(Spool, AFailedSpillWriteIsNamedAndSticky) {
   EXPECT_NE(st.message().find("larger file system"), std::string::npos) << st.message();
 }
 
+// Paused, the spool writes nothing new (the backup pauses the redo log's drain
+// while the server is held, so the files copied then go out first); Append
+// goes on; resuming, or Finish, writes everything in order.
+TEST(Spool, PauseHoldsTheConsumerButNotTheProducer) {
+  TempDir dir;
+  Spool spool({.memory_limit = 1 << 20, .tmpdir = dir.path(), .chunk = 64 * 1024});
+  Sink sink;
+  ASSERT_TRUE(spool.Start(sink.Writer()).ok());
+  std::mt19937 rng(7);
+  Bytes all = RandomBytes(rng, 3 << 20);  // beyond memory_limit: spills too
+  spool.Pause(true);
+  ASSERT_TRUE(spool.Append(all.data(), all.size() / 2).ok());
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(spool.stats().written, 0u);
+  {
+    std::lock_guard lk(sink.mu);
+    EXPECT_TRUE(sink.got.empty());
+  }
+  spool.Pause(false);
+  ASSERT_TRUE(spool.Append(all.data() + all.size() / 2, all.size() - all.size() / 2).ok());
+  for (int i = 0; i < 500 && spool.stats().written == 0; i++) std::this_thread::sleep_for(2ms);
+  EXPECT_GT(spool.stats().written, 0u);
+  spool.Pause(true);  // Finish resumes a paused spool
+  ASSERT_TRUE(spool.Finish().ok());
+  EXPECT_EQ(sink.got, all);
+}
+
 TEST(Spool, AbortReleasesAFinishAndTheDestructorJoins) {
   TempDir dir;
   auto spool = std::make_unique<Spool>(Spool::Options{.memory_limit = 1 << 20, .tmpdir = dir.path()});
