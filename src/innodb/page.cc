@@ -318,7 +318,7 @@ Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
                  " is larger than the page");
     }
     if ((raw & 0x21) != 0x21) return bad("ROW_FORMAT=COMPRESSED needs POST_ANTELOPE and ATOMIC_BLOBS");
-    f.physical_size = 512u << zssize;
+    f.physical_size = f.zip_size = 512u << zssize;
   }
   f.page_compressed = (raw >> 16) & 1;
   return f;
@@ -411,11 +411,11 @@ PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint
     if (c.verdict != PageVerdict::kCorrupt) return c;
     if (!full.ok()) first = c;
   }
-  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE 8, 4, 2, 1 KiB (ZIP_SSIZE 4..1),
-  // smaller than the logical page.
-  for (uint32_t zssize = 4; zssize >= 1; zssize--) {
+  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE 16, 8, 4, 2, 1 KiB (ZIP_SSIZE
+  // 5..1), at most the logical page (4k pages take KEY_BLOCK_SIZE=4).
+  for (uint32_t zssize = 5; zssize >= 1; zssize--) {
     const uint32_t zip = 512u << zssize;
-    if (zip >= logical) continue;
+    if (zip > logical) continue;
     auto zf = DecodeSpaceFlags(1 | (zssize << 1) | (1u << 5) | (old_pssize << 6));
     if (!zf.ok()) continue;
     const uint32_t per = logical / zip;

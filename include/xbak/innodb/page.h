@@ -88,9 +88,13 @@ struct SpaceFlags {
   bool full_crc32 = false;
   uint32_t logical_size = 0;   // innodb_page_size of the file: 4k..64k
   uint32_t physical_size = 0;  // bytes per page on disk: the zip size, or logical_size
+  uint32_t zip_size = 0;       // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE in bytes; 0 otherwise
   bool page_compressed = false;
   uint32_t compression_algo = 0;  // full_crc32 only (kCompression*); 0 otherwise
-  bool zip() const { return physical_size != logical_size; }
+  // ROW_FORMAT=COMPRESSED. Not "physical_size != logical_size": with
+  // innodb_page_size=4k and KEY_BLOCK_SIZE=4 (or 8k and 8) the compressed
+  // pages are as large as the logical ones, and still have no trailer.
+  bool zip() const { return zip_size != 0; }
 };
 
 // Decodes FSP_SPACE_FLAGS in either encoding (bit 4 set: full_crc32; clear: the

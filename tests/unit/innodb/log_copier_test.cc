@@ -578,7 +578,11 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
       copier.Start([outp](const uint8_t* d, size_t n) { return outp->Write(d, n); }, OpsTo(&ops)).ok());
 
   // Workload: DDL that the copy must track, then bulk rows until the server
-  // has written at least four capacities of redo past our start.
+  // has written at least four capacities of redo past our start. Batches of
+  // about 1.6 MiB of redo: this test asks for Innodb_lsn_flushed by starting
+  // a mariadb client each time (tens of ms, more on a loaded machine), and
+  // batches of 7 MiB (3000 rows) let the server wrap the 8 MiB log before the
+  // copier's first answer came back, on a machine busy with other tests.
   const uint64_t start = copier.checkpoint_lsn();
   const std::string setup = dir / "setup.sql", batch = dir / "batch.sql";
   ASSERT_TRUE(
@@ -589,8 +593,8 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
           .ok());
   ASSERT_TRUE(
       WriteFileAtomic(batch,
-                      "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_3000;"
-                      "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0;")
+                      "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_500;"
+                      "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0 ORDER BY id DESC LIMIT 70;")
           .ok());
   ASSERT_EQ(Shell(cli + " < " + setup), 0);
   auto t0 = std::chrono::steady_clock::now();

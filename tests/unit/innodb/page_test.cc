@@ -101,8 +101,22 @@ TEST(SpaceFlagsTest, OldFormatZipAndPageCompressed) {
     ASSERT_TRUE(f.ok()) << z;
     EXPECT_EQ(f->physical_size, 512u << z);
     EXPECT_EQ(f->logical_size, 16384u);
-    EXPECT_EQ(f->zip(), z != 5);
+    // KEY_BLOCK_SIZE=16 on 16k pages is still ROW_FORMAT=COMPRESSED (page_zip
+    // format, no trailer), though its pages are as large as the logical ones.
+    EXPECT_TRUE(f->zip()) << z;
+    EXPECT_EQ(f->zip_size, 512u << z);
   }
+  // innodb_page_size=4k allows KEY_BLOCK_SIZE 1, 2, 4; 8k allows up to 8.
+  for (uint32_t z = 1; z <= 3; z++) {
+    auto f = DecodeSpaceFlags(0x21 | (z << 1) | (3u << 6));
+    ASSERT_TRUE(f.ok()) << z;
+    EXPECT_EQ(f->logical_size, 4096u);
+    EXPECT_EQ(f->physical_size, 512u << z);
+    EXPECT_TRUE(f->zip()) << z;
+  }
+  EXPECT_FALSE(DecodeSpaceFlags(0x21 | (4u << 1) | (3u << 6)).ok());  // 8k zip on 4k pages
+  EXPECT_TRUE(DecodeSpaceFlags(0x21 | (4u << 1) | (4u << 6)).ok());   // 8k zip on 8k pages
+  EXPECT_FALSE(Flags(0x21).zip());
   EXPECT_EQ(Flags(0x29).physical_size, 8192u);  // what KEY_BLOCK_SIZE=8 writes
   auto pc = DecodeSpaceFlags(0x10021);
   ASSERT_TRUE(pc.ok());
@@ -408,6 +422,27 @@ TEST(UnknownFormatTest, AcceptsWhatTheServerMayHaveWritten) {
     EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 3).verdict, PageVerdict::kCorrupt) << zssize;
     window[window.size() - 100] ^= 1;
     EXPECT_EQ(CheckPageOfUnknownFormat(window.data(), kLogical, 2).verdict, PageVerdict::kCorrupt) << zssize;
+  }
+}
+
+// ROW_FORMAT=COMPRESSED pages as large as the logical page (4k pages with
+// KEY_BLOCK_SIZE=4, 16k with 16): no trailer, so a zero end is not a torn
+// page (xbak 0.x refused every such table: issue 19).
+TEST(ZipTest, FullSizeCompressedPagesHaveNoTrailer) {
+  const struct {
+    uint32_t raw, logical;
+  } cases[] = {{0x21 | (3u << 1) | (3u << 6), 4096}, {0x21 | (4u << 1) | (4u << 6), 8192}, {0x21 | (5u << 1), 16384}};
+  for (auto c : cases) {
+    SpaceFlags f = Flags(c.raw);
+    ASSERT_EQ(f.physical_size, c.logical);
+    auto p = MakePage(c.logical, 5);
+    StoreBE64(p.data() + kFilPageLsn, 0x123456789ull);
+    std::fill(p.end() - 8, p.end(), 0);  // what page_zip leaves at the end
+    StampPageChecksum(p.data(), f);
+    EXPECT_EQ(CheckPage(p.data(), f, 5).verdict, PageVerdict::kOk) << std::hex << c.raw;
+    EXPECT_EQ(CheckPageOfUnknownFormat(p.data(), c.logical, 5).verdict, PageVerdict::kOk) << std::hex << c.raw;
+    p[100] ^= 1;
+    EXPECT_EQ(CheckPage(p.data(), f, 5).verdict, PageVerdict::kCorrupt) << std::hex << c.raw;
   }
 }
 
