@@ -9,12 +9,15 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
+#include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
@@ -97,6 +100,21 @@ Status CopyOne(const Item& it, bool move, Progress& progress) {
   return Status::Ok();
 }
 
+// "db/t.ibd" -> the path its "db/t.isl" in the backup names (DATA DIRECTORY
+// tables). A broken .isl fails the restore before anything is written.
+Result<std::map<std::string, std::string>> RemoteTablespaces(
+    const std::string& backup_dir, const std::vector<std::pair<std::string, uint64_t>>& entries) {
+  std::map<std::string, std::string> out;
+  for (const auto& [rel, size] : entries) {
+    if (rel.find('/') == std::string::npos || !rel.ends_with(innodb::kIslSuffix)) continue;
+    const std::string path = JoinPath(backup_dir, rel);
+    XBAK_ASSIGN_OR_RETURN(std::string content, ReadSmallFile(path, 64 * 1024));
+    XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(content, path));
+    out[rel.substr(0, rel.size() - 4) + ".ibd"] = ibd;
+  }
+  return out;
+}
+
 }  // namespace
 
 Status RunCopyBack(const CopyBackOptions& o) {
@@ -136,6 +154,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
     resuming = true;
     LogWarning("resuming the interrupted restore into " + o.datadir);
   }
+  // Plan everything first and check it, so that a refusal writes nothing.
   for (const std::string& d : {o.datadir, log_dir, home, undo}) {
     XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(d));
     if (!empty && !o.force_non_empty && !resuming) {
@@ -144,31 +163,45 @@ Status RunCopyBack(const CopyBackOptions& o) {
                                                   "(use --force-non-empty-directories to add to it; existing "
                                                   "files are never overwritten)");
     }
-    XBAK_RETURN_IF_ERROR(MakeDirs(d));
-  }
-  if (!resuming) {
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity));
-    XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
   }
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(Walk(o.backup_dir, "", &entries));
+  XBAK_ASSIGN_OR_RETURN(auto remote, RemoteTablespaces(o.backup_dir, entries));
   std::vector<Item> items;
+  std::vector<std::string> subdirs;  // database directories, made even if empty
+  std::set<std::string> remote_dirs;
   std::optional<Item> log_item;
   Progress progress(o.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000));
   for (auto& [rel, size] : entries) {
     if (rel.ends_with("/")) {
-      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(o.datadir, rel.substr(0, rel.size() - 1))));
+      subdirs.push_back(JoinPath(o.datadir, rel.substr(0, rel.size() - 1)));
       continue;
     }
     std::string name = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
     bool top = rel.find('/') == std::string::npos;
     if (top && IsMetadataFile(name)) continue;
     if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial"))) continue;
+    if (!top && name.ends_with(innodb::kIslSuffix) && o.remote_to_datadir) continue;  // the .ibd comes home
     std::string dest_dir = o.datadir;
     if (top && name == "ib_logfile0") dest_dir = log_dir;
     else if (top && name.rfind("ibdata", 0) == 0) dest_dir = home;
     else if (top && IsUndoTablespaceName(name)) dest_dir = undo;
     Item it{JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size};
+    auto r = remote.find(rel);
+    if (r != remote.end() && !o.remote_to_datadir) {
+      // Back to its DATA DIRECTORY, as the .isl (restored beside the table
+      // definition) says; the place must not hold anything yet.
+      it.dest = r->second;
+      const std::string dir = it.dest.substr(0, it.dest.rfind('/'));
+      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(dir));
+      if (!empty && !o.force_non_empty && !resuming && remote_dirs.count(dir) == 0) {
+        return Error(ErrorCode::kAlreadyExists,
+                     "table " + rel.substr(0, rel.size() - 4) + " was created with DATA DIRECTORY and belongs in " +
+                         dir + ", which is not empty; refusing to restore over it (empty it, or use "
+                         "--remote-tablespaces-to-datadir to put such tables in the datadir)");
+      }
+      remote_dirs.insert(dir);
+    }
     if (!resuming && PathExists(it.dest)) {
       return Error(ErrorCode::kAlreadyExists, it.dest + " exists already; existing files are never overwritten");
     }
@@ -179,6 +212,13 @@ Status RunCopyBack(const CopyBackOptions& o) {
     }
     progress.AddTotal(size, 1);
   }
+  for (const std::string& d : {o.datadir, log_dir, home, undo}) XBAK_RETURN_IF_ERROR(MakeDirs(d));
+  if (!resuming) {
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity));
+    XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
+  }
+  for (const auto& d : subdirs) XBAK_RETURN_IF_ERROR(MakeDirs(d));
+  for (const auto& d : remote_dirs) XBAK_RETURN_IF_ERROR(MakeDirs(d));
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(RunParallel(items.size(), o.parallel,
@@ -199,7 +239,9 @@ Status RunCopyBack(const CopyBackOptions& o) {
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
   XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
   progress.Finish(true);
-  LogInfo("restored " + std::to_string(items.size()) + " files into " + o.datadir +
+  std::string where = o.datadir;
+  for (const auto& d : remote_dirs) where += ", " + d;
+  LogInfo("restored " + std::to_string(items.size()) + " files into " + where +
           "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   return Status::Ok();
 }

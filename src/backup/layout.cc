@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <set>
 
+#include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
+#include "xbak/util/log.h"
 
 namespace xbak {
 namespace {
@@ -42,7 +45,7 @@ bool EndsWith(const std::string& s, const std::string& suf) {
 
 // Table definitions and non-transactional engines' files: the same list of
 // extensions mariabackup copies, so restores look the same.
-const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG", ".TRN",
+const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG", ".TRN",
                                         ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
 }  // namespace
@@ -127,13 +130,35 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
     std::string dbdir = JoinPath(layout.datadir, db);
     if (IsSkippedDatabaseDir(db) || !IsDir(dbdir)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
-      if (EndsWith(n, ".isl")) {
-        return Error(ErrorCode::kUnsupported, "table " + db + "/" + n.substr(0, n.size() - 4) +
-                                                  " uses DATA DIRECTORY (" + JoinPath(dbdir, n) +
-                                                  "); xbak does not back up such tables yet");
+      if (!EndsWith(n, innodb::kIslSuffix)) continue;
+      const std::string table = n.substr(0, n.size() - 4);
+      auto content = ReadSmallFile(JoinPath(dbdir, n));
+      if (!content.ok()) {
+        if (content.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile
+        return content.status();
       }
+      XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(*content, JoinPath(dbdir, n)));
+      // Stored as db/t.ibd in the backup, as mariabackup does; the .isl is
+      // copied with the table definitions and says where it came from.
+      auto f = Stat(ibd, db + "/" + table + ".ibd");
+      if (!f.ok()) {
+        if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so
+        return f.status().With("table " + db + "/" + table + " (DATA DIRECTORY, " + JoinPath(dbdir, n) + ")");
+      }
+      out.tablespaces.push_back(f.value());
+      remote.insert(table + ".ibd");
+    }
+    for (const auto& n : files) {
       if (!EndsWith(n, ".ibd")) continue;
+      if (remote.count(n) != 0) {
+        // The server refuses to open a table found in two places; the copy
+        // the .isl names is the one it used.
+        LogWarning(JoinPath(dbdir, n) + " is ignored: " + db + "/" + n.substr(0, n.size() - 4) +
+                   ".isl points elsewhere (a stale copy; the server does not open a table found in two places)");
+        continue;
+      }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so

@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
       "--prepare: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
       "applied in several batches")("force-non-empty-directories",
                                     "copy-back into a non-empty datadir (never overwrites files)")(
+      "remote-tablespaces-to-datadir",
+      "copy-back: put tables created with DATA DIRECTORY in the datadir, without their .isl, instead "
+      "of back into the directory their .isl names")(
       "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
@@ -435,6 +438,7 @@ int main(int argc, char** argv) {
   o.undo_dir = str("innodb-undo-directory");
   o.move = vm.count("move-back") > 0;
   o.force_non_empty = vm.count("force-non-empty-directories") > 0;
+  o.remote_to_datadir = vm.count("remote-tablespaces-to-datadir") > 0;
   o.parallel = parallel;
   xbak::Status st = xbak::RunCopyBack(o);
   return st.ok() ? 0 : Fail(st);

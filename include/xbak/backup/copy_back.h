@@ -17,6 +17,9 @@ struct CopyBackOptions {
   std::string undo_dir;       // innodb_undo_directory (default: datadir)
   bool move = false;          // --move-back: rename instead of copy
   bool force_non_empty = false;
+  // DATA DIRECTORY tables: into the datadir (without their .isl) instead of
+  // back to the directory their .isl names (--remote-tablespaces-to-datadir).
+  bool remote_to_datadir = false;
   int parallel = 1;
 };
 

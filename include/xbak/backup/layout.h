@@ -55,8 +55,8 @@ struct InnodbFiles {
 };
 
 // Lists the InnoDB data files: system tablespace, undo tablespaces and every
-// db/*.ibd under the datadir. .isl (DATA DIRECTORY) tables are refused with a
-// clear error for now.
+// db/*.ibd under the datadir. A table created with DATA DIRECTORY (db/t.isl)
+// is listed at the path its .isl names, as db/t.ibd inside the backup.
 Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout);
 
 // Lists the non-InnoDB files a backup must copy: table definitions and
