@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "xbak/backup/layout.h"
 #include "xbak/util/file.h"
 #include "xbak/util/options_file.h"
 
@@ -131,6 +132,20 @@ Result<uint32_t> BackupPageSize(const std::string& dir) {
     return Error(ErrorCode::kCorrupt, path + ": bad innodb_page_size '" + it->second.value + "'");
   }
   return static_cast<uint32_t>(v);
+}
+
+Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir) {
+  const std::string path = JoinPath(dir, kBackupCnfFile);
+  auto m = ReadOptionFile(path, {"mysqld"});
+  if (!m.ok()) return m.status();
+  auto it = m->find("innodb-data-file-path");
+  if (it == m->end()) return std::vector<std::string>{"ibdata1"};
+  auto names = ParseDataFilePath(it->second.value);
+  if (!names.ok()) return names.status().With(path);
+  // The backup holds each file under its own name, whatever directory the
+  // server kept it in.
+  for (auto& n : *names) n = n.substr(n.rfind('/') == std::string::npos ? 0 : n.rfind('/') + 1);
+  return names;
 }
 
 }  // namespace xbak

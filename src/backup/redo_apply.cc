@@ -21,6 +21,7 @@
 
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
+#include "xbak/backup/space_files.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"
@@ -152,7 +153,8 @@ class LogScanner {
 
 struct Space {
   uint32_t id = 0;
-  std::string rel;  // path inside the backup directory
+  std::string rel;                // path inside the backup directory
+  std::vector<std::string> more;  // the system tablespace's further files (ibdata2, ...), in order
   innodb::SpaceFlags flags;
   bool flags_known = false;  // false: page 0 is still to come from the log (deferred creation)
 };
@@ -183,6 +185,12 @@ bool HasEncryptionScheme(const uint8_t* page0, size_t n) {
   return false;
 }
 
+Result<SpaceFiles> OpenSpace(const std::string& dir, const Space& s) {
+  std::vector<std::string> paths = {JoinPath(dir, s.rel)};
+  for (const auto& m : s.more) paths.push_back(JoinPath(dir, m));
+  return SpaceFiles::Open(paths);
+}
+
 struct FileNames {
   std::map<uint32_t, std::string> last_name;  // rel name after the last FILE_ record
   std::set<uint32_t> deleted;                 // last FILE_ record was FILE_DELETE
@@ -192,17 +200,16 @@ class Catalog {
  public:
   // check_only: also look at the .new files the DDL markers will install,
   // and only refuse what xbak cannot apply to (before anything is written).
-  Status Scan(const std::string& dir, uint32_t page_size, bool check_only = false) {
+  // `system` names the system tablespace's files in order (ibdata1 first);
+  // only the first has a page 0.
+  Status Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
+              bool check_only = false) {
     XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
     std::vector<std::string> candidates;
+    const std::set<std::string> further(system.begin() + (system.empty() ? 0 : 1), system.end());
     for (const auto& n : top) {
-      if (n == "ibdata1" || IsUndoTablespaceName(n)) candidates.push_back(n);
-      if (n.starts_with("ibdata") && n != "ibdata1") {
-        return Error(ErrorCode::kUnsupported,
-                     dir + "/" + n +
-                         ": a system tablespace of several files is not supported by "
-                         "xbak --prepare yet");
-      }
+      if (further.count(n) != 0) continue;
+      if ((!system.empty() && n == system.front()) || IsUndoTablespaceName(n)) candidates.push_back(n);
       if (!IsDirectory(JoinPath(dir, n))) continue;
       XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
       for (const auto& f : files) {
@@ -237,7 +244,8 @@ class Catalog {
                          "yet (use mariabackup --prepare for this backup)");
       }
       if (check_only) continue;
-      if (rel == "ibdata1" && h->space_id != 0) {
+      const bool sys = !system.empty() && rel == system.front();
+      if (sys && h->space_id != 0) {
         return Error(ErrorCode::kCorrupt, path + ": page 0 says tablespace " + std::to_string(h->space_id));
       }
       auto [it, fresh] = spaces_.try_emplace(h->space_id);
@@ -245,7 +253,17 @@ class Catalog {
         return Error(ErrorCode::kCorrupt, "two files claim tablespace id " + std::to_string(h->space_id) +
                                               ": " + it->second.rel + " and " + rel);
       }
-      it->second = Space{h->space_id, rel, h->flags, true};
+      it->second = Space{h->space_id, rel, {}, h->flags, true};
+      if (sys) {
+        for (const auto& m : further) {
+          if (!PathExists(JoinPath(dir, m))) {
+            return Error(ErrorCode::kNotFound, JoinPath(dir, m) +
+                                                   ": a file of the system tablespace (innodb_data_file_path in " +
+                                                   kBackupCnfFile + ") is missing from the backup");
+          }
+        }
+        it->second.more.assign(system.begin() + 1, system.end());
+      }
     }
     return Status::Ok();
   }
@@ -256,7 +274,7 @@ class Catalog {
     for (const auto& [id, rel] : names.last_name) {
       if (spaces_.count(id) || names.deleted.count(id)) continue;
       if (unidentified_.count(rel) || !PathExists(JoinPath(dir, rel))) {
-        spaces_[id] = Space{id, rel, {}, false};
+        spaces_[id] = Space{id, rel, {}, {}, false};
       }
     }
   }
@@ -480,7 +498,7 @@ class Applier {
         jobs, o_.parallel,
         [&](size_t job) -> Status {
           std::vector<uint8_t> frame(65536);
-          std::optional<File> file;
+          std::optional<SpaceFiles> file;
           uint32_t file_space = UINT32_MAX;
           std::set<uint32_t> touched;
           const size_t first = job * kPagesPerJob, last = std::min(keys.size(), first + kPagesPerJob);
@@ -491,7 +509,7 @@ class Applier {
             const Space* s = catalog_.Find(space_id);
             if (s == nullptr || !s->flags_known) continue;  // no page 0 for a deferred space: ignored
             if (space_id != file_space) {
-              auto f = File::OpenWrite(JoinPath(o_.dir, s->rel));
+              auto f = OpenSpace(o_.dir, *s);
               if (!f.ok()) return f.status();
               file.emplace(std::move(f).value());
               file_space = space_id;
@@ -519,7 +537,7 @@ class Applier {
     for (uint32_t id : touched_) {
       const Space* s = catalog_.Find(id);
       if (s == nullptr || !s->flags_known) continue;
-      XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(JoinPath(o_.dir, s->rel)));
+      XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
       XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), s->flags.physical_size, 0));
       if (n < innodb::kFspHeaderEnd) continue;
       const uint64_t want = uint64_t{LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
@@ -587,7 +605,7 @@ class Applier {
     return Status::Ok();
   }
 
-  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, File& file, uint8_t* frame) {
+  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, SpaceFiles& file, uint8_t* frame) {
     const size_t fs = s.flags.physical_size;
     const uint64_t off = uint64_t{page_no} * fs;
     if (!pl.skip_read) {
@@ -704,20 +722,21 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(o.dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
+  XBAK_ASSIGN_OR_RETURN(std::vector<std::string> system, BackupSystemFiles(o.dir));
   XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path));
   LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
   scanner.Rewind();
   {
     Catalog probe;  // unsupported tablespaces are refused before anything is written
-    XBAK_RETURN_IF_ERROR(probe.Scan(o.dir, page_size, /*check_only=*/true));
+    XBAK_RETURN_IF_ERROR(probe.Scan(o.dir, page_size, system, /*check_only=*/true));
   }
   if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
 
   Catalog catalog;
-  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size));
+  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system));
   catalog.AddDeferred(o.dir, names);
 
   // Pass 2: apply in batches.

@@ -3,7 +3,7 @@
 
 usage: compare_pages.py DIR_A DIR_B [--max-report N]
 
-Every data file (ibdata1, undo*, db/*.ibd) must exist in both, with the same
+Every data file (ibdata*, undo*, db/*.ibd) must exist in both, with the same
 size and identical pages. Differences are printed one line per page with the
 byte ranges that differ; the exit status is 1 if anything differs. The page
 size is read from each file's FSP flags (ROW_FORMAT=COMPRESSED tables have
@@ -18,7 +18,7 @@ def data_files(root):
     out = set()
     for name in os.listdir(root):
         p = os.path.join(root, name)
-        if name == "ibdata1" or (name.startswith("undo") and name[4:].isdigit()):
+        if (name.startswith("ibdata") and name[6:].isdigit()) or (name.startswith("undo") and name[4:].isdigit()):
             out.add(name)
         elif os.path.isdir(p):
             for f in os.listdir(p):
@@ -83,7 +83,8 @@ def main():
         if sa != sb:
             print(f"{f}: size {sa} vs {sb}")
             problems += 1
-        ps = physical_page_size(pa, default)
+        # ibdata2.. continue the system tablespace: no page 0 of their own.
+        ps = default if f.startswith("ibdata") and f != "ibdata1" else physical_page_size(pa, default)
         with open(pa, "rb") as ha, open(pb, "rb") as hb:
             n = 0
             while True:

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xbak/util/status.h"
 
@@ -71,6 +72,9 @@ std::string FormatBackupCnf(const ServerSettings& s);
 // innodb_page_size from DIR/backup-my.cnf (16384 when it is not there); a
 // value that is not a power of two in 4096..65536 is kCorrupt.
 Result<uint32_t> BackupPageSize(const std::string& dir);
+// The system tablespace's file names in page order, from innodb_data_file_path
+// in the backup's backup-my.cnf ({"ibdata1"} without it).
+Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir);
 
 // A random RFC 4122 version 4 UUID (from /dev/urandom via OpenSSL-free code).
 std::string NewUuid();
