@@ -94,7 +94,9 @@ run_pass() { # NAME
       export XBAK_PREPARE_CHAINS=${XBAK_PREPARE_CHAINS:-2}
       # The redo race under ASan: the stdout case (its memory checks), not again mariabackup's
       # outcome; the online resize once (the normal pass runs both rounds).
-      export XBAK_RACE_CASES=${XBAK_RACE_CASES:-A} XBAK_RESIZE_ROUNDS=${XBAK_RESIZE_ROUNDS:-1} ;;
+      export XBAK_RACE_CASES=${XBAK_RACE_CASES:-A} XBAK_RESIZE_ROUNDS=${XBAK_RESIZE_ROUNDS:-1}
+      # The layout matrix: 4 of its 8 cells (the normal pass runs all).
+      export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick} ;;
     tsan)
       build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread)
       export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} ;;
