@@ -131,6 +131,7 @@ class BackupRun {
 
   Status Run() {
     start_time_ = NowString();
+    XBAK_RETURN_IF_ERROR(CheckExtraLsnDir());
     XBAK_RETURN_IF_ERROR(Connect());
     XBAK_RETURN_IF_ERROR(OpenSink());
     Status st = StartLogCopy();
@@ -152,6 +153,29 @@ class BackupRun {
   }
 
  private:
+  // --extra-lsndir: made (and tried) before the backup starts, so that a
+  // directory the next incremental could not read is refused up front.
+  Status CheckExtraLsnDir() {
+    if (o_.extra_lsndir.empty()) return Status::Ok();
+    XBAK_RETURN_IF_ERROR(MakeDirs(o_.extra_lsndir).With("--extra-lsndir"));
+    const std::string probe = JoinPath(o_.extra_lsndir, ".xbak-extra-lsndir-probe");
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(probe, "").With("--extra-lsndir: cannot write there"));
+    ::unlink(probe.c_str());
+    return Status::Ok();
+  }
+
+  // After the backup itself is complete: the copies the next incremental
+  // reads (--incremental-basedir=DIR) when the backup went to a stream.
+  Status WriteExtraLsnDir(const std::string& checkpoints, const std::string& info) {
+    if (o_.extra_lsndir.empty()) return Status::Ok();
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(o_.extra_lsndir, kInfoFile), info));
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(o_.extra_lsndir, kCheckpointsFile), checkpoints));
+    XBAK_RETURN_IF_ERROR(SyncDir(o_.extra_lsndir));
+    LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + o_.extra_lsndir +
+            " (--extra-lsndir)");
+    return Status::Ok();
+  }
+
   Status Connect() {
     XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
     if (conn_->ServerVersion() < kMinServerVersion) {
@@ -329,7 +353,8 @@ class BackupRun {
       std::snprintf(b, sizeof b, "%.1f", std::chrono::duration<double>(d).count());
       return std::string(b);
     };
-    LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) + " s");
+    LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) +
+            " s");
     return Status::Ok();
   }
 
@@ -540,7 +565,8 @@ class BackupRun {
     info.from_lsn = o_.incremental ? o_.incremental_lsn : 0;
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, FormatInfo(info)));
+    const std::string info_text = FormatInfo(info);
+    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, info_text));
     // Everything else must be durable before the file that declares the
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
@@ -549,6 +575,7 @@ class BackupRun {
                   to_lsn_, last_lsn_, false};
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
+    XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(FormatCheckpoints(c), info_text));
     progress_.Finish(true);
     if (deferred_ > 0) {
       LogInfo(std::to_string(deferred_) +

@@ -38,7 +38,8 @@ bool IsMetadataFile(const std::string& name) {
          name.ends_with(".meta") || name.ends_with(".xbpartial");
 }
 
-Status Walk(const std::string& root, const std::string& rel, std::vector<std::pair<std::string, uint64_t>>* out) {
+Status Walk(const std::string& root, const std::string& rel,
+            std::vector<std::pair<std::string, uint64_t>>* out) {
   std::string dir = rel.empty() ? root : JoinPath(root, rel);
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
   if (!d) return ErrnoError("cannot read backup directory", dir, errno);
@@ -49,12 +50,13 @@ Status Walk(const std::string& root, const std::string& rel, std::vector<std::pa
     struct stat st {};
     if (::lstat(JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", JoinPath(root, r), errno);
     if (S_ISLNK(st.st_mode)) {
-      return Error(ErrorCode::kInvalidArgument, "backup contains a symbolic link " + JoinPath(root, r) +
-                                                    "; refusing to follow it");
+      return Error(ErrorCode::kInvalidArgument,
+                   "backup contains a symbolic link " + JoinPath(root, r) + "; refusing to follow it");
     }
     if (S_ISDIR(st.st_mode)) {
       if (!rel.empty()) {
-        return Error(ErrorCode::kInvalidArgument, "unexpected nested directory " + JoinPath(root, r) + " in backup");
+        return Error(ErrorCode::kInvalidArgument,
+                     "unexpected nested directory " + JoinPath(root, r) + " in backup");
       }
       XBAK_RETURN_IF_ERROR(Walk(root, r, out));
       out->push_back({r + "/", 0});  // the directory itself, even if empty
@@ -118,7 +120,8 @@ Result<std::map<std::string, std::string>> RemoteTablespaces(
 }  // namespace
 
 Status RunCopyBack(const CopyBackOptions& o) {
-  if (o.backup_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir (the backup) is required");
+  if (o.backup_dir.empty())
+    return Error(ErrorCode::kInvalidArgument, "--target-dir (the backup) is required");
   if (o.datadir.empty()) {
     return Error(ErrorCode::kInvalidArgument,
                  "--datadir is required (or datadir= in the [mysqld] group of --defaults-file)");
@@ -126,7 +129,8 @@ Status RunCopyBack(const CopyBackOptions& o) {
   std::string cp_path = JoinPath(o.backup_dir, kCheckpointsFile);
   auto text = ReadSmallFile(cp_path);
   if (!text.ok()) {
-    return Error(ErrorCode::kInvalidArgument, o.backup_dir + " is not a complete backup: " + text.status().message());
+    return Error(ErrorCode::kInvalidArgument,
+                 o.backup_dir + " is not a complete backup: " + text.status().message());
   }
   XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
   if (cp.backup_type != "log-applied" && cp.backup_type != "full-prepared") {
@@ -146,8 +150,8 @@ Status RunCopyBack(const CopyBackOptions& o) {
     XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
     if (m != identity || o.move) {
       return Error(ErrorCode::kAlreadyExists,
-                   "an interrupted restore is in " + o.datadir + " (" + marker + " says: " +
-                       m.substr(0, m.find('\n')) + "); " +
+                   "an interrupted restore is in " + o.datadir + " (" + marker +
+                       " says: " + m.substr(0, m.find('\n')) + "); " +
                        (o.move ? "a --move-back cannot be resumed: empty the datadir and restore again"
                                : "resume it with the same --target-dir, or empty the datadir"));
     }
@@ -180,12 +184,16 @@ Status RunCopyBack(const CopyBackOptions& o) {
     std::string name = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
     bool top = rel.find('/') == std::string::npos;
     if (top && IsMetadataFile(name)) continue;
-    if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial"))) continue;
+    if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial")))
+      continue;
     if (!top && name.ends_with(innodb::kIslSuffix) && o.remote_to_datadir) continue;  // the .ibd comes home
     std::string dest_dir = o.datadir;
-    if (top && name == "ib_logfile0") dest_dir = log_dir;
-    else if (top && name.rfind("ibdata", 0) == 0) dest_dir = home;
-    else if (top && IsUndoTablespaceName(name)) dest_dir = undo;
+    if (top && name == "ib_logfile0")
+      dest_dir = log_dir;
+    else if (top && name.rfind("ibdata", 0) == 0)
+      dest_dir = home;
+    else if (top && IsUndoTablespaceName(name))
+      dest_dir = undo;
     Item it{JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size};
     auto r = remote.find(rel);
     if (r != remote.end() && !o.remote_to_datadir) {
@@ -196,14 +204,16 @@ Status RunCopyBack(const CopyBackOptions& o) {
       XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(dir));
       if (!empty && !o.force_non_empty && !resuming && remote_dirs.count(dir) == 0) {
         return Error(ErrorCode::kAlreadyExists,
-                     "table " + rel.substr(0, rel.size() - 4) + " was created with DATA DIRECTORY and belongs in " +
-                         dir + ", which is not empty; refusing to restore over it (empty it, or use "
+                     "table " + rel.substr(0, rel.size() - 4) +
+                         " was created with DATA DIRECTORY and belongs in " + dir +
+                         ", which is not empty; refusing to restore over it (empty it, or use "
                          "--remote-tablespaces-to-datadir to put such tables in the datadir)");
       }
       remote_dirs.insert(dir);
     }
     if (!resuming && PathExists(it.dest)) {
-      return Error(ErrorCode::kAlreadyExists, it.dest + " exists already; existing files are never overwritten");
+      return Error(ErrorCode::kAlreadyExists,
+                   it.dest + " exists already; existing files are never overwritten");
     }
     if (top && name == "ib_logfile0") {
       log_item = it;  // last: the server refuses a datadir without it
@@ -221,8 +231,8 @@ Status RunCopyBack(const CopyBackOptions& o) {
   for (const auto& d : remote_dirs) XBAK_RETURN_IF_ERROR(MakeDirs(d));
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(items.size(), o.parallel,
-                                   [&](size_t i) { return CopyOne(items[i], o.move, progress); }, &cancel));
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      items.size(), o.parallel, [&](size_t i) { return CopyOne(items[i], o.move, progress); }, &cancel));
   // Make the new directory entries durable.
   std::vector<std::string> dirs = {o.datadir, log_dir, home, undo};
   for (auto& it : items) dirs.push_back(it.dest.substr(0, it.dest.rfind('/')));

@@ -45,8 +45,8 @@ bool EndsWith(const std::string& s, const std::string& suf) {
 
 // Table definitions and non-transactional engines' files: the same list of
 // extensions mariabackup copies, so restores look the same.
-const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG", ".TRN",
-                                        ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
+const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
+                                        ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
 }  // namespace
 
@@ -64,8 +64,8 @@ Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec) {
     if (item.empty()) continue;
     size_t colon = item.find(':');
     if (colon == 0 || colon == std::string::npos) {
-      return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path '" + spec + "' has no file size in '" +
-                                                    item + "'");
+      return Error(ErrorCode::kInvalidArgument,
+                   "innodb_data_file_path '" + spec + "' has no file size in '" + item + "'");
     }
     std::string name = item.substr(0, colon);
     if (item.find(":raw") != std::string::npos || item.find("newraw") != std::string::npos) {
@@ -155,8 +155,9 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
       if (remote.count(n) != 0) {
         // The server refuses to open a table found in two places; the copy
         // the .isl names is the one it used.
-        LogWarning(JoinPath(dbdir, n) + " is ignored: " + db + "/" + n.substr(0, n.size() - 4) +
-                   ".isl points elsewhere (a stale copy; the server does not open a table found in two places)");
+        LogWarning(
+            JoinPath(dbdir, n) + " is ignored: " + db + "/" + n.substr(0, n.size() - 4) +
+            ".isl points elsewhere (a stale copy; the server does not open a table found in two places)");
         continue;
       }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);

@@ -1,8 +1,7 @@
 #include "xbak/backup/metadata.h"
 
-#include <cstdlib>
-
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <random>
 #include <sstream>
@@ -32,7 +31,8 @@ Result<uint64_t> ParseLsn(const OptionMap& m, const std::string& field, const st
   }
   errno = 0;
   unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
-  if (errno == ERANGE) return Error(ErrorCode::kCorrupt, it->second.origin + ": '" + field + "' is out of range");
+  if (errno == ERANGE)
+    return Error(ErrorCode::kCorrupt, it->second.origin + ": '" + field + "' is out of range");
   return static_cast<uint64_t>(x);
 }
 }  // namespace
@@ -54,8 +54,8 @@ Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string&
   auto r = m.find("recover-binlog-info");
   c.recover_binlog_info = r != m.end() && r->second.value == "1";
   if (c.to_lsn < c.from_lsn) {
-    return Error(ErrorCode::kCorrupt, origin + ": to_lsn " + std::to_string(c.to_lsn) + " is below from_lsn " +
-                                          std::to_string(c.from_lsn));
+    return Error(ErrorCode::kCorrupt, origin + ": to_lsn " + std::to_string(c.to_lsn) +
+                                          " is below from_lsn " + std::to_string(c.from_lsn));
   }
   return c;
 }
@@ -107,7 +107,8 @@ std::string NewUuid() {
   b[8] = (b[8] & 0x3f) | 0x80;
   char out[37];
   std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return out;
 }
 

@@ -257,9 +257,9 @@ class Catalog {
       if (sys) {
         for (const auto& m : further) {
           if (!PathExists(JoinPath(dir, m))) {
-            return Error(ErrorCode::kNotFound, JoinPath(dir, m) +
-                                                   ": a file of the system tablespace (innodb_data_file_path in " +
-                                                   kBackupCnfFile + ") is missing from the backup");
+            return Error(ErrorCode::kNotFound,
+                         JoinPath(dir, m) + ": a file of the system tablespace (innodb_data_file_path in " +
+                             kBackupCnfFile + ") is missing from the backup");
           }
         }
         it->second.more.assign(system.begin() + 1, system.end());
@@ -605,7 +605,8 @@ class Applier {
     return Status::Ok();
   }
 
-  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, SpaceFiles& file, uint8_t* frame) {
+  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, SpaceFiles& file,
+                         uint8_t* frame) {
     const size_t fs = s.flags.physical_size;
     const uint64_t off = uint64_t{page_no} * fs;
     if (!pl.skip_read) {

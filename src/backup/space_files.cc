@@ -30,8 +30,8 @@ Result<size_t> SpaceFiles::PRead(void* buf, size_t n, uint64_t offset) const {
 Status SpaceFiles::PWrite(const void* buf, size_t n, uint64_t offset) {
   auto [i, off] = Locate(offset);
   if (i + 1 < parts_.size() && off + n > parts_[i].size) {
-    return Error(ErrorCode::kCorrupt, parts_[i].file.path() + ": a page write at offset " + std::to_string(off) +
-                                          " crosses the end of the file into the next");
+    return Error(ErrorCode::kCorrupt, parts_[i].file.path() + ": a page write at offset " +
+                                          std::to_string(off) + " crosses the end of the file into the next");
   }
   XBAK_RETURN_IF_ERROR(parts_[i].file.PWrite(buf, n, off));
   if (i + 1 == parts_.size()) parts_[i].size = std::max(parts_[i].size, off + n);
@@ -46,9 +46,10 @@ Result<uint64_t> SpaceFiles::Size() const {
 Status SpaceFiles::Truncate(uint64_t size) {
   Part& last = parts_.back();
   if (size < last.start) {
-    return Error(ErrorCode::kCorrupt, "the tablespace of " + parts_.front().file.path() + " would shrink to " +
-                                          std::to_string(size) + " bytes, into its fixed-size files (" +
-                                          std::to_string(last.start) + " bytes)");
+    return Error(ErrorCode::kCorrupt, "the tablespace of " + parts_.front().file.path() +
+                                          " would shrink to " + std::to_string(size) +
+                                          " bytes, into its fixed-size files (" + std::to_string(last.start) +
+                                          " bytes)");
   }
   XBAK_RETURN_IF_ERROR(last.file.Truncate(size - last.start));
   last.size = size - last.start;

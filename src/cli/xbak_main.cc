@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
       "log-copy-interval", po::value<unsigned>()->default_value(20),
       "--backup: longest wait in ms between reads of an idle server's redo log (a busy log is read "
       "again within 1 ms)")(
+      "extra-lsndir", po::value<std::string>(),
+      "--backup: also write xtrabackup_checkpoints and xtrabackup_info to this local directory once "
+      "the backup is complete (with --stream: the next --incremental-basedir)")(
       "throttle", po::value<uint64_t>()->default_value(0),
       "--backup: at most this many data file I/O operations (1 MiB read + write) per second, to "
       "spare the server's disk (0: unlimited; the redo log copy is never throttled)")(
@@ -141,8 +144,8 @@ int main(int argc, char** argv) {
                                     "copy-back into a non-empty datadir (never overwrites files)")(
       "remote-tablespaces-to-datadir",
       "copy-back: put tables created with DATA DIRECTORY in the datadir, without their .isl, instead "
-      "of back into the directory their .isl names")(
-      "innodb-log-group-home-dir", po::value<std::string>(), "copy-back: where ib_logfile0 goes")(
+      "of back into the directory their .isl names")("innodb-log-group-home-dir", po::value<std::string>(),
+                                                     "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
       "progress-interval", po::value<unsigned>()->default_value(2),
@@ -166,8 +169,26 @@ int main(int argc, char** argv) {
       "overwrite", "--extract: replace files that exist in the target")(
       "remove-original", "--decompress: delete X.zst once X is complete");
 
+  // mariabackup/xtrabackup options users will reach for that xbak does not
+  // implement yet: accepted by the parser so that they are refused by name,
+  // with the reason, before anything is done (not "unrecognised option").
+  static constexpr std::pair<const char*, const char*> kNotYet[] = {
+      {"databases", "partial backups"},
+      {"databases-exclude", "partial backups"},
+      {"tables", "partial backups"},
+      {"tables-exclude", "partial backups"},
+      {"tables-file", "partial backups"},
+      {"export", "exporting tables for IMPORT TABLESPACE"},
+      {"galera-info", "Galera cluster positions"},
+      {"safe-slave-backup", "stopping a replica's SQL thread"},
+      {"history", "the backup history table"}};
+  po::options_description not_yet("Not supported yet (refused, with the reason)");
+  for (const auto& [name, what] : kNotYet) {
+    not_yet.add_options()(name, po::value<std::string>()->implicit_value(""), what);
+  }
+
   po::options_description all;
-  all.add(modes).add(conn).add(general).add(streaming);
+  all.add(modes).add(conn).add(general).add(streaming).add(not_yet);
 
   po::variables_map vm;
   try {
@@ -207,6 +228,14 @@ int main(int argc, char** argv) {
   if (vm.count("version")) {
     std::cout << "xbak " << XBAK_VERSION << "\n";
     return 0;
+  }
+  for (const auto& [name, what] : kNotYet) {
+    if (vm.count(name)) {
+      std::cerr << "xbak: --" << name << " (" << what
+                << ") is not supported by xbak yet; nothing was done (mariabackup has it; see "
+                   "docs/layouts.md)\n";
+      return 2;
+    }
   }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
                                 vm.count("move-back") + vm.count("extract") + vm.count("decompress") +
@@ -376,6 +405,7 @@ int main(int argc, char** argv) {
     o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
     if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
+    o.extra_lsndir = str("extra-lsndir");
     {
       const std::string m = vm["redo-spool-memory"].as<std::string>();
       auto v = xbak::ParseSize(m);

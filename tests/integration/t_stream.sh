@@ -106,4 +106,36 @@ st=${PIPESTATUS[0]}
 set -o pipefail
 [ "$st" -ne 0 ] && [ "$st" -ne 124 ] || { cat "$TEST_WORK/epipe.log"; fail "backup exit status $st after its reader went away"; }
 assert_contains "$TEST_WORK/epipe.log" "went away"
+
+step "--extra-lsndir: a streamed full, then a streamed incremental based on the local copy"
+"$XBAK" --backup --defaults-file="$cnf" --stream=xbstream --extra-lsndir="$TEST_WORK/lsn/full" \
+  2> "$TEST_WORK/el-full.log" | "$XBAK" --extract -C "$TEST_WORK/el-full" 2> /dev/null ||
+  { tail "$TEST_WORK/el-full.log" >&2; fail "streamed full with --extra-lsndir"; }
+cmp "$TEST_WORK/lsn/full/xtrabackup_checkpoints" "$TEST_WORK/el-full/xtrabackup_checkpoints" ||
+  fail "--extra-lsndir's xtrabackup_checkpoints differs from the stream's"
+assert_file "$TEST_WORK/lsn/full/xtrabackup_info"
+sb_sql src "UPDATE sbtest.sbtest1 SET k = k + 1 WHERE id % 3 = 0; CREATE TABLE sbtest.after_full (id INT PRIMARY KEY)"
+sb_checksums src > "$TEST_WORK/src.sum"
+"$XBAK" --backup --defaults-file="$cnf" --stream=xbstream --incremental-basedir="$TEST_WORK/lsn/full" \
+  --extra-lsndir="$TEST_WORK/lsn/inc" 2> "$TEST_WORK/el-inc.log" | "$XBAK" --extract -C "$TEST_WORK/el-inc" 2> /dev/null ||
+  { tail "$TEST_WORK/el-inc.log" >&2; fail "streamed incremental from --extra-lsndir"; }
+assert_contains "$TEST_WORK/lsn/inc/xtrabackup_checkpoints" '^backup_type = incremental$'
+"$XBAK" --prepare --apply-log-only --target-dir="$TEST_WORK/el-full" 2> "$TEST_WORK/el-p1.log" ||
+  { tail "$TEST_WORK/el-p1.log" >&2; fail "prepare of the full"; }
+"$XBAK" --prepare --target-dir="$TEST_WORK/el-full" --incremental-dir="$TEST_WORK/el-inc" 2> "$TEST_WORK/el-p2.log" ||
+  { tail "$TEST_WORK/el-p2.log" >&2; fail "prepare of the incremental"; }
+sb_stop dst
+rm -rf "$TEST_WORK/dst"
+sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
+"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$TEST_WORK/el-full" 2> "$TEST_WORK/el-cb.log" ||
+  { tail "$TEST_WORK/el-cb.log" >&2; fail "copy-back of the chain"; }
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi
+sb_start dst
+sb_checksums dst > "$TEST_WORK/el.sum"
+sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/el.sum" || fail "the chain from --extra-lsndir restored other data"
+sb_stop dst
+if "$XBAK" --backup --defaults-file="$cnf" --stream=xbstream --extra-lsndir=/proc/xbak-no > /dev/null 2> "$TEST_WORK/el-bad.log"; then
+  fail "--extra-lsndir in an unwritable place was accepted"
+fi
+assert_contains "$TEST_WORK/el-bad.log" "extra-lsndir"
 sb_stop src

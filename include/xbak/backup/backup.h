@@ -43,6 +43,7 @@ struct BackupOptions {
   // taken yet is held in memory up to redo_spool_memory, then in an unnamed
   // file in tmpdir ("" = $TMPDIR or /tmp).
   std::string tmpdir;
+  std::string extra_lsndir;  // --extra-lsndir: copies of xtrabackup_checkpoints and _info
   size_t redo_spool_memory = size_t{64} << 20;
   uint64_t throttle = 0;
   std::chrono::milliseconds log_copy_interval{

@@ -55,7 +55,7 @@ TEST(SpaceFiles, PagesRunOnIntoTheNextFileAndOnlyTheLastGrows) {
   EXPECT_EQ(std::filesystem::file_size(a), 3 * kPage);
   EXPECT_EQ(std::filesystem::file_size(b), 4 * kPage);
   ASSERT_EQ(*s->PRead(page.data(), kPage, 1 * kPage), kPage);
-  EXPECT_EQ(page[0], 1);  // ibdata1 untouched
+  EXPECT_EQ(page[0], 1);                                    // ibdata1 untouched
   ASSERT_EQ(*s->PRead(page.data(), kPage, 7 * kPage), 0u);  // past the end
   ASSERT_TRUE(s->Truncate(10 * kPage).ok());
   EXPECT_EQ(std::filesystem::file_size(b), 7 * kPage);

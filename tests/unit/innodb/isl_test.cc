@@ -20,8 +20,15 @@ TEST(Isl, ParsesWhatTheServerWrites) {
 }
 
 TEST(Isl, RefusesWhatCouldMisleadARestore) {
-  const std::vector<std::string> bads = {"", "\n", "db/t.ibd", "./db/t.ibd", "/t.ibd", "/srv/db/t.frm",
-                                "/srv/../etc/db/t.ibd", "/srv/db/..", std::string("/srv/db/t\0.ibd", 15)};
+  const std::vector<std::string> bads = {"",
+                                         "\n",
+                                         "db/t.ibd",
+                                         "./db/t.ibd",
+                                         "/t.ibd",
+                                         "/srv/db/t.frm",
+                                         "/srv/../etc/db/t.ibd",
+                                         "/srv/db/..",
+                                         std::string("/srv/db/t\0.ibd", 15)};
   for (const std::string& bad : bads) {
     auto p = ParseIsl(bad, "db/t.isl");
     EXPECT_FALSE(p.ok()) << bad;

@@ -431,7 +431,8 @@ TEST(UnknownFormatTest, AcceptsWhatTheServerMayHaveWritten) {
 TEST(ZipTest, FullSizeCompressedPagesHaveNoTrailer) {
   const struct {
     uint32_t raw, logical;
-  } cases[] = {{0x21 | (3u << 1) | (3u << 6), 4096}, {0x21 | (4u << 1) | (4u << 6), 8192}, {0x21 | (5u << 1), 16384}};
+  } cases[] = {
+      {0x21 | (3u << 1) | (3u << 6), 4096}, {0x21 | (4u << 1) | (4u << 6), 8192}, {0x21 | (5u << 1), 16384}};
   for (auto c : cases) {
     SpaceFlags f = Flags(c.raw);
     ASSERT_EQ(f.physical_size, c.logical);
@@ -440,7 +441,8 @@ TEST(ZipTest, FullSizeCompressedPagesHaveNoTrailer) {
     std::fill(p.end() - 8, p.end(), 0);  // what page_zip leaves at the end
     StampPageChecksum(p.data(), f);
     EXPECT_EQ(CheckPage(p.data(), f, 5).verdict, PageVerdict::kOk) << std::hex << c.raw;
-    EXPECT_EQ(CheckPageOfUnknownFormat(p.data(), c.logical, 5).verdict, PageVerdict::kOk) << std::hex << c.raw;
+    EXPECT_EQ(CheckPageOfUnknownFormat(p.data(), c.logical, 5).verdict, PageVerdict::kOk)
+        << std::hex << c.raw;
     p[100] ^= 1;
     EXPECT_EQ(CheckPage(p.data(), f, 5).verdict, PageVerdict::kCorrupt) << std::hex << c.raw;
   }
