@@ -14,6 +14,7 @@
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/redo_lag.h"
+#include "xbak/backup/replica.h"
 #include "xbak/backup/tablespace_copy.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
@@ -60,7 +61,7 @@ std::string SpaceName(const std::string& rel) {
   return rel.size() > 4 && rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel;
 }
 
-Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave) {
+Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
   auto rows = c.Query(
       "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
       "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
@@ -73,15 +74,18 @@ Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave) {
   std::vector<std::string> need = {"RELOAD", "PROCESS"};
   if (need_binlog) need.push_back("BINLOG MONITOR");
   if (need_slave) need.push_back("SLAVE MONITOR");
+  if (need_slave_admin) need.push_back("REPLICATION SLAVE ADMIN");
   std::string missing;
   for (auto& p : need) {
     if (have.count(p) == 0 && have.count("SUPER") == 0) missing += (missing.empty() ? "" : ", ") + p;
   }
   if (!missing.empty()) {
-    return Error(ErrorCode::kServer,
-                 "the backup user lacks privileges: " + missing +
-                     " (RELOAD for BACKUP STAGE and FLUSH, PROCESS as mariabackup asks, "
-                     "BINLOG MONITOR for SHOW MASTER STATUS, SLAVE MONITOR for --slave-info)");
+    return Error(
+        ErrorCode::kServer,
+        "the backup user lacks privileges: " + missing +
+            " (RELOAD for BACKUP STAGE and FLUSH, PROCESS as mariabackup asks, "
+            "BINLOG MONITOR for SHOW MASTER STATUS, SLAVE MONITOR for --slave-info, REPLICATION SLAVE "
+            "ADMIN for --safe-slave-backup)");
   }
   return Status::Ok();
 }
@@ -93,34 +97,6 @@ Result<uint64_t> StatusLsn(Connection& c, const std::string& name) {
                                              name + "'"));
   if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
   return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
-}
-
-Result<std::string> SlaveInfo(Connection& c) {
-  XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
-  XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
-  if (rows.empty()) {
-    LogWarning(
-        "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
-        "no xtrabackup_slave_info written");
-    return std::string();
-  }
-  std::string sql;
-  bool any_gtid = false;
-  for (auto& r : rows) any_gtid = any_gtid || (r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty());
-  std::string slave_pos = gtid.value_or("");
-  if (!slave_pos.empty() && any_gtid) sql += "SET GLOBAL gtid_slave_pos = '" + slave_pos + "';\n";
-  for (auto& r : rows) {
-    std::string name = r["Connection_name"];
-    std::string prefix = "CHANGE MASTER " + (name.empty() ? std::string() : "'" + name + "' ");
-    bool uses_gtid = r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty();
-    if (!slave_pos.empty() && uses_gtid) {
-      sql += prefix + "TO master_use_gtid = slave_pos;\n";
-    } else {
-      sql += prefix + "TO MASTER_LOG_FILE='" + r["Relay_Master_Log_File"] +
-             "', MASTER_LOG_POS=" + r["Exec_Master_Log_Pos"] + ";\n";
-    }
-  }
-  return sql;
 }
 
 // Everything one backup run holds; methods are the steps in order.
@@ -147,6 +123,7 @@ class BackupRun {
       }
       if (redo_spool_) redo_spool_->Abort();
       if (staged_) (void)conn_->Execute("BACKUP STAGE END");
+      safe_slave_.reset();  // the replica's SQL thread runs again at once
       return st;
     }
     return Finish();
@@ -188,7 +165,8 @@ class BackupRun {
       return Error(ErrorCode::kUnsupported, "the server is not MariaDB (version '" + vars_["version"] + "')");
     }
     bool log_bin = vars_["log_bin"] == "ON";
-    XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, log_bin, o_.slave_info));
+    XBAK_RETURN_IF_ERROR(
+        CheckPrivileges(*conn_, log_bin, o_.slave_info || o_.safe_slave_backup, o_.safe_slave_backup));
     XBAK_ASSIGN_OR_RETURN(layout_, LayoutFromVariables(vars_, o_.datadir));
     if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
       return ErrnoError(
@@ -335,6 +313,9 @@ class BackupRun {
     // stream they would otherwise queue behind all the log spooled so far and
     // hold the server for minutes. The log is still read from the server.
     if (redo_spool_) redo_spool_->Pause(true);
+    if (o_.safe_slave_backup) {
+      XBAK_ASSIGN_OR_RETURN(safe_slave_, SafeSlave::Stop(*conn_, o_.safe_slave_timeout));
+    }
     const auto ddl0 = std::chrono::steady_clock::now();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
     LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
@@ -346,6 +327,7 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE END"));
     staged_ = false;
     if (redo_spool_) redo_spool_->Pause(false);
+    if (safe_slave_) XBAK_RETURN_IF_ERROR(safe_slave_->Restart());
     const auto t1 = std::chrono::steady_clock::now();
     lock_time_s_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - t0).count());
     auto secs = [](std::chrono::steady_clock::duration d) {
@@ -604,6 +586,7 @@ class BackupRun {
   std::unique_ptr<SinkFile> log_out_;
   std::atomic<bool> cancel_{false};  // set by a failed copy thread or copier_
   // After log_out_, which its thread writes to, so it is destroyed first.
+  std::unique_ptr<SafeSlave> safe_slave_;  // after conn_, which it uses when destroyed
   std::unique_ptr<Spool> redo_spool_;
   std::unique_ptr<Connection> written_conn_;  // used by copier_'s thread
   // After the spool it appends to, so it is destroyed (and its thread stopped) first.

@@ -116,6 +116,11 @@ int main(int argc, char** argv) {
       "--prepare: the incremental backup to apply to --target-dir; --verify: an incremental of the "
       "chain (repeat, in order)")("slave-info",
                                   "record the replication position of this replica in xtrabackup_slave_info")(
+      "safe-slave-backup",
+      "--backup of a replica: stop its replication SQL thread while the server is held, once no "
+      "temporary table is open in it; started again right after")(
+      "safe-slave-backup-timeout", po::value<unsigned>()->default_value(300),
+      "seconds --safe-slave-backup waits for the SQL thread's temporary tables to close")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
       "seconds BACKUP STAGE may wait for a lock (0: server default)")(
       "log-copy-timeout", po::value<unsigned>()->default_value(60),
@@ -180,7 +185,6 @@ int main(int argc, char** argv) {
       {"tables-file", "partial backups"},
       {"export", "exporting tables for IMPORT TABLESPACE"},
       {"galera-info", "Galera cluster positions"},
-      {"safe-slave-backup", "stopping a replica's SQL thread"},
       {"history", "the backup history table"}};
   po::options_description not_yet("Not supported yet (refused, with the reason)");
   for (const auto& [name, what] : kNotYet) {
@@ -406,6 +410,8 @@ int main(int argc, char** argv) {
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
     if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
     o.extra_lsndir = str("extra-lsndir");
+    o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
+    o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
     {
       const std::string m = vm["redo-spool-memory"].as<std::string>();
       auto v = xbak::ParseSize(m);

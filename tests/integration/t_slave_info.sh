@@ -37,6 +37,53 @@ cat "$W/bk/xtrabackup_slave_info"
 assert_contains "$W/bk/xtrabackup_slave_info" "^SET GLOBAL gtid_slave_pos = '0-$p_port-[0-9]+';$"
 assert_contains "$W/bk/xtrabackup_slave_info" "^CHANGE MASTER TO master_use_gtid = slave_pos;$"
 
+# A session on the primary that holds a replicated temporary table for SECONDS.
+hold_temp_table() { # NAME SECONDS
+  mariadb --defaults-file="$(sb_cnf primary)" -e "SET SESSION binlog_format = STATEMENT;
+    CREATE TEMPORARY TABLE xs_app.$1 (id INT); INSERT INTO xs_app.$1 VALUES (1); DO SLEEP($2);
+    DROP TEMPORARY TABLE xs_app.$1"
+}
+wait_temp_open() { # until the replica's SQL thread holds a temporary table
+  local i
+  for i in $(seq 1 100); do
+    [ "$(sb_sql replica "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'SLAVE_OPEN_TEMP_TABLES'")" -gt 0 ] && return 0
+    sleep 0.1
+  done
+  fail "the replica never opened the primary's temporary table"
+}
+sql_running() { # ON while the replica's IO and SQL threads both run
+  sb_sql replica "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'SLAVE_RUNNING'"
+}
+
+step "--safe-slave-backup: waits for the replica's temporary table to close, stops the SQL thread, starts it again"
+hold_temp_table t1 4 &
+holder=$!
+wait_temp_open
+xbak --backup --defaults-file="$(sb_cnf replica)" --safe-slave-backup --slave-info --target-dir="$W/safe" 2> "$W/safe.log" ||
+  { tail "$W/safe.log"; fail "backup with --safe-slave-backup"; }
+wait "$holder"
+grep -- '--safe-slave-backup' "$W/safe.log"
+assert_contains "$W/safe.log" "temporary table\(s\) open in the replica's SQL thread" "it waited for the temporary table"
+assert_contains "$W/safe.log" "SQL thread stopped \(the default connection\), no temporary table open"
+assert_contains "$W/safe.log" "SQL thread started again"
+assert_eq ON "$(sql_running)" "the replica's SQL thread after the backup"
+assert_file "$W/safe/xtrabackup_checkpoints"
+
+step "--safe-slave-backup-timeout: a temporary table that stays open fails the backup, the SQL thread runs again"
+hold_temp_table t2 15 &
+holder=$!
+wait_temp_open
+if "$XBAK" --backup --defaults-file="$(sb_cnf replica)" --safe-slave-backup --safe-slave-backup-timeout=2 \
+  --target-dir="$W/safe-to" 2> "$W/safe-to.log"; then
+  fail "--safe-slave-backup went on with a temporary table open"
+fi
+tail -n 2 "$W/safe-to.log"
+assert_contains "$W/safe-to.log" "still has 1 temporary table\(s\) open in its SQL thread after [0-9]+ s"
+[ ! -e "$W/safe-to/xtrabackup_checkpoints" ] || fail "a failed backup left xtrabackup_checkpoints"
+assert_eq ON "$(sql_running)" "the replica's SQL thread after the failed backup"
+wait "$holder"
+wait_synced replica
+
 step "restore as a new replica and let it catch up"
 mariabackup --no-defaults --prepare --target-dir="$W/bk" > "$W/prep.log" 2>&1 || { tail "$W/prep.log"; fail "prepare"; }
 sb_init_from_datadir newrep "$n_port" "$W/newrep/data" "skip-slave-start"

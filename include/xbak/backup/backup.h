@@ -36,6 +36,8 @@ struct BackupOptions {
   bool incremental = false;
   uint64_t incremental_lsn = 0;
   bool slave_info = false;
+  bool safe_slave_backup = false;  // --safe-slave-backup
+  std::chrono::seconds safe_slave_timeout{300};
   int page_retries = 10;
   unsigned lock_wait_timeout_s = 0;  // 0: server default
   unsigned log_wait_timeout_s = 60;  // no redo progress for this long fails the backup

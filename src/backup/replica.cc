@@ -1,0 +1,129 @@
+#include "xbak/backup/replica.h"
+
+#include <cstdlib>
+#include <thread>
+
+#include "xbak/util/log.h"
+
+namespace xbak {
+namespace {
+
+// 'name' quoted for STOP/START SLAVE; connection names are identifiers the
+// server accepted, quotes doubled anyway.
+std::string Quoted(const std::string& name) {
+  std::string q = "'";
+  for (char ch : name) q += ch == '\'' ? std::string("''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string SlaveCommand(const char* verb, const std::string& name) {
+  return std::string(verb) + " SLAVE " + (name.empty() ? std::string() : Quoted(name) + " ") + "SQL_THREAD";
+}
+
+std::string Named(const std::string& name) {
+  return name.empty() ? "the default connection" : "'" + name + "'";
+}
+
+Result<uint64_t> OpenTempTables(Connection& c) {
+  XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+                                             "WHERE VARIABLE_NAME = 'SLAVE_OPEN_TEMP_TABLES'"));
+  return v ? std::strtoull(v->c_str(), nullptr, 10) : 0;
+}
+
+}  // namespace
+
+Result<std::string> SlaveInfo(Connection& c) {
+  XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
+  XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
+  if (rows.empty()) {
+    LogWarning(
+        "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
+        "no xtrabackup_slave_info written");
+    return std::string();
+  }
+  std::string sql;
+  bool any_gtid = false;
+  for (auto& r : rows) any_gtid = any_gtid || (r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty());
+  std::string slave_pos = gtid.value_or("");
+  if (!slave_pos.empty() && any_gtid) sql += "SET GLOBAL gtid_slave_pos = '" + slave_pos + "';\n";
+  for (auto& r : rows) {
+    std::string name = r["Connection_name"];
+    std::string prefix = "CHANGE MASTER " + (name.empty() ? std::string() : "'" + name + "' ");
+    bool uses_gtid = r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty();
+    if (!slave_pos.empty() && uses_gtid) {
+      sql += prefix + "TO master_use_gtid = slave_pos;\n";
+    } else {
+      sql += prefix + "TO MASTER_LOG_FILE='" + r["Relay_Master_Log_File"] +
+             "', MASTER_LOG_POS=" + r["Exec_Master_Log_Pos"] + ";\n";
+    }
+  }
+  return sql;
+}
+
+Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::seconds timeout) {
+  XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
+  std::vector<std::string> running;
+  for (auto& r : rows) {
+    if (r["Slave_SQL_Running"] == "Yes") running.push_back(r["Connection_name"]);
+  }
+  if (rows.empty())
+    LogInfo("--safe-slave-backup: this server is not a replica; nothing to stop");
+  else if (running.empty())
+    LogInfo("--safe-slave-backup: no replication SQL thread is running");
+  std::unique_ptr<SafeSlave> s(new SafeSlave(c, std::move(running)));
+  if (s->stopped_.empty()) return s;
+  const auto t0 = std::chrono::steady_clock::now();
+  XBAK_RETURN_IF_ERROR(s->StopAll());
+  for (;;) {
+    XBAK_ASSIGN_OR_RETURN(uint64_t open, OpenTempTables(c));
+    if (open == 0) break;
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0);
+    if (waited >= timeout) {
+      // The destructor starts the SQL threads again.
+      return Error(ErrorCode::kTimeout,
+                   "--safe-slave-backup: the replica still has " + std::to_string(open) +
+                       " temporary table(s) open in its SQL thread after " + std::to_string(waited.count()) +
+                       " s (--safe-slave-backup-timeout); a backup now would restore a replica that fails on "
+                       "them. Retry when the primary's sessions that use temporary tables have ended");
+    }
+    LogInfo("--safe-slave-backup: " + std::to_string(open) +
+            " temporary table(s) open in the replica's SQL thread; letting it run for a second");
+    XBAK_RETURN_IF_ERROR(s->StartAll());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    XBAK_RETURN_IF_ERROR(s->StopAll());
+  }
+  std::string names;
+  for (const auto& n : s->stopped_) names += (names.empty() ? "" : ", ") + Named(n);
+  LogInfo("--safe-slave-backup: replication SQL thread stopped (" + names + "), no temporary table open");
+  return s;
+}
+
+Status SafeSlave::StopAll() {
+  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("STOP", n)));
+  running_again_ = false;
+  return Status::Ok();
+}
+
+Status SafeSlave::StartAll() {
+  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("START", n)));
+  running_again_ = true;
+  return Status::Ok();
+}
+
+Status SafeSlave::Restart() {
+  if (running_again_ || stopped_.empty()) return Status::Ok();
+  XBAK_RETURN_IF_ERROR(StartAll());
+  LogInfo("--safe-slave-backup: replication SQL thread started again");
+  return Status::Ok();
+}
+
+SafeSlave::~SafeSlave() {
+  Status st = Restart();
+  if (!st.ok()) {
+    LogError("--safe-slave-backup: could not start the replication SQL thread again (" + st.message() +
+             "); run START SLAVE SQL_THREAD on the replica");
+  }
+}
+
+}  // namespace xbak
