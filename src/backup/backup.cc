@@ -15,6 +15,7 @@
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
+#include "xbak/backup/server_checks.h"
 #include "xbak/backup/tablespace_copy.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
@@ -61,44 +62,6 @@ std::string SpaceName(const std::string& rel) {
   return rel.size() > 4 && rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel;
 }
 
-Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
-  auto rows = c.Query(
-      "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
-      "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
-      "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')");
-  if (!rows.ok()) return rows.status();
-  std::set<std::string> have;
-  for (auto& r : rows.value()) {
-    if (!r.empty() && r[0]) have.insert(*r[0]);
-  }
-  std::vector<std::string> need = {"RELOAD", "PROCESS"};
-  if (need_binlog) need.push_back("BINLOG MONITOR");
-  if (need_slave) need.push_back("SLAVE MONITOR");
-  if (need_slave_admin) need.push_back("REPLICATION SLAVE ADMIN");
-  std::string missing;
-  for (auto& p : need) {
-    if (have.count(p) == 0 && have.count("SUPER") == 0) missing += (missing.empty() ? "" : ", ") + p;
-  }
-  if (!missing.empty()) {
-    return Error(
-        ErrorCode::kServer,
-        "the backup user lacks privileges: " + missing +
-            " (RELOAD for BACKUP STAGE and FLUSH, PROCESS as mariabackup asks, "
-            "BINLOG MONITOR for SHOW MASTER STATUS, SLAVE MONITOR for --slave-info, REPLICATION SLAVE "
-            "ADMIN for --safe-slave-backup)");
-  }
-  return Status::Ok();
-}
-
-// One of InnoDB's LSN status variables (Innodb_lsn_current, _flushed).
-Result<uint64_t> StatusLsn(Connection& c, const std::string& name) {
-  XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                                             "WHERE VARIABLE_NAME = '" +
-                                             name + "'"));
-  if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
-  return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
-}
-
 // Everything one backup run holds; methods are the steps in order.
 class BackupRun {
  public:
@@ -107,7 +70,7 @@ class BackupRun {
 
   Status Run() {
     start_time_ = NowString();
-    XBAK_RETURN_IF_ERROR(CheckExtraLsnDir());
+    if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(PrepareExtraLsnDir(o_.extra_lsndir));
     XBAK_RETURN_IF_ERROR(Connect());
     XBAK_RETURN_IF_ERROR(OpenSink());
     Status st = StartLogCopy();
@@ -130,29 +93,6 @@ class BackupRun {
   }
 
  private:
-  // --extra-lsndir: made (and tried) before the backup starts, so that a
-  // directory the next incremental could not read is refused up front.
-  Status CheckExtraLsnDir() {
-    if (o_.extra_lsndir.empty()) return Status::Ok();
-    XBAK_RETURN_IF_ERROR(MakeDirs(o_.extra_lsndir).With("--extra-lsndir"));
-    const std::string probe = JoinPath(o_.extra_lsndir, ".xbak-extra-lsndir-probe");
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(probe, "").With("--extra-lsndir: cannot write there"));
-    ::unlink(probe.c_str());
-    return Status::Ok();
-  }
-
-  // After the backup itself is complete: the copies the next incremental
-  // reads (--incremental-basedir=DIR) when the backup went to a stream.
-  Status WriteExtraLsnDir(const std::string& checkpoints, const std::string& info) {
-    if (o_.extra_lsndir.empty()) return Status::Ok();
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(o_.extra_lsndir, kInfoFile), info));
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(o_.extra_lsndir, kCheckpointsFile), checkpoints));
-    XBAK_RETURN_IF_ERROR(SyncDir(o_.extra_lsndir));
-    LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + o_.extra_lsndir +
-            " (--extra-lsndir)");
-    return Status::Ok();
-  }
-
   Status Connect() {
     XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
     if (conn_->ServerVersion() < kMinServerVersion) {
@@ -557,7 +497,9 @@ class BackupRun {
                   to_lsn_, last_lsn_, false};
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
-    XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(FormatCheckpoints(c), info_text));
+    if (!o_.extra_lsndir.empty()) {
+      XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(o_.extra_lsndir, FormatCheckpoints(c), info_text));
+    }
     progress_.Finish(true);
     if (deferred_ > 0) {
       LogInfo(std::to_string(deferred_) +

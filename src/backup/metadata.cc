@@ -1,5 +1,7 @@
 #include "xbak/backup/metadata.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -8,6 +10,7 @@
 
 #include "xbak/backup/layout.h"
 #include "xbak/util/file.h"
+#include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak {
@@ -147,6 +150,23 @@ Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir) {
   // server kept it in.
   for (auto& n : *names) n = n.substr(n.rfind('/') == std::string::npos ? 0 : n.rfind('/') + 1);
   return names;
+}
+
+Status PrepareExtraLsnDir(const std::string& dir) {
+  XBAK_RETURN_IF_ERROR(MakeDirs(dir).With("--extra-lsndir"));
+  const std::string probe = JoinPath(dir, ".xbak-extra-lsndir-probe");
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(probe, "").With("--extra-lsndir: cannot write there"));
+  ::unlink(probe.c_str());
+  return Status::Ok();
+}
+
+Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, const std::string& info) {
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kInfoFile), info));
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kCheckpointsFile), checkpoints));
+  XBAK_RETURN_IF_ERROR(SyncDir(dir));
+  LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
+          " (--extra-lsndir)");
+  return Status::Ok();
 }
 
 }  // namespace xbak

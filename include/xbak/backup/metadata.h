@@ -76,6 +76,12 @@ Result<uint32_t> BackupPageSize(const std::string& dir);
 // in the backup's backup-my.cnf ({"ibdata1"} without it).
 Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir);
 
+// --extra-lsndir: the directory made and tried before a backup starts (so
+// that one the next incremental could not read is refused up front), then,
+// once the backup is complete, copies of its checkpoints and info files.
+Status PrepareExtraLsnDir(const std::string& dir);
+Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, const std::string& info);
+
 // A random RFC 4122 version 4 UUID (from /dev/urandom via OpenSSL-free code).
 std::string NewUuid();
 // Local time as "YYYY-MM-DD HH:MM:SS".
