@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backup/history.h"
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/redo_lag.h"
@@ -68,6 +69,8 @@ class BackupRun {
   explicit BackupRun(const BackupOptions& o)
       : o_(o), progress_("backup", o.progress_interval), throttle_(o.throttle) {}
 
+  bool wrote_anything() const { return meta_ != nullptr; }  // the target directory exists
+
   Status Run() {
     start_time_ = NowString();
     if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(PrepareExtraLsnDir(o_.extra_lsndir));
@@ -120,6 +123,14 @@ class BackupRun {
     }
     LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
             layout_.datadir);
+    if (o_.history) XBAK_RETURN_IF_ERROR(EnsureHistoryTable(*conn_));
+    if (!o_.incremental_history_name.empty() || !o_.incremental_history_uuid.empty()) {
+      XBAK_ASSIGN_OR_RETURN(o_.incremental_lsn,
+                            HistoryBaseLsn(*conn_, o_.incremental_history_name, o_.incremental_history_uuid));
+      o_.incremental = true;
+      LogInfo("incremental base from " + std::string(kHistoryTable) + ": LSN " +
+              std::to_string(o_.incremental_lsn));
+    }
     return Status::Ok();
   }
 
@@ -487,6 +498,7 @@ class BackupRun {
     info.from_lsn = o_.incremental ? o_.incremental_lsn : 0;
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
+    info.name = o_.history_name;
     const std::string info_text = FormatInfo(info);
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, info_text));
     // Everything else must be durable before the file that declares the
@@ -499,6 +511,14 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     if (!o_.extra_lsndir.empty()) {
       XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(o_.extra_lsndir, FormatCheckpoints(c), info_text));
+    }
+    if (o_.history) {
+      Status hs = AddHistoryRow(*conn_, info);
+      if (!hs.ok()) {
+        return hs.With("the backup in " + sink_->Describe() + " is complete, but its history row is missing");
+      }
+      LogInfo("recorded in " + std::string(kHistoryTable) + " (uuid " + info.uuid +
+              (info.name.empty() ? std::string() : ", series '" + info.name + "'") + ")");
     }
     progress_.Finish(true);
     if (deferred_ > 0) {
@@ -517,7 +537,7 @@ class BackupRun {
     bool deferred;
   };
 
-  const BackupOptions& o_;
+  BackupOptions o_;  // a copy: --incremental-history-* fill in the base LSN
   Progress progress_;
   std::unique_ptr<Connection> conn_;
   std::map<std::string, std::string> vars_;
@@ -554,7 +574,7 @@ Status RunBackup(const BackupOptions& opts) {
   Status st = run.Run();
   // The cause first, then what it means for the directory (one message, so
   // the user reads them in that order).
-  if (!st.ok() && opts.stream.empty()) {
+  if (!st.ok() && opts.stream.empty() && run.wrote_anything()) {
     return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
                                 " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. "
                                 "Remove it and retry.");

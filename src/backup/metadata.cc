@@ -69,16 +69,19 @@ std::string FormatBinlogInfo(const BinlogPosition& b) {
   return b.file + "\t" + std::to_string(b.position) + "\t" + b.gtid + "\n";
 }
 
+std::string FormatBinlogPos(const BinlogPosition& b) {
+  if (b.file.empty()) return "";
+  return "filename '" + b.file + "', position '" + std::to_string(b.position) +
+         "', GTID of the last change '" + b.gtid + "'";
+}
+
 std::string FormatInfo(const BackupInfo& i) {
   std::ostringstream o;
-  o << "uuid = " << i.uuid << "\nname = \ntool_name = xbak\ntool_command = " << i.tool_command
+  o << "uuid = " << i.uuid << "\nname = " << i.name << "\ntool_name = xbak\ntool_command = " << i.tool_command
     << "\ntool_version = " << i.tool_version << "\nibbackup_version = " << i.tool_version
     << "\nserver_version = " << i.server_version << "\nstart_time = " << i.start_time
-    << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s << "\nbinlog_pos = ";
-  if (!i.binlog.file.empty()) {
-    o << "filename '" << i.binlog.file << "', position '" << i.binlog.position
-      << "', GTID of the last change '" << i.binlog.gtid << "'";
-  }
+    << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s
+    << "\nbinlog_pos = " << FormatBinlogPos(i.binlog);
   o << "\ninnodb_from_lsn = " << i.from_lsn << "\ninnodb_to_lsn = " << i.to_lsn
     << "\npartial = N\nincremental = " << (i.incremental ? "Y" : "N") << "\nformat = " << i.format
     << "\ncompressed = " << (i.compressed ? "compressed" : "N") << "\n";

@@ -134,6 +134,13 @@ int main(int argc, char** argv) {
       "log-copy-interval", po::value<unsigned>()->default_value(20),
       "--backup: longest wait in ms between reads of an idle server's redo log (a busy log is read "
       "again within 1 ms)")(
+      "history", po::value<std::string>()->implicit_value(""),
+      "--backup: record the backup in mysql.mariadb_backup_history (as mariabackup does), in the series "
+      "NAME if given (--history=NAME)")(
+      "incremental-history-name", po::value<std::string>(),
+      "--backup: incremental from the latest backup of this --history series")(
+      "incremental-history-uuid", po::value<std::string>(),
+      "--backup: incremental from the --history row with this uuid")(
       "extra-lsndir", po::value<std::string>(),
       "--backup: also write xtrabackup_checkpoints and xtrabackup_info to this local directory once "
       "the backup is complete (with --stream: the next --incremental-basedir)")(
@@ -184,8 +191,7 @@ int main(int argc, char** argv) {
       {"tables-exclude", "partial backups"},
       {"tables-file", "partial backups"},
       {"export", "exporting tables for IMPORT TABLESPACE"},
-      {"galera-info", "Galera cluster positions"},
-      {"history", "the backup history table"}};
+      {"galera-info", "Galera cluster positions"}};
   po::options_description not_yet("Not supported yet (refused, with the reason)");
   for (const auto& [name, what] : kNotYet) {
     not_yet.add_options()(name, po::value<std::string>()->implicit_value(""), what);
@@ -410,6 +416,18 @@ int main(int argc, char** argv) {
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
     if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
     o.extra_lsndir = str("extra-lsndir");
+    o.history = vm.count("history") > 0;
+    o.history_name = str("history");
+    o.incremental_history_name = str("incremental-history-name");
+    o.incremental_history_uuid = str("incremental-history-uuid");
+    const int bases =
+        static_cast<int>(vm.count("incremental-basedir") + vm.count("incremental-lsn") +
+                         vm.count("incremental-history-name") + vm.count("incremental-history-uuid"));
+    if (bases > 1) {
+      std::cerr << "xbak: give one of --incremental-basedir, --incremental-lsn, --incremental-history-name, "
+                   "--incremental-history-uuid\n";
+      return 2;
+    }
     o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
     o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
     {

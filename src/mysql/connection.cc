@@ -1,8 +1,8 @@
 #include "xbak/mysql/connection.h"
 
+#include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
-#include <errmsg.h>
 
 namespace xbak {
 
@@ -23,8 +23,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
   const char* host = o.host.empty() ? nullptr : o.host.c_str();
   const char* sock = o.socket.empty() ? nullptr : o.socket.c_str();
   if (mysql_real_connect(m, host, o.user.empty() ? nullptr : o.user.c_str(),
-                         o.password.empty() ? nullptr : o.password.c_str(), nullptr, o.port, sock, 0) ==
-      nullptr) {
+                         o.password.empty() ? nullptr : o.password.c_str(), nullptr, o.port, sock,
+                         0) == nullptr) {
     unsigned err = mysql_errno(m);
     std::string msg = mysql_error(m);
     mysql_close(m);
@@ -55,6 +55,13 @@ Status Connection::LastError(const std::string& sql) const {
     return Error(ErrorCode::kServer, "the server at " + where_ + " went away during `" + sql + "`: " + msg);
   }
   return Error(ErrorCode::kServer, "`" + sql + "` failed: " + msg + " (error " + std::to_string(err) + ")");
+}
+
+std::string Connection::Quote(const std::string& s) const {
+  std::string out(s.size() * 2 + 1, '\0');
+  unsigned long n = mysql_real_escape_string(mysql_, out.data(), s.data(), s.size());
+  out.resize(n);
+  return "'" + out + "'";
 }
 
 Status Connection::Execute(const std::string& sql) {

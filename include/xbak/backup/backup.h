@@ -45,7 +45,11 @@ struct BackupOptions {
   // taken yet is held in memory up to redo_spool_memory, then in an unnamed
   // file in tmpdir ("" = $TMPDIR or /tmp).
   std::string tmpdir;
-  std::string extra_lsndir;  // --extra-lsndir: copies of xtrabackup_checkpoints and _info
+  bool history = false;                  // --history[=NAME]: a row in mysql.mariadb_backup_history
+  std::string history_name;              // NAME ("" for none)
+  std::string incremental_history_name;  // base LSN: the latest backup of this --history series
+  std::string incremental_history_uuid;  // base LSN: this backup's row
+  std::string extra_lsndir;              // --extra-lsndir: copies of xtrabackup_checkpoints and _info
   size_t redo_spool_memory = size_t{64} << 20;
   uint64_t throttle = 0;
   std::chrono::milliseconds log_copy_interval{

@@ -43,6 +43,7 @@ std::string FormatBinlogInfo(const BinlogPosition& b);
 
 struct BackupInfo {
   std::string uuid;
+  std::string name;  // --history=NAME
   std::string tool_command;
   std::string tool_version;
   std::string server_version;
@@ -58,6 +59,9 @@ struct BackupInfo {
 };
 
 std::string FormatInfo(const BackupInfo& i);
+// "filename 'F', position 'P', GTID of the last change 'G'" ("" without a binlog),
+// as xtrabackup_info and the history table give it.
+std::string FormatBinlogPos(const BinlogPosition& b);
 
 struct ServerSettings {
   std::string checksum_algorithm;

@@ -48,6 +48,9 @@ class Connection {
   Result<std::map<std::string, std::string>> GlobalVariables();
 
   unsigned long ServerVersion() const;  // e.g. 101119 for 10.11.19
+  // `s` as an SQL string literal, quotes included, escaped by libmariadb for
+  // this connection's character set.
+  std::string Quote(const std::string& s) const;
 
  private:
   explicit Connection(st_mysql* m, std::string where) : mysql_(m), where_(std::move(where)) {}
