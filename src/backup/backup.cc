@@ -455,6 +455,13 @@ class BackupRun {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
       if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kSlaveInfoFile, si));
     }
+    if (o_.galera_info) {
+      XBAK_ASSIGN_OR_RETURN(std::string gi, GaleraInfo(*conn_));
+      if (!gi.empty()) {
+        XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kGaleraInfoFile, gi));
+        LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + kGaleraInfoFile + ")");
+      }
+    }
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
     XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
     XBAK_ASSIGN_OR_RETURN(auto ckpt, copier_->ReadLiveCheckpoint());

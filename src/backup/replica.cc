@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "xbak/backup/metadata.h"
 #include "xbak/util/log.h"
 
 namespace xbak {
@@ -58,6 +59,30 @@ Result<std::string> SlaveInfo(Connection& c) {
     }
   }
   return sql;
+}
+
+Result<std::string> GaleraInfo(Connection& c) {
+  XBAK_ASSIGN_OR_RETURN(auto on_value, c.QueryValue("SELECT @@GLOBAL.wsrep_on"));
+  const std::string on = on_value.value_or("");
+  if (on != "1" && on != "ON") {
+    LogWarning("--galera-info: this server is not a Galera node (wsrep_on is off); no " +
+               std::string(kGaleraInfoFile) + " written");
+    return std::string();
+  }
+  auto status = [&](const char* name) -> Result<std::string> {
+    XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue(std::string("SELECT VARIABLE_VALUE FROM information_schema."
+                                                           "GLOBAL_STATUS WHERE VARIABLE_NAME = '") +
+                                               name + "'"));
+    if (!v || v->empty()) {
+      return Error(ErrorCode::kServer, std::string("--galera-info: the server reports no ") + name +
+                                           " (is the Galera provider loaded and the node synced?)");
+    }
+    return *v;
+  };
+  XBAK_ASSIGN_OR_RETURN(std::string uuid, status("WSREP_LOCAL_STATE_UUID"));
+  XBAK_ASSIGN_OR_RETURN(std::string seqno, status("WSREP_LAST_COMMITTED"));
+  XBAK_ASSIGN_OR_RETURN(auto domain, c.QueryValue("SELECT @@GLOBAL.wsrep_gtid_domain_id"));
+  return uuid + ":" + seqno + " " + domain.value_or("0") + "\n";
 }
 
 Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::seconds timeout) {

@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
       "--prepare: the incremental backup to apply to --target-dir; --verify: an incremental of the "
       "chain (repeat, in order)")("slave-info",
                                   "record the replication position of this replica in xtrabackup_slave_info")(
+      "galera-info",
+      "--backup of a Galera node: record its cluster position (state UUID:seqno and GTID domain) in "
+      "xtrabackup_galera_info")(
       "safe-slave-backup",
       "--backup of a replica: stop its replication SQL thread while the server is held, once no "
       "temporary table is open in it; started again right after")(
@@ -185,13 +188,9 @@ int main(int argc, char** argv) {
   // implement yet: accepted by the parser so that they are refused by name,
   // with the reason, before anything is done (not "unrecognised option").
   static constexpr std::pair<const char*, const char*> kNotYet[] = {
-      {"databases", "partial backups"},
-      {"databases-exclude", "partial backups"},
-      {"tables", "partial backups"},
-      {"tables-exclude", "partial backups"},
-      {"tables-file", "partial backups"},
-      {"export", "exporting tables for IMPORT TABLESPACE"},
-      {"galera-info", "Galera cluster positions"}};
+      {"databases", "partial backups"},   {"databases-exclude", "partial backups"},
+      {"tables", "partial backups"},      {"tables-exclude", "partial backups"},
+      {"tables-file", "partial backups"}, {"export", "exporting tables for IMPORT TABLESPACE"}};
   po::options_description not_yet("Not supported yet (refused, with the reason)");
   for (const auto& [name, what] : kNotYet) {
     not_yet.add_options()(name, po::value<std::string>()->implicit_value(""), what);
@@ -429,6 +428,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
+    o.galera_info = vm.count("galera-info") > 0;
     o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
     {
       const std::string m = vm["redo-spool-memory"].as<std::string>();

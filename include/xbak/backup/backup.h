@@ -36,6 +36,7 @@ struct BackupOptions {
   bool incremental = false;
   uint64_t incremental_lsn = 0;
   bool slave_info = false;
+  bool galera_info = false;        // --galera-info
   bool safe_slave_backup = false;  // --safe-slave-backup
   std::chrono::seconds safe_slave_timeout{300};
   int page_retries = 10;

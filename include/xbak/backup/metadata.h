@@ -19,6 +19,8 @@ inline constexpr const char* kCheckpointsFile = "xtrabackup_checkpoints";
 inline constexpr const char* kInfoFile = "xtrabackup_info";
 inline constexpr const char* kBinlogInfoFile = "xtrabackup_binlog_info";
 inline constexpr const char* kSlaveInfoFile = "xtrabackup_slave_info";
+// --galera-info: "<wsrep_local_state_uuid>:<wsrep_last_committed> <wsrep_gtid_domain_id>\n"
+inline constexpr const char* kGaleraInfoFile = "xtrabackup_galera_info";
 inline constexpr const char* kBackupCnfFile = "backup-my.cnf";
 
 struct Checkpoints {

@@ -1,7 +1,7 @@
-// What a backup of a replica records and does: --slave-info (the replication
-// position, as SQL, in xtrabackup_slave_info) and --safe-slave-backup (the
-// replica's SQL threads stopped while the server is held, once no temporary
-// table is open in them).
+// What a backup of a replica or cluster node records and does: --slave-info
+// (the replication position, as SQL, in xtrabackup_slave_info), --galera-info
+// (the Galera position) and --safe-slave-backup (the replica's SQL threads
+// stopped while the server is held, once no temporary table is open in them).
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,12 @@ namespace xbak {
 // The content of xtrabackup_slave_info in mariabackup's form; "" (with a
 // warning) when the server is not a replica.
 Result<std::string> SlaveInfo(Connection& c);
+
+// --galera-info: the content of xtrabackup_galera_info (the node's cluster
+// state UUID, its last committed seqno, the wsrep GTID domain), read under
+// BACKUP STAGE BLOCK_COMMIT so that the seqno is the backup's; "" (with a
+// warning) when the server is not a Galera node.
+Result<std::string> GaleraInfo(Connection& c);
 
 // --safe-slave-backup. A temporary table a replicated statement created lives
 // only in the SQL thread's session: a backup taken while one is open restores
