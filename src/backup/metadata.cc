@@ -172,4 +172,18 @@ Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, 
   return Status::Ok();
 }
 
+Result<int> BackupCompressionLevel(const std::string& dir) {
+  const std::string path = JoinPath(dir, kBackupCnfFile);
+  auto m = ReadOptionFile(path, {"mysqld"});
+  if (!m.ok()) return m.status();
+  auto it = m->find("innodb-compression-level");
+  if (it == m->end()) return 6;
+  char* end = nullptr;
+  const long v = std::strtol(it->second.value.c_str(), &end, 10);
+  if (end == it->second.value.c_str() || *end != '\0' || v < 0 || v > 9) {
+    return Error(ErrorCode::kCorrupt, path + ": bad innodb_compression_level '" + it->second.value + "'");
+  }
+  return static_cast<int>(v);
+}
+
 }  // namespace xbak

@@ -24,6 +24,7 @@
 #include "xbak/backup/space_files.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
+#include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/innodb/redo_record.h"
 #include "xbak/util/endian.h"
@@ -196,6 +197,36 @@ struct FileNames {
   std::set<uint32_t> deleted;                 // last FILE_ record was FILE_DELETE
 };
 
+// A PAGE_COMPRESSED space xbak can apply the log to: full_crc32 files name
+// their algorithm in the flags; older files on each page (the server variable
+// at the time of the write), so every page is looked at. Before anything is
+// written, so that an algorithm xbak lacks is refused by name.
+Status CheckCompressedSpace(const File& f, const std::string& path, const innodb::SpaceFlags& flags) {
+  auto refuse = [&](uint32_t algo, const std::string& where) {
+    return Error(ErrorCode::kUnsupported,
+                 path + where + ": PAGE_COMPRESSED with " + innodb::CompressionName(algo) +
+                     " is not supported by xbak --prepare yet (zlib and lz4 are; use "
+                     "mariabackup --prepare for this backup)");
+  };
+  if (flags.full_crc32) {
+    if (!innodb::CompressionSupported(flags.compression_algo)) return refuse(flags.compression_algo, "");
+    return Status::Ok();
+  }
+  const size_t size = flags.logical_size;
+  std::vector<uint8_t> buf(size * 64);
+  for (uint64_t off = 0;; off += buf.size()) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buf.data(), buf.size(), off));
+    for (size_t i = 0; i + size <= n; i += size) {
+      const uint32_t algo = innodb::StoredCompression(buf.data() + i, flags);
+      if (algo != 0 && !innodb::CompressionSupported(algo)) {
+        return refuse(algo, " page " + std::to_string((off + i) / size));
+      }
+    }
+    if (n < buf.size()) break;
+  }
+  return Status::Ok();
+}
+
 class Catalog {
  public:
   // check_only: also look at the .new files the DDL markers will install,
@@ -231,12 +262,7 @@ class Catalog {
         return Error(ErrorCode::kCorrupt, path + ": page size " + std::to_string(h->flags.logical_size) +
                                               " differs from innodb_page_size " + std::to_string(page_size));
       }
-      if (h->flags.page_compressed) {
-        return Error(ErrorCode::kUnsupported,
-                     path +
-                         ": PAGE_COMPRESSED tablespaces are not supported by xbak --prepare yet "
-                         "(use mariabackup --prepare for this backup)");
-      }
+      if (h->flags.page_compressed) XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
       if (HasEncryptionScheme(page.data(), std::min<size_t>(n, h->flags.physical_size))) {
         return Error(ErrorCode::kUnsupported,
                      path +
@@ -532,6 +558,29 @@ class Applier {
   }
 
   // Files grow as their page 0 says (FSP_SIZE), like fil_system.extend_to_recv_size.
+  // Pages freed by the end of the log in PAGE_COMPRESSED spaces: the server
+  // deallocates them (punches a hole: they read as zeros), and so does
+  // mariabackup --prepare. Elsewhere freed pages keep their bytes.
+  Status PunchFreedPages() {
+    std::map<uint32_t, std::vector<uint32_t>> by_space;
+    for (uint64_t key : freed_at_end_) {
+      const Space* s = catalog_.Find(static_cast<uint32_t>(key >> 32));
+      if (s != nullptr && s->flags_known && s->flags.page_compressed) {
+        by_space[s->id].push_back(static_cast<uint32_t>(key));
+      }
+    }
+    for (auto& [id, pages] : by_space) {
+      const Space* s = catalog_.Find(id);
+      XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
+      XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+      const uint64_t ps = s->flags.physical_size;
+      for (uint32_t p : pages) {
+        if (uint64_t{p} * ps < size) f.PunchHole(uint64_t{p} * ps, ps);
+      }
+    }
+    return Status::Ok();
+  }
+
   Status ExtendFiles() {
     std::vector<uint8_t> page(65536);
     for (uint32_t id : touched_) {
@@ -554,6 +603,7 @@ class Applier {
   }
 
   RedoApplyStats& stats() { return stats_; }
+  void set_compression_level(int level) { compression_level_ = level; }
 
  private:
   // TRIM_PAGES: innodb_undo_log_truncate shrank an undo tablespace and
@@ -586,11 +636,12 @@ class Applier {
       if (!w) continue;
       auto h = innodb::ParseSpaceHeader(frame.data(), frame.size());
       if (!h.ok()) return h.status().With("page 0 of " + s.rel + " as rebuilt from the redo log");
-      if (h->flags.page_compressed) {
+      if (h->flags.page_compressed && h->flags.full_crc32 &&
+          !innodb::CompressionSupported(h->flags.compression_algo)) {
         return Error(ErrorCode::kUnsupported,
-                     s.rel +
-                         ": PAGE_COMPRESSED tablespaces are not supported by xbak "
-                         "--prepare yet (use mariabackup --prepare for this backup)");
+                     s.rel + ": PAGE_COMPRESSED with " + innodb::CompressionName(h->flags.compression_algo) +
+                         " is not supported by xbak --prepare yet (zlib and lz4 are; use "
+                         "mariabackup --prepare for this backup)");
       }
       if (h->flags.logical_size != page_size_) {
         return Error(ErrorCode::kCorrupt, "page 0 of " + s.rel +
@@ -612,12 +663,40 @@ class Applier {
     if (!pl.skip_read) {
       XBAK_ASSIGN_OR_RETURN(size_t n, file.PRead(frame, fs, off));
       if (n < fs) std::memset(frame + n, 0, fs - n);  // past the end: reads as zeros, as after extension
+      if (s.flags.page_compressed) {
+        // The log applies to the plain frame, as in the server's buffer pool.
+        std::vector<uint8_t> plain(fs);
+        auto d = innodb::DecompressPage(frame, s.flags, plain.data());
+        if (!d.ok()) return d.status().With(PageName(s, page_no));
+        if (*d) std::memcpy(frame, plain.data(), fs);
+      }
     } else {
       std::memset(frame, 0, fs);
     }
     uint64_t end = 0;
     XBAK_ASSIGN_OR_RETURN(bool write, ReplayPage(s, page_no, pl, batch_, frame, fs, &end));
     if (!write) return false;
+    if (s.flags.page_compressed && s.flags.full_crc32) {
+      // Written back compressed, as the server's flush does; the checksum is
+      // of the compressed bytes only.
+      // Recovery writes the 8-byte LSN at 16 and at the page end (so the
+      // last 4 bytes are its low half), then the flush copies the low half
+      // to the trailer: the frame ends with the low half twice.
+      StoreBE64(frame + innodb::kFilPageLsn, end);
+      StoreBE64(frame + fs - 8, end);
+      std::memcpy(frame + fs - innodb::kFilPageFcrc32EndLsn, frame + innodb::kFilPageLsn + 4, 4);
+      std::vector<uint8_t> out(fs);
+      XBAK_ASSIGN_OR_RETURN(
+          size_t w, innodb::CompressPageFullCrc32(frame, s.flags, s.id, compression_level_, out.data()));
+      if (w > 0) {
+        // Written up to the file system's block size (zeros after W); what
+        // follows keeps its old bytes, which nothing reads (W is in the page
+        // type). mariabackup --prepare writes them the same way.
+        const size_t blk = file.BlockSize();
+        XBAK_RETURN_IF_ERROR(file.PWrite(out.data(), std::min<size_t>(fs, (w + blk - 1) / blk * blk), off));
+        return true;
+      }
+    }
     StampLsn(frame, s.flags, end);
     XBAK_RETURN_IF_ERROR(file.PWrite(frame, fs, off));
     return true;
@@ -626,6 +705,7 @@ class Applier {
   const RedoApplyOptions& o_;
   Catalog& catalog_;
   uint32_t page_size_;
+  int compression_level_ = 6;  // innodb_compression_level of the backup (PAGE_COMPRESSED, zlib)
   uint64_t batch_log_start_ = 0;
   const std::unordered_set<uint64_t>& freed_at_end_;
   const std::unordered_map<uint64_t, uint64_t>& last_init_;
@@ -744,6 +824,8 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
   Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
+  XBAK_ASSIGN_OR_RETURN(int level, BackupCompressionLevel(o.dir));
+  applier.set_compression_level(level);
   uint64_t end2 = 0;
   std::string why2;
   XBAK_RETURN_IF_ERROR(scanner.Scan(
@@ -757,6 +839,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
       },
       &end2, &why2));
   XBAK_RETURN_IF_ERROR(applier.Flush());
+  XBAK_RETURN_IF_ERROR(applier.PunchFreedPages());
   XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
 
   // FILE_RENAME / FILE_DELETE that the backup's own DDL markers did not

@@ -1,5 +1,8 @@
 #include "xbak/backup/space_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 namespace xbak {
 
 Result<SpaceFiles> SpaceFiles::Open(const std::vector<std::string>& paths) {
@@ -54,6 +57,18 @@ Status SpaceFiles::Truncate(uint64_t size) {
   XBAK_RETURN_IF_ERROR(last.file.Truncate(size - last.start));
   last.size = size - last.start;
   return Status::Ok();
+}
+
+void SpaceFiles::PunchHole(uint64_t offset, uint64_t n) {
+  auto [i, off] = Locate(offset);
+  (void)::fallocate(parts_[i].file.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
+                    static_cast<off_t>(n));
+}
+
+size_t SpaceFiles::BlockSize() const {
+  struct stat st {};
+  if (::fstat(parts_.front().file.fd(), &st) != 0 || st.st_blksize <= 0 || st.st_blksize > 4096) return 512;
+  return static_cast<size_t>(st.st_blksize);
 }
 
 }  // namespace xbak

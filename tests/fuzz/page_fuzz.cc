@@ -3,6 +3,8 @@
 // under us, so they must never read past the page, and what they accept must
 // be self-consistent (a page stamped by StampPageChecksum must pass).
 //
+// Also PAGE_COMPRESSED decompression (page_compression.h), on the same bytes.
+//
 // Input: 4 bytes of FSP flags, then page bytes (zero-padded or cut to the
 // physical page size, copied into an exact-size buffer so ASan sees overreads).
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "xbak/innodb/page.h"
+#include "xbak/innodb/page_compression.h"
 #include "xbak/util/endian.h"
 
 using namespace xbak::innodb;
@@ -22,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     std::vector<uint8_t> raw(data, data + size);
     auto h = ParseSpaceHeader(raw.data(), raw.size());
-    if (h.ok() && (h->flags.physical_size == 0 || h->flags.logical_size < h->flags.physical_size)) std::abort();
+    if (h.ok() && (h->flags.physical_size == 0 || h->flags.logical_size < h->flags.physical_size))
+      std::abort();
   }
   if (size < 4) return 0;
   const uint32_t raw_flags = xbak::LoadBE32(data);
@@ -43,21 +47,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PageCheck c = CheckPage(page.data(), f, page_no);
   if (c.verdict == PageVerdict::kCorrupt && c.detail.empty()) std::abort();
   if (c.verdict != PageVerdict::kCorrupt && !c.detail.empty()) std::abort();
-  if (c.verdict == PageVerdict::kAllZero && !IsAllZero(page.data(), page.size()) && f.full_crc32) std::abort();
+  if (c.verdict == PageVerdict::kAllZero && !IsAllZero(page.data(), page.size()) && f.full_crc32)
+    std::abort();
   // The same page with another expected number is never accepted unless empty.
   PageCheck other = CheckPage(page.data(), f, page_no + 1);
   if (other.verdict == PageVerdict::kOk) std::abort();
 
   // Stamping a plain (uncompressed) page must make it valid.
   const uint16_t type = PageType(page.data());
-  const bool compressed_frame = f.full_crc32 ? (type & kPageTypeFcrc32CompressedMarker) != 0
-                                             : (!f.zip() && (type == kPageTypePageCompressed ||
-                                                             type == kPageTypePageCompressedEncrypted));
+  const bool compressed_frame =
+      f.full_crc32
+          ? (type & kPageTypeFcrc32CompressedMarker) != 0
+          : (!f.zip() && (type == kPageTypePageCompressed || type == kPageTypePageCompressedEncrypted));
   if (!compressed_frame) {
     StampPageChecksum(page.data(), f);
     PageCheck s = CheckPage(page.data(), f, page_no);
     if (s.verdict == PageVerdict::kCorrupt) std::abort();
   }
   (void)InDoublewriteArea(0, page_no, f.logical_size);
+
+  // PAGE_COMPRESSED: decompressing never reads or writes outside the page;
+  // a page that decompresses, compressed again, decompresses to the same frame.
+  if (f.page_compressed && !f.zip()) {
+    std::vector<uint8_t> in(data + 4, data + 4 + std::min(size - 4, size_t{f.logical_size}));
+    in.resize(f.logical_size, 0);
+    std::vector<uint8_t> plain(f.logical_size), out(f.logical_size), back(f.logical_size);
+    auto d = DecompressPage(in.data(), f, plain.data());
+    if (d.ok() && *d && f.full_crc32 && CompressionSupported(f.compression_algo)) {
+      auto w = CompressPageFullCrc32(plain.data(), f, 1, 6, out.data());
+      if (w.ok() && *w > 0) {
+        auto d2 = DecompressPage(out.data(), f, back.data());
+        if (!d2.ok() || !*d2 || back != plain) std::abort();
+      }
+    }
+  }
   return 0;
 }

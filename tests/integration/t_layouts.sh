@@ -23,7 +23,7 @@ require_xbak
 command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
 
 CMP=(python3 "$XBAK_SRC/tests/integration/compare_pages.py")
-ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi"
+ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi pcomp pcomp_crc32"
 case "${XBAK_LAYOUTS:-all}" in
   quick) CELLS="p4k p16k dirs multi" ;;
   all) CELLS=$ALL_CELLS ;;
@@ -43,6 +43,8 @@ cell_options() {
     p32k) echo "innodb_page_size=32k" ;;
     p64k) echo "innodb_page_size=64k" ;;
     crc32) echo "innodb_checksum_algorithm=crc32" ;;
+    pcomp) echo "innodb_compression_algorithm=zlib" ;;
+    pcomp_crc32) printf '%s\n' "innodb_checksum_algorithm=crc32" "innodb_compression_algorithm=zlib" ;;
     dirs) printf '%s\n' "innodb_undo_directory=DIR/undo" "innodb_undo_tablespaces=3" \
       "innodb_log_group_home_dir=DIR/redo" "innodb_data_home_dir=DIR/sys" ;;
     multi) printf "%s\n" "innodb_data_file_path=ibdata1:3M;ibdata2:4M:autoextend" "innodb_undo_tablespaces=0" ;;
@@ -59,6 +61,15 @@ page_kb() {
 table_kinds() {
   local kb k
   kb=$(page_kb "$1")
+  case "$1" in pcomp*)
+    # PAGE_COMPRESSED (the server refuses it with REDUNDANT and COMPRESSED); a table's own level too (recovery writes
+    # every page back with innodb_compression_level, mariabackup's and xbak's alike)
+    echo "pc_compact|ROW_FORMAT=COMPACT PAGE_COMPRESSED=1"
+    echo "pc_dynamic|ROW_FORMAT=DYNAMIC PAGE_COMPRESSED=1"
+    echo "pc_level1|PAGE_COMPRESSED=1 PAGE_COMPRESSION_LEVEL=1"
+    echo "plain|ROW_FORMAT=DYNAMIC"
+    return 0 ;;
+  esac
   echo "redundant|ROW_FORMAT=REDUNDANT"
   echo "compact|ROW_FORMAT=COMPACT"
   echo "dynamic|ROW_FORMAT=DYNAMIC"

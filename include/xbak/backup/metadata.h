@@ -81,6 +81,9 @@ Result<uint32_t> BackupPageSize(const std::string& dir);
 // The system tablespace's file names in page order, from innodb_data_file_path
 // in the backup's backup-my.cnf ({"ibdata1"} without it).
 Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir);
+// innodb_compression_level from the backup's backup-my.cnf (6 without it): the
+// zlib level PAGE_COMPRESSED pages are written back with, as the server would.
+Result<int> BackupCompressionLevel(const std::string& dir);
 
 // --extra-lsndir: the directory made and tried before a backup starts (so
 // that one the next incremental could not read is refused up front), then,

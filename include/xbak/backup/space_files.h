@@ -28,6 +28,12 @@ class SpaceFiles {
   // Sets the tablespace's size by changing the last file; refuses a size
   // that would cut into the fixed files.
   Status Truncate(uint64_t size);
+  // Deallocates [offset, offset + n) (reads back as zeros) where the file
+  // system can; elsewhere the bytes stay as written. Best effort.
+  void PunchHole(uint64_t offset, uint64_t n);
+  // The unit the server rounds a compressed page's write up to: the first
+  // file's st_blksize, or 512 when that is 0 or above 4096 (as InnoDB does).
+  size_t BlockSize() const;
 
  private:
   struct Part {

@@ -1,0 +1,167 @@
+#include "xbak/innodb/page_compression.h"
+
+#include <lz4.h>
+#include <zlib.h>
+
+#include <cstring>
+
+#include "xbak/util/crc32c.h"
+#include "xbak/util/endian.h"
+
+namespace xbak::innodb {
+namespace {
+
+constexpr size_t kFcrc32Payload = 26;  // full_crc32: payload offset
+constexpr size_t kOldPayload = 40;     // 34354: payload offset (after the 2-byte length at 38)
+
+// lz4, lzo and snappy need their exact input length, which the 256-rounded
+// written size does not give: one more byte before the checksum holds it.
+bool NeedsLengthByte(uint32_t algo) {
+  return algo == kCompressionLz4 || algo == kCompressionLzo || algo == kCompressionSnappy;
+}
+
+Result<size_t> Decode(uint32_t algo, const uint8_t* in, size_t n, uint8_t* out, size_t want) {
+  switch (algo) {
+    case kCompressionZlib: {
+      uLongf len = static_cast<uLongf>(want);
+      if (uncompress(out, &len, in, static_cast<uLong>(n)) != Z_OK) {
+        return Error(ErrorCode::kCorrupt, "zlib payload does not decompress");
+      }
+      return static_cast<size_t>(len);
+    }
+    case kCompressionLz4: {
+      int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(out),
+                                  static_cast<int>(n), static_cast<int>(want));
+      if (r < 0) return Error(ErrorCode::kCorrupt, "lz4 payload does not decompress");
+      return static_cast<size_t>(r);
+    }
+    default:
+      return Error(ErrorCode::kUnsupported,
+                   CompressionName(algo) + " page compression is not supported by xbak yet");
+  }
+}
+
+}  // namespace
+
+std::string CompressionName(uint32_t algo) {
+  switch (algo) {
+    case kCompressionNone:
+      return "none";
+    case kCompressionZlib:
+      return "zlib";
+    case kCompressionLz4:
+      return "lz4";
+    case kCompressionLzo:
+      return "lzo";
+    case kCompressionLzma:
+      return "lzma";
+    case kCompressionBzip2:
+      return "bzip2";
+    case kCompressionSnappy:
+      return "snappy";
+    default:
+      return "algorithm " + std::to_string(algo);
+  }
+}
+
+bool CompressionSupported(uint32_t algo) { return algo == kCompressionZlib || algo == kCompressionLz4; }
+
+uint32_t StoredCompression(const uint8_t* page, const SpaceFlags& flags) {
+  const uint16_t type = PageType(page);
+  if (flags.full_crc32) return (type & kPageTypeFcrc32CompressedMarker) ? flags.compression_algo : 0;
+  if (type == kPageTypePageCompressed) return static_cast<uint32_t>(LoadBE64(page + kFilPageCompAlgo));
+  return 0;
+}
+
+Result<bool> DecompressPage(const uint8_t* page, const SpaceFlags& flags, uint8_t* out) {
+  const size_t size = flags.logical_size;
+  const uint16_t type = PageType(page);
+  if (flags.full_crc32) {
+    if (!(type & kPageTypeFcrc32CompressedMarker)) return false;
+    size_t written = size_t{static_cast<uint16_t>(type & ~kPageTypeFcrc32CompressedMarker)} << 8;
+    if (written < kFcrc32Payload + 4 || written >= size) {
+      return Error(ErrorCode::kCorrupt, "page_compressed page with written size " + std::to_string(written));
+    }
+    size_t end = written - 4;  // the payload ends before the checksum
+    if (NeedsLengthByte(flags.compression_algo)) {
+      // The byte at W-5 is (payload end + 5) mod 256, 0 when that is W.
+      const uint8_t b = page[written - 5];
+      end = (b != 0 ? written - 256 + b : written) - 5;
+      if (end <= kFcrc32Payload)
+        return Error(ErrorCode::kCorrupt, "page_compressed page with a bad length byte");
+    }
+    // Everything from the payload end to W-4 is zero padding; zlib and lzma
+    // find their own end.
+    XBAK_ASSIGN_OR_RETURN(
+        size_t got, Decode(flags.compression_algo, page + kFcrc32Payload, end - kFcrc32Payload, out, size));
+    if (got != size)
+      return Error(ErrorCode::kCorrupt,
+                   "page_compressed page decompresses to " + std::to_string(got) + " bytes");
+    return true;
+  }
+  if (type != kPageTypePageCompressed) {
+    if (type == kPageTypePageCompressedEncrypted) {
+      return Error(ErrorCode::kUnsupported, "encrypted page_compressed pages are not supported by xbak yet");
+    }
+    return false;
+  }
+  const uint32_t algo = static_cast<uint32_t>(LoadBE64(page + kFilPageCompAlgo));
+  const size_t len = LoadBE16(page + kFilPageCompSize);
+  if (len == 0 || len > size - kOldPayload) {
+    return Error(ErrorCode::kCorrupt, "page_compressed page with payload length " + std::to_string(len));
+  }
+  XBAK_ASSIGN_OR_RETURN(size_t got, Decode(algo, page + kOldPayload, len, out, size));
+  if (got != size)
+    return Error(ErrorCode::kCorrupt,
+                 "page_compressed page decompresses to " + std::to_string(got) + " bytes");
+  return true;
+}
+
+Result<size_t> CompressPageFullCrc32(const uint8_t* frame, const SpaceFlags& flags, uint32_t space_id,
+                                     int level, uint8_t* out) {
+  const size_t size = flags.logical_size;
+  const uint32_t algo = flags.compression_algo;
+  if (!flags.full_crc32 || algo == kCompressionNone) return size_t{0};
+  const uint16_t type = PageType(frame);
+  const uint32_t page_no = PageNo(frame);
+  if (type == kPageTypeAllocated || type == kPageTypeFspHdr || type == kPageTypeXdes ||
+      type == kPageTypePageCompressed || page_no == 0 || (space_id == 0 && page_no == 5)) {
+    return size_t{0};
+  }
+  std::memset(out, 0, size);
+  std::memcpy(out, frame, kFcrc32Payload);
+  const size_t cap = size - kFcrc32Payload;
+  size_t clen = 0;
+  switch (algo) {
+    case kCompressionZlib: {
+      uLongf len = static_cast<uLongf>(cap);
+      if (compress2(out + kFcrc32Payload, &len, frame, static_cast<uLong>(size), level) != Z_OK)
+        return size_t{0};
+      clen = len;
+      break;
+    }
+    case kCompressionLz4: {
+      int r = LZ4_compress_default(reinterpret_cast<const char*>(frame),
+                                   reinterpret_cast<char*>(out + kFcrc32Payload), static_cast<int>(size),
+                                   static_cast<int>(cap));
+      if (r <= 0) return size_t{0};
+      clen = static_cast<size_t>(r);
+      break;
+    }
+    default:
+      return Error(ErrorCode::kUnsupported,
+                   CompressionName(algo) + " page compression is not supported by xbak yet");
+  }
+  const size_t actual = kFcrc32Payload + clen;
+  const size_t lsb = NeedsLengthByte(algo) ? 1 : 0;
+  const size_t written = (actual + lsb + 4 + 255) & ~size_t{255};
+  if (written >= size) return size_t{0};
+  std::memset(out + actual, 0, size - actual);
+  if (lsb) out[written - 5] = static_cast<uint8_t>((actual + 5) & 0xFF);
+  out[24] = 0x80;
+  out[25] = static_cast<uint8_t>(written >> 8);
+  StoreBE32(out + written - 4, crc32c::Value(out, written - 4));
+  return written;
+}
+
+}  // namespace xbak::innodb
