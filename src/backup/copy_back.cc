@@ -22,6 +22,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
+#include "xbak/util/sparse.h"
 
 namespace xbak {
 namespace {
@@ -85,15 +86,17 @@ Status CopyOne(const Item& it, bool move, Progress& progress) {
   const std::string tmp = it.dest + ".xbtmp";
   ::unlink(tmp.c_str());
   XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(tmp));
+  SparseWriter sparse(out);  // zero blocks stay holes (PAGE_COMPRESSED tables are sparse)
   std::vector<uint8_t> buf(4 << 20);
   uint64_t off = 0;
   for (;;) {
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
     if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(out.Write(buf.data(), n));
+    XBAK_RETURN_IF_ERROR(sparse.Write(buf.data(), n));
     off += n;
     progress.AddDone(n);
   }
+  XBAK_RETURN_IF_ERROR(sparse.Finish());
   XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
   if (::rename(tmp.c_str(), it.dest.c_str()) != 0) return ErrnoError("rename " + tmp + " to", it.dest, errno);

@@ -8,6 +8,7 @@
 #include "xbak/sink/sink.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
+#include "xbak/util/sparse.h"
 
 namespace xbak {
 namespace {
@@ -20,9 +21,12 @@ namespace {
 class DirectoryFile : public SinkFile {
  public:
   DirectoryFile(File f, std::string partial, std::string full)
-      : file_(std::move(f)), partial_(std::move(partial)), full_(std::move(full)) {}
-  Status Write(const void* data, size_t n) override { return file_.Write(data, n); }
+      : file_(std::move(f)), sparse_(file_), partial_(std::move(partial)), full_(std::move(full)) {}
+  // Zero blocks stay holes: a PAGE_COMPRESSED table is as sparse in the
+  // backup as on the server.
+  Status Write(const void* data, size_t n) override { return sparse_.Write(data, n); }
   Status Close() override {
+    XBAK_RETURN_IF_ERROR(sparse_.Finish());
     // No fsync per file: with thousands of small tables that costs more than
     // the copy itself. Start the write-back now (non-blocking) and make it all
     // durable at once in Sink::Flush() with syncfs().
@@ -35,6 +39,7 @@ class DirectoryFile : public SinkFile {
 
  private:
   File file_;
+  SparseWriter sparse_;  // writes into file_
   const std::string partial_, full_;
 };
 

@@ -1,0 +1,81 @@
+#include "xbak/util/sparse.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace xbak {
+namespace {
+
+struct Tmp {
+  Tmp() {
+    char t[] = "/tmp/xbak-sparse-XXXXXX";
+    dir = ::mkdtemp(t) ? t : "";
+  }
+  ~Tmp() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string dir;
+};
+
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  auto f = File::OpenRead(path);
+  std::vector<uint8_t> b(*f->Size());
+  EXPECT_EQ(*f->PRead(b.data(), b.size(), 0), b.size());
+  return b;
+}
+
+// Same content as written, in pieces of any size; zero blocks (a trailing one
+// included) become holes where the file system has them.
+TEST(SparseWriter, SameContentWithHoles) {
+  Tmp t;
+  std::mt19937 rng(3);
+  std::vector<uint8_t> data(1 << 20, 0);
+  for (size_t i = 0; i < data.size(); i++) {
+    if ((i / 16384) % 3 == 0 || i % 100000 == 7) data[i] = static_cast<uint8_t>(rng() | 1);
+  }
+  data.resize(data.size() + 12345, 0);  // ends in zeros, not block-aligned
+  const std::string path = t.dir + "/f";
+  {
+    auto f = File::CreateNew(path);
+    ASSERT_TRUE(f.ok());
+    SparseWriter w(*f);
+    for (size_t at = 0; at < data.size();) {
+      size_t k = std::min<size_t>(data.size() - at, 1 + rng() % 70000);
+      ASSERT_TRUE(w.Write(data.data() + at, k).ok());
+      at += k;
+    }
+    ASSERT_TRUE(w.Finish().ok());
+    EXPECT_EQ(w.size(), data.size());
+    ASSERT_TRUE(f->Close().ok());
+  }
+  EXPECT_EQ(ReadAll(path), data);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  // About two thirds of the blocks are zero: the file holds far less than its size
+  // (tmpfs and ext4/xfs both keep holes).
+  EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, data.size() * 3 / 4);
+}
+
+TEST(SparseWriter, AllZeroFileIsOneHoleOfTheRightSize) {
+  Tmp t;
+  const std::string path = t.dir + "/z";
+  auto f = File::CreateNew(path);
+  SparseWriter w(*f);
+  std::vector<uint8_t> z(65536, 0);
+  ASSERT_TRUE(w.Write(z.data(), z.size()).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(std::filesystem::file_size(path), z.size());
+  EXPECT_EQ(ReadAll(path), z);
+}
+
+}  // namespace
+}  // namespace xbak
