@@ -92,10 +92,11 @@ run_pass() { # NAME
       export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
       # The normal pass checks 21 backups under load; under ASan, 2 chains (6) are enough.
       export XBAK_PREPARE_CHAINS=${XBAK_PREPARE_CHAINS:-2}
-      # The redo race under ASan: the stdout case (its memory checks), not again mariabackup's
-      # outcome; the online resize once (the normal pass runs both rounds).
-      export XBAK_RACE_CASES=${XBAK_RACE_CASES:-A} XBAK_RESIZE_ROUNDS=${XBAK_RESIZE_ROUNDS:-1}
-      # The layout matrix: 4 of its 8 cells (the normal pass runs all).
+      # The online resize once (the normal pass runs both rounds). The redo race (3 minutes
+      # under ASan) runs in the normal pass only: the copier and the spool it drives are under
+      # ASan here through their unit tests, a real server's wrapping log included.
+      export XBAK_RESIZE_ROUNDS=${XBAK_RESIZE_ROUNDS:-1}
+      # The layout matrix: 3 of its 10 cells (the normal pass runs all).
       export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick} ;;
     tsan)
       build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread)
@@ -112,6 +113,7 @@ run_pass() { # NAME
   # TSan: the unit tests, which drive every threaded part (copier, queues, FIFO writers,
   # compression pool, extract readers) directly.
   if [ "$name" = tsan ]; then ctest_args+=(-L '^unit$'); fi
+  if [ "$name" = asan ]; then ctest_args+=(-E '^integration\.t_redo_race$'); fi
   banner "[$name] test"
   ctest "${ctest_args[@]}" "${ctest_extra[@]}"
 }
