@@ -98,7 +98,11 @@ std::string FormatBackupCnf(const ServerSettings& s) {
     << "innodb_undo_directory=./\n"
     << "innodb_undo_tablespaces=" << s.undo_tablespaces << "\n"
     << "innodb_compression_level=" << s.compression_level << "\n"
-    << "\n\n";  // mariabackup's empty buffer-pool-filename and encryption lines
+    << "\n";  // mariabackup's empty buffer-pool-filename line
+  if (!s.plugin_load.empty()) {
+    o << "plugin_dir=\"" << s.plugin_dir << "\"\nplugin_load=" << s.plugin_load << "\n";
+  }
+  o << "\n";
   return o.str();
 }
 

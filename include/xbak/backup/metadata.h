@@ -72,6 +72,11 @@ struct ServerSettings {
   uint32_t page_size = 16384;
   uint32_t undo_tablespaces = 0;
   std::string compression_level = "6";
+  // The server's active page compression providers (provider_lz4 ...), so
+  // that mariabackup --prepare loads them as it does for its own backups:
+  // plugin_dir="DIR" and plugin_load=name=library;... ("" for none).
+  std::string plugin_dir;
+  std::string plugin_load;
 };
 
 std::string FormatBackupCnf(const ServerSettings& s);
