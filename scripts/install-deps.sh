@@ -11,8 +11,11 @@ PKGS=(
   # libraries
   libcurl4-openssl-dev libssl-dev libev-dev libzstd-dev liblz4-dev zlib1g-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libmariadb-dev
+  liblzma-dev libbz2-dev liblzo2-dev libsnappy-dev
   # real parts for tests and benchmarks
-  mariadb-server mariadb-client mariadb-backup sysbench galera-4 mariadb-plugin-provider-lz4
+  mariadb-server mariadb-client mariadb-backup sysbench galera-4
+  mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzma mariadb-plugin-provider-bzip2
+  mariadb-plugin-provider-lzo mariadb-plugin-provider-snappy
   # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests)
   python3 python3-matplotlib procps psmisc bc time zstd lz4
   # object-storage tests and benchmarks: an independent S3 client and the rivals of xbcloud

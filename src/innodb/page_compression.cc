@@ -3,7 +3,23 @@
 #include <lz4.h>
 #include <zlib.h>
 
+// The codecs of MariaDB's provider plugins, when this build found their
+// libraries (see CMakeLists.txt); without one, its pages are refused by name.
+#ifdef XBAK_HAVE_LZMA
+#include <lzma.h>
+#endif
+#ifdef XBAK_HAVE_BZIP2
+#include <bzlib.h>
+#endif
+#ifdef XBAK_HAVE_LZO
+#include <lzo/lzo1x.h>
+#endif
+#ifdef XBAK_HAVE_SNAPPY
+#include <snappy-c.h>
+#endif
+
 #include <cstring>
+#include <vector>
 
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
@@ -35,6 +51,106 @@ Result<size_t> Decode(uint32_t algo, const uint8_t* in, size_t n, uint8_t* out, 
       if (r < 0) return Error(ErrorCode::kCorrupt, "lz4 payload does not decompress");
       return static_cast<size_t>(r);
     }
+#ifdef XBAK_HAVE_LZMA
+    case kCompressionLzma: {
+      uint64_t memlimit = UINT64_MAX;
+      size_t in_pos = 0, out_pos = 0;
+      if (lzma_stream_buffer_decode(&memlimit, 0, nullptr, in, &in_pos, n, out, &out_pos, want) != LZMA_OK) {
+        return Error(ErrorCode::kCorrupt, "lzma payload does not decompress");
+      }
+      return out_pos;
+    }
+#endif
+#ifdef XBAK_HAVE_BZIP2
+    case kCompressionBzip2: {
+      unsigned len = static_cast<unsigned>(want);
+      if (BZ2_bzBuffToBuffDecompress(reinterpret_cast<char*>(out), &len,
+                                     const_cast<char*>(reinterpret_cast<const char*>(in)),
+                                     static_cast<unsigned>(n), 1, 0) != BZ_OK) {
+        return Error(ErrorCode::kCorrupt, "bzip2 payload does not decompress");
+      }
+      return size_t{len};
+    }
+#endif
+#ifdef XBAK_HAVE_LZO
+    case kCompressionLzo: {
+      lzo_uint len = want;
+      if (lzo1x_decompress_safe(in, n, out, &len, nullptr) != LZO_E_OK) {
+        return Error(ErrorCode::kCorrupt, "lzo payload does not decompress");
+      }
+      return size_t{len};
+    }
+#endif
+#ifdef XBAK_HAVE_SNAPPY
+    case kCompressionSnappy: {
+      size_t len = want;
+      if (snappy_uncompress(reinterpret_cast<const char*>(in), n, reinterpret_cast<char*>(out), &len) !=
+          SNAPPY_OK) {
+        return Error(ErrorCode::kCorrupt, "snappy payload does not decompress");
+      }
+      return len;
+    }
+#endif
+    default:
+      return Error(ErrorCode::kUnsupported,
+                   CompressionName(algo) + " page compression is not supported by xbak yet");
+  }
+}
+
+// Compresses a whole frame of `size` bytes with `algo` into `out` (room for
+// 2 * size bytes) with the calls and parameters MariaDB's fil_page_compress
+// uses; the compressed length, or 0 when the codec fails.
+Result<size_t> Encode(uint32_t algo, const uint8_t* frame, size_t size, int level, uint8_t* out) {
+  const size_t room = 2 * size;
+  switch (algo) {
+    case kCompressionZlib: {
+      uLongf len = static_cast<uLongf>(room);
+      return compress2(out, &len, frame, static_cast<uLong>(size), level) == Z_OK ? size_t{len} : 0;
+    }
+    case kCompressionLz4: {
+      int r = LZ4_compress_default(reinterpret_cast<const char*>(frame), reinterpret_cast<char*>(out),
+                                   static_cast<int>(size), static_cast<int>(room));
+      return r > 0 ? static_cast<size_t>(r) : 0;
+    }
+#ifdef XBAK_HAVE_LZMA
+    case kCompressionLzma: {
+      size_t pos = 0;
+      return lzma_easy_buffer_encode(static_cast<uint32_t>(level), LZMA_CHECK_NONE, nullptr, frame, size, out,
+                                     &pos, room) == LZMA_OK
+                 ? pos
+                 : 0;
+    }
+#endif
+#ifdef XBAK_HAVE_BZIP2
+    case kCompressionBzip2: {
+      unsigned len = static_cast<unsigned>(room);
+      return BZ2_bzBuffToBuffCompress(reinterpret_cast<char*>(out), &len,
+                                      const_cast<char*>(reinterpret_cast<const char*>(frame)),
+                                      static_cast<unsigned>(size), 1, 0, 0) == BZ_OK
+                 ? size_t{len}
+                 : 0;
+    }
+#endif
+#ifdef XBAK_HAVE_LZO
+    case kCompressionLzo: {
+      // lzo_init checks the library against its headers, once.
+      static const bool ok = lzo_init() == LZO_E_OK;
+      if (!ok) return Error(ErrorCode::kInternal, "the lzo library does not match its headers");
+      std::vector<uint8_t> work(LZO1X_1_15_MEM_COMPRESS);
+      lzo_uint len = room;
+      return lzo1x_1_15_compress(frame, size, out, &len, work.data()) == LZO_E_OK ? size_t{len} : 0;
+    }
+#endif
+#ifdef XBAK_HAVE_SNAPPY
+    case kCompressionSnappy: {
+      size_t len = snappy_max_compressed_length(size);
+      if (len > room) return size_t{0};
+      return snappy_compress(reinterpret_cast<const char*>(frame), size, reinterpret_cast<char*>(out),
+                             &len) == SNAPPY_OK
+                 ? len
+                 : 0;
+    }
+#endif
     default:
       return Error(ErrorCode::kUnsupported,
                    CompressionName(algo) + " page compression is not supported by xbak yet");
@@ -64,7 +180,31 @@ std::string CompressionName(uint32_t algo) {
   }
 }
 
-bool CompressionSupported(uint32_t algo) { return algo == kCompressionZlib || algo == kCompressionLz4; }
+bool CompressionSupported(uint32_t algo) {
+  switch (algo) {
+    case kCompressionZlib:
+    case kCompressionLz4:
+      return true;
+#ifdef XBAK_HAVE_LZMA
+    case kCompressionLzma:
+      return true;
+#endif
+#ifdef XBAK_HAVE_BZIP2
+    case kCompressionBzip2:
+      return true;
+#endif
+#ifdef XBAK_HAVE_LZO
+    case kCompressionLzo:
+      return true;
+#endif
+#ifdef XBAK_HAVE_SNAPPY
+    case kCompressionSnappy:
+      return true;
+#endif
+    default:
+      return false;
+  }
+}
 
 uint32_t StoredCompression(const uint8_t* page, const SpaceFlags& flags) {
   const uint16_t type = PageType(page);
@@ -131,27 +271,10 @@ Result<size_t> CompressPageFullCrc32(const uint8_t* frame, const SpaceFlags& fla
   std::memset(out, 0, size);
   std::memcpy(out, frame, kFcrc32Payload);
   const size_t cap = size - kFcrc32Payload;
-  size_t clen = 0;
-  switch (algo) {
-    case kCompressionZlib: {
-      uLongf len = static_cast<uLongf>(cap);
-      if (compress2(out + kFcrc32Payload, &len, frame, static_cast<uLong>(size), level) != Z_OK)
-        return size_t{0};
-      clen = len;
-      break;
-    }
-    case kCompressionLz4: {
-      int r = LZ4_compress_default(reinterpret_cast<const char*>(frame),
-                                   reinterpret_cast<char*>(out + kFcrc32Payload), static_cast<int>(size),
-                                   static_cast<int>(cap));
-      if (r <= 0) return size_t{0};
-      clen = static_cast<size_t>(r);
-      break;
-    }
-    default:
-      return Error(ErrorCode::kUnsupported,
-                   CompressionName(algo) + " page compression is not supported by xbak yet");
-  }
+  std::vector<uint8_t> tmp(2 * size);
+  XBAK_ASSIGN_OR_RETURN(size_t clen, Encode(algo, frame, size, level, tmp.data()));
+  if (clen == 0 || clen > cap) return size_t{0};  // does not fit: written plain
+  std::memcpy(out + kFcrc32Payload, tmp.data(), clen);
   const size_t actual = kFcrc32Payload + clen;
   const size_t lsb = NeedsLengthByte(algo) ? 1 : 0;
   const size_t written = (actual + lsb + 4 + 255) & ~size_t{255};

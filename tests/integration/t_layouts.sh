@@ -19,15 +19,17 @@
 #                            in it): fails unless prepare wrote into ibdata2
 #   pcomp pcomp_crc32        PAGE_COMPRESSED tables (zlib) in full_crc32 and in the older format;
 #                            the backup and the restore must stay sparse (at most 70% allocated)
-#   pcomp_lz4                the same with lz4 (Debian's mariadb-plugin-provider-lz4; mariabackup
-#                            --prepare loads it from the plugin_load line xbak writes in backup-my.cnf)
+#   pcomp_lz4 _lzma _bzip2 _lzo _snappy
+#                            the same with each provider algorithm (Debian's mariadb-plugin-provider-*;
+#                            mariabackup --prepare loads it from the plugin_load line xbak writes in
+#                            backup-my.cnf)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
 command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
 
 CMP=(python3 "$XBAK_SRC/tests/integration/compare_pages.py")
-ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4"
+ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4 pcomp_lzma pcomp_bzip2 pcomp_lzo pcomp_snappy"
 case "${XBAK_LAYOUTS:-all}" in
   quick) CELLS="p4k multi pcomp" ;;
   all) CELLS=$ALL_CELLS ;;
@@ -49,7 +51,8 @@ cell_options() {
     crc32) echo "innodb_checksum_algorithm=crc32" ;;
     pcomp) echo "innodb_compression_algorithm=zlib" ;;
     pcomp_crc32) printf '%s\n' "innodb_checksum_algorithm=crc32" "innodb_compression_algorithm=zlib" ;;
-    pcomp_lz4) printf '%s\n' "plugin_load_add=provider_lz4" "innodb_compression_algorithm=lz4" ;;
+    pcomp_lz4 | pcomp_lzma | pcomp_bzip2 | pcomp_lzo | pcomp_snappy)
+      printf '%s\n' "plugin_load_add=provider_${1#pcomp_}" "innodb_compression_algorithm=${1#pcomp_}" ;;
     dirs) printf '%s\n' "innodb_undo_directory=DIR/undo" "innodb_undo_tablespaces=3" \
       "innodb_log_group_home_dir=DIR/redo" "innodb_data_home_dir=DIR/sys" ;;
     multi) printf "%s\n" "innodb_data_file_path=ibdata1:3M;ibdata2:4M:autoextend" "innodb_undo_tablespaces=0" ;;

@@ -14,8 +14,9 @@
 // payload length at 38, the payload at 40. (mariabackup --prepare writes such
 // pages back uncompressed: the algorithm is a server variable it never sets.)
 //
-// Codecs: zlib and lz4 (what xbak links); lzo, lzma, bzip2 and snappy are
-// refused by name (MariaDB loads them from provider plugins).
+// Codecs: zlib and lz4 always; lzma, bzip2, lzo and snappy (MariaDB loads
+// them from provider plugins) when the build found their libraries, else
+// refused by name (CompressionSupported).
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "xbak/innodb/page.h"
+#include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
@@ -265,10 +266,16 @@ TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
 // zlib and lz4 are applied (t_layouts.sh compares them with mariabackup);
 // the provider-plugin algorithms are refused by name.
 TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnythingIsWritten) {
+  uint32_t algo = 0;
+  for (uint32_t a : {innodb::kCompressionLzo, innodb::kCompressionLzma, innodb::kCompressionBzip2,
+                     innodb::kCompressionSnappy}) {
+    if (algo == 0 && !innodb::CompressionSupported(a)) algo = a;
+  }
+  if (algo == 0) GTEST_SKIP() << "this build has every page compression algorithm";
   auto p0 = MakePage(0, 15000);
   StoreBE32(p0.data() + innodb::kFilPageSpaceId, 8);
   StoreBE32(p0.data() + innodb::kFspSpaceId, 8);
-  StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (4u << 5));  // page_compressed, lzma
+  StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (algo << 5));  // page_compressed
   ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/pc.new", std::string(p0.begin(), p0.end())).ok());
   LogBuilder b;
   b.Rec(0x30, 3, {100, 1});
@@ -287,7 +294,8 @@ TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnyth
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.status().code(), ErrorCode::kUnsupported);
   EXPECT_NE(st.status().message().find("db/pc.new"), std::string::npos) << st.status().message();
-  EXPECT_NE(st.status().message().find("lzma"), std::string::npos) << st.status().message();
+  EXPECT_NE(st.status().message().find(innodb::CompressionName(algo)), std::string::npos)
+      << st.status().message();
   EXPECT_FALSE(hook_ran);  // the DDL markers would have run there
   EXPECT_EQ(Page(3), MakePage(3, 15000));
 }
