@@ -96,7 +96,7 @@ run_pass() { # NAME
       # under ASan) runs in the normal pass only: the copier and the spool it drives are under
       # ASan here through their unit tests, a real server's wrapping log included.
       export XBAK_RESIZE_ROUNDS=${XBAK_RESIZE_ROUNDS:-1}
-      # The layout matrix: 3 of its 10 cells (the normal pass runs all).
+      # The layout matrix: 3 of its 15 cells (the normal pass runs all).
       export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick} ;;
     tsan)
       build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread)
