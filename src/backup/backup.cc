@@ -70,6 +70,7 @@ class BackupRun {
       : o_(o), progress_("backup", o.progress_interval), throttle_(o.throttle) {}
 
   bool wrote_anything() const { return meta_ != nullptr; }  // the target directory exists
+  bool complete() const { return complete_; }               // xtrabackup_checkpoints is written
 
   Status Run() {
     start_time_ = NowString();
@@ -281,10 +282,10 @@ class BackupRun {
     // the files copied under the lock reach the output first: with one slow
     // stream they would otherwise queue behind all the log spooled so far and
     // hold the server for minutes. The log is still read from the server.
-    if (redo_spool_) redo_spool_->Pause(true);
     if (o_.safe_slave_backup) {
       XBAK_ASSIGN_OR_RETURN(safe_slave_, SafeSlave::Stop(*conn_, o_.safe_slave_timeout));
     }
+    if (redo_spool_) redo_spool_->Pause(true);  // after the (possibly long) wait above
     const auto ddl0 = std::chrono::steady_clock::now();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
     LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
@@ -535,6 +536,7 @@ class BackupRun {
                   to_lsn_, last_lsn_, false};
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
+    complete_ = true;  // what fails from here on does not make the backup incomplete
     if (!o_.extra_lsndir.empty()) {
       XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(o_.extra_lsndir, FormatCheckpoints(c), info_text));
     }
@@ -587,6 +589,7 @@ class BackupRun {
   std::vector<SourceFile> others_;
   size_t deferred_ = 0;
   bool staged_ = false;
+  bool complete_ = false;
   bool copier_stopped_ = false;
   BinlogPosition binlog_;
   uint64_t to_lsn_ = 0, last_lsn_ = 0, lock_time_s_ = 0;
@@ -600,7 +603,7 @@ Status RunBackup(const BackupOptions& opts) {
   Status st = run.Run();
   // The cause first, then what it means for the directory (one message, so
   // the user reads them in that order).
-  if (!st.ok() && opts.stream.empty() && run.wrote_anything()) {
+  if (!st.ok() && opts.stream.empty() && run.wrote_anything() && !run.complete()) {
     return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
                                 " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. "
                                 "Remove it and retry.");

@@ -125,13 +125,21 @@ Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::s
 }
 
 Status SafeSlave::StopAll() {
-  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("STOP", n)));
+  // Cleared first: a STOP that fails halfway leaves threads stopped, which
+  // Restart (and the destructor) must start again.
   running_again_ = false;
+  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("STOP", n)));
   return Status::Ok();
 }
 
 Status SafeSlave::StartAll() {
-  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("START", n)));
+  // Every connection is tried, so one that fails leaves no other stopped.
+  Status first;
+  for (const auto& n : stopped_) {
+    Status st = c_.Execute(SlaveCommand("START", n));
+    if (!st.ok() && first.ok()) first = st;
+  }
+  if (!first.ok()) return first;
   running_again_ = true;
   return Status::Ok();
 }

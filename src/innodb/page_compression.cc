@@ -226,9 +226,11 @@ Result<bool> DecompressPage(const uint8_t* page, const SpaceFlags& flags, uint8_
     if (NeedsLengthByte(flags.compression_algo)) {
       // The byte at W-5 is (payload end + 5) mod 256, 0 when that is W.
       const uint8_t b = page[written - 5];
-      end = (b != 0 ? written - 256 + b : written) - 5;
-      if (end <= kFcrc32Payload)
+      const size_t stop = b != 0 ? written - 256 + b : written;
+      // Checked before subtracting: a damaged byte must not wrap the length.
+      if (stop <= kFcrc32Payload + 5)
         return Error(ErrorCode::kCorrupt, "page_compressed page with a bad length byte");
+      end = stop - 5;
     }
     // Everything from the payload end to W-4 is zero padding; zlib and lzma
     // find their own end.

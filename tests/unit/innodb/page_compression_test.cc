@@ -99,6 +99,19 @@ TEST(PageCompression, AlgorithmsNotBuiltInAreNamed) {
   }
 }
 
+// A damaged length byte (lz4: W = 256, byte W-5 = 1..4) must not wrap the
+// payload length: refused, nothing read outside the page.
+TEST(PageCompression, ADamagedLengthByteIsRefused) {
+  SpaceFlags flags = DecodeSpaceFlags(0x15 | (kCompressionLz4 << 5)).value();
+  std::vector<uint8_t> page(16384, 0), out(16384);
+  StoreBE16(page.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 1);  // W = 256
+  for (uint8_t b = 1; b <= 31; b++) {
+    page[256 - 5] = b;
+    auto d = DecompressPage(page.data(), flags, out.data());
+    EXPECT_FALSE(d.ok()) << int(b);
+  }
+}
+
 TEST(PageCompression, PlainPagesAreLeftAlone) {
   SpaceFlags flags = DecodeSpaceFlags(0x15 | (kCompressionZlib << 5)).value();
   std::mt19937 rng(2);
