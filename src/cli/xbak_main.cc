@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       "tmpdir,t", po::value<std::string>(),
       "--backup: where the redo log copy spools what a slow output (stream, FIFO, upload) has not "
       "taken yet, beyond --redo-spool-memory (an unnamed file, gone when xbak exits; default $TMPDIR "
-      "or /tmp)")("redo-spool-memory", po::value<std::string>()->default_value("64M"),
+      "or /tmp)")("redo-spool-memory", po::value<std::string>()->default_value("16M"),
                   "--backup: redo log held in memory for a slow output before spooling to --tmpdir (K/M/G)")(
       "log-copy-interval", po::value<unsigned>()->default_value(20),
       "--backup: longest wait in ms between reads of an idle server's redo log (a busy log is read "

@@ -51,7 +51,7 @@ struct BackupOptions {
   std::string incremental_history_name;  // base LSN: the latest backup of this --history series
   std::string incremental_history_uuid;  // base LSN: this backup's row
   std::string extra_lsndir;              // --extra-lsndir: copies of xtrabackup_checkpoints and _info
-  size_t redo_spool_memory = size_t{64} << 20;
+  size_t redo_spool_memory = size_t{16} << 20;
   uint64_t throttle = 0;
   std::chrono::milliseconds log_copy_interval{
       20};  // longest redo poll interval of an idle server     // --throttle: data file reads of 1 MiB per
