@@ -278,14 +278,15 @@ class BackupRun {
     staged_ = true;
     XBAK_RETURN_IF_ERROR(CopyInnodb());
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE FLUSH"));
+    if (o_.safe_slave_backup) {
+      XBAK_ASSIGN_OR_RETURN(safe_slave_, SafeSlave::Stop(*conn_, o_.safe_slave_timeout));
+    }
     // While DDL (and then commits) are blocked, the spooled redo log waits and
     // the files copied under the lock reach the output first: with one slow
     // stream they would otherwise queue behind all the log spooled so far and
     // hold the server for minutes. The log is still read from the server.
-    if (o_.safe_slave_backup) {
-      XBAK_ASSIGN_OR_RETURN(safe_slave_, SafeSlave::Stop(*conn_, o_.safe_slave_timeout));
-    }
-    if (redo_spool_) redo_spool_->Pause(true);  // after the (possibly long) wait above
+    // (After the safe-slave wait, which may be long: the server is not held then.)
+    if (redo_spool_) redo_spool_->Pause(true);
     const auto ddl0 = std::chrono::steady_clock::now();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
     LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");

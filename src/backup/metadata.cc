@@ -131,32 +131,41 @@ std::string NowString() {
   return buf;
 }
 
-Result<uint32_t> BackupPageSize(const std::string& dir) {
+Result<BackupCnf> ReadBackupCnf(const std::string& dir) {
   const std::string path = JoinPath(dir, kBackupCnfFile);
-  auto m = ReadOptionFile(path, {"mysqld"});
-  if (!m.ok()) return m.status();
-  auto it = m->find("innodb-page-size");
-  if (it == m->end()) return uint32_t{16384};
-  char* end = nullptr;
-  const unsigned long v = std::strtoul(it->second.value.c_str(), &end, 10);
-  if (end == it->second.value.c_str() || *end != '\0' || v < 4096 || v > 65536 || (v & (v - 1)) != 0) {
-    return Error(ErrorCode::kCorrupt, path + ": bad innodb_page_size '" + it->second.value + "'");
+  XBAK_ASSIGN_OR_RETURN(auto m, ReadOptionFile(path, {"mysqld"}));
+  BackupCnf c;
+  if (auto it = m.find("innodb-page-size"); it != m.end()) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(it->second.value.c_str(), &end, 10);
+    if (end == it->second.value.c_str() || *end != '\0' || v < 4096 || v > 65536 || (v & (v - 1)) != 0) {
+      return Error(ErrorCode::kCorrupt, path + ": bad innodb_page_size '" + it->second.value + "'");
+    }
+    c.page_size = static_cast<uint32_t>(v);
   }
-  return static_cast<uint32_t>(v);
+  if (auto it = m.find("innodb-data-file-path"); it != m.end()) {
+    auto names = ParseDataFilePath(it->second.value);
+    if (!names.ok()) return names.status().With(path);
+    // The backup holds each file under its own name, whatever directory the
+    // server kept it in.
+    c.system_files.clear();
+    for (auto& n : *names)
+      c.system_files.push_back(n.substr(n.rfind('/') == std::string::npos ? 0 : n.rfind('/') + 1));
+  }
+  if (auto it = m.find("innodb-compression-level"); it != m.end()) {
+    char* end = nullptr;
+    const long v = std::strtol(it->second.value.c_str(), &end, 10);
+    if (end == it->second.value.c_str() || *end != '\0' || v < 0 || v > 9) {
+      return Error(ErrorCode::kCorrupt, path + ": bad innodb_compression_level '" + it->second.value + "'");
+    }
+    c.compression_level = static_cast<int>(v);
+  }
+  return c;
 }
 
-Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir) {
-  const std::string path = JoinPath(dir, kBackupCnfFile);
-  auto m = ReadOptionFile(path, {"mysqld"});
-  if (!m.ok()) return m.status();
-  auto it = m->find("innodb-data-file-path");
-  if (it == m->end()) return std::vector<std::string>{"ibdata1"};
-  auto names = ParseDataFilePath(it->second.value);
-  if (!names.ok()) return names.status().With(path);
-  // The backup holds each file under its own name, whatever directory the
-  // server kept it in.
-  for (auto& n : *names) n = n.substr(n.rfind('/') == std::string::npos ? 0 : n.rfind('/') + 1);
-  return names;
+Result<uint32_t> BackupPageSize(const std::string& dir) {
+  XBAK_ASSIGN_OR_RETURN(BackupCnf c, ReadBackupCnf(dir));
+  return c.page_size;
 }
 
 Status PrepareExtraLsnDir(const std::string& dir) {
@@ -174,20 +183,6 @@ Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, 
   LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
           " (--extra-lsndir)");
   return Status::Ok();
-}
-
-Result<int> BackupCompressionLevel(const std::string& dir) {
-  const std::string path = JoinPath(dir, kBackupCnfFile);
-  auto m = ReadOptionFile(path, {"mysqld"});
-  if (!m.ok()) return m.status();
-  auto it = m->find("innodb-compression-level");
-  if (it == m->end()) return 6;
-  char* end = nullptr;
-  const long v = std::strtol(it->second.value.c_str(), &end, 10);
-  if (end == it->second.value.c_str() || *end != '\0' || v < 0 || v > 9) {
-    return Error(ErrorCode::kCorrupt, path + ": bad innodb_compression_level '" + it->second.value + "'");
-  }
-  return static_cast<int>(v);
 }
 
 }  // namespace xbak

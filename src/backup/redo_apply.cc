@@ -197,19 +197,23 @@ struct FileNames {
   std::set<uint32_t> deleted;                 // last FILE_ record was FILE_DELETE
 };
 
+// What prepare says, before writing anything, of a PAGE_COMPRESSED algorithm
+// this build cannot decompress (its library was not found at build time).
+Status RefuseCompression(const std::string& where, uint32_t algo) {
+  return Error(ErrorCode::kUnsupported,
+               where + ": PAGE_COMPRESSED with " + innodb::CompressionName(algo) +
+                   " is not supported by this build of xbak --prepare (built without "
+                   "its library); use mariabackup --prepare for this backup");
+}
+
 // A PAGE_COMPRESSED space xbak can apply the log to: full_crc32 files name
 // their algorithm in the flags; older files on each page (the server variable
 // at the time of the write), so every page is looked at. Before anything is
 // written, so that an algorithm xbak lacks is refused by name.
 Status CheckCompressedSpace(const File& f, const std::string& path, const innodb::SpaceFlags& flags) {
-  auto refuse = [&](uint32_t algo, const std::string& where) {
-    return Error(ErrorCode::kUnsupported,
-                 path + where + ": PAGE_COMPRESSED with " + innodb::CompressionName(algo) +
-                     " is not supported by xbak --prepare yet (zlib and lz4 are; use "
-                     "mariabackup --prepare for this backup)");
-  };
   if (flags.full_crc32) {
-    if (!innodb::CompressionSupported(flags.compression_algo)) return refuse(flags.compression_algo, "");
+    if (!innodb::CompressionSupported(flags.compression_algo))
+      return RefuseCompression(path, flags.compression_algo);
     return Status::Ok();
   }
   const size_t size = flags.logical_size;
@@ -219,7 +223,7 @@ Status CheckCompressedSpace(const File& f, const std::string& path, const innodb
     for (size_t i = 0; i + size <= n; i += size) {
       const uint32_t algo = innodb::StoredCompression(buf.data() + i, flags);
       if (algo != 0 && !innodb::CompressionSupported(algo)) {
-        return refuse(algo, " page " + std::to_string((off + i) / size));
+        return RefuseCompression(path + " page " + std::to_string((off + i) / size), algo);
       }
     }
     if (n < buf.size()) break;
@@ -638,10 +642,7 @@ class Applier {
       if (!h.ok()) return h.status().With("page 0 of " + s.rel + " as rebuilt from the redo log");
       if (h->flags.page_compressed && h->flags.full_crc32 &&
           !innodb::CompressionSupported(h->flags.compression_algo)) {
-        return Error(ErrorCode::kUnsupported,
-                     s.rel + ": PAGE_COMPRESSED with " + innodb::CompressionName(h->flags.compression_algo) +
-                         " is not supported by xbak --prepare yet (zlib and lz4 are; use "
-                         "mariabackup --prepare for this backup)");
+        return RefuseCompression(s.rel, h->flags.compression_algo);
       }
       if (h->flags.logical_size != page_size_) {
         return Error(ErrorCode::kCorrupt, "page 0 of " + s.rel +
@@ -802,8 +803,9 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(o.dir, "ib_logfile0");
-  XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.dir));
-  XBAK_ASSIGN_OR_RETURN(std::vector<std::string> system, BackupSystemFiles(o.dir));
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
+  const uint32_t page_size = cnf.page_size;
+  const std::vector<std::string>& system = cnf.system_files;
   XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path));
   LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
@@ -824,8 +826,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
   Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
-  XBAK_ASSIGN_OR_RETURN(int level, BackupCompressionLevel(o.dir));
-  applier.set_compression_level(level);
+  applier.set_compression_level(cnf.compression_level);
   uint64_t end2 = 0;
   std::string why2;
   XBAK_RETURN_IF_ERROR(scanner.Scan(

@@ -9,16 +9,8 @@
 namespace xbak {
 namespace {
 
-// 'name' quoted for STOP/START SLAVE; connection names are identifiers the
-// server accepted, quotes doubled anyway.
-std::string Quoted(const std::string& name) {
-  std::string q = "'";
-  for (char ch : name) q += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return q + "'";
-}
-
-std::string SlaveCommand(const char* verb, const std::string& name) {
-  return std::string(verb) + " SLAVE " + (name.empty() ? std::string() : Quoted(name) + " ") + "SQL_THREAD";
+std::string SlaveCommand(Connection& c, const char* verb, const std::string& name) {
+  return std::string(verb) + " SLAVE " + (name.empty() ? std::string() : c.Quote(name) + " ") + "SQL_THREAD";
 }
 
 std::string Named(const std::string& name) {
@@ -26,8 +18,7 @@ std::string Named(const std::string& name) {
 }
 
 Result<uint64_t> OpenTempTables(Connection& c) {
-  XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                                             "WHERE VARIABLE_NAME = 'SLAVE_OPEN_TEMP_TABLES'"));
+  XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus("SLAVE_OPEN_TEMP_TABLES"));
   return v ? std::strtoull(v->c_str(), nullptr, 10) : 0;
 }
 
@@ -70,9 +61,7 @@ Result<std::string> GaleraInfo(Connection& c) {
     return std::string();
   }
   auto status = [&](const char* name) -> Result<std::string> {
-    XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue(std::string("SELECT VARIABLE_VALUE FROM information_schema."
-                                                           "GLOBAL_STATUS WHERE VARIABLE_NAME = '") +
-                                               name + "'"));
+    XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus(name));
     if (!v || v->empty()) {
       return Error(ErrorCode::kServer, std::string("--galera-info: the server reports no ") + name +
                                            " (is the Galera provider loaded and the node synced?)");
@@ -128,7 +117,7 @@ Status SafeSlave::StopAll() {
   // Cleared first: a STOP that fails halfway leaves threads stopped, which
   // Restart (and the destructor) must start again.
   running_again_ = false;
-  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand("STOP", n)));
+  for (const auto& n : stopped_) XBAK_RETURN_IF_ERROR(c_.Execute(SlaveCommand(c_, "STOP", n)));
   return Status::Ok();
 }
 
@@ -136,7 +125,7 @@ Status SafeSlave::StartAll() {
   // Every connection is tried, so one that fails leaves no other stopped.
   Status first;
   for (const auto& n : stopped_) {
-    Status st = c_.Execute(SlaveCommand("START", n));
+    Status st = c_.Execute(SlaveCommand(c_, "START", n));
     if (!st.ok() && first.ok()) first = st;
   }
   if (!first.ok()) return first;

@@ -36,9 +36,7 @@ Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool ne
 }
 
 Result<uint64_t> StatusLsn(Connection& c, const std::string& name) {
-  XBAK_ASSIGN_OR_RETURN(auto v, c.QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                                             "WHERE VARIABLE_NAME = '" +
-                                             name + "'"));
+  XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus(name));
   if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
   return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
 }

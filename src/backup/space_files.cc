@@ -1,6 +1,5 @@
 #include "xbak/backup/space_files.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 
 namespace xbak {
@@ -61,8 +60,7 @@ Status SpaceFiles::Truncate(uint64_t size) {
 
 void SpaceFiles::PunchHole(uint64_t offset, uint64_t n) {
   auto [i, off] = Locate(offset);
-  (void)::fallocate(parts_[i].file.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
-                    static_cast<off_t>(n));
+  parts_[i].file.PunchHole(off, n);
 }
 
 size_t SpaceFiles::BlockSize() const {

@@ -36,65 +36,68 @@ bool NeedsLengthByte(uint32_t algo) {
   return algo == kCompressionLz4 || algo == kCompressionLzo || algo == kCompressionSnappy;
 }
 
+Status Unsupported(uint32_t algo) {
+  return Error(ErrorCode::kUnsupported,
+               CompressionName(algo) + " page compression is not supported by xbak yet");
+}
+
+// Decompresses n bytes into `out` (room for `want`) with the call MariaDB's
+// fil_page_decompress uses; the length produced.
 Result<size_t> Decode(uint32_t algo, const uint8_t* in, size_t n, uint8_t* out, size_t want) {
+  bool ok = false;
+  size_t got = 0;
   switch (algo) {
     case kCompressionZlib: {
       uLongf len = static_cast<uLongf>(want);
-      if (uncompress(out, &len, in, static_cast<uLong>(n)) != Z_OK) {
-        return Error(ErrorCode::kCorrupt, "zlib payload does not decompress");
-      }
-      return static_cast<size_t>(len);
+      ok = uncompress(out, &len, in, static_cast<uLong>(n)) == Z_OK;
+      got = len;
+      break;
     }
     case kCompressionLz4: {
       int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(out),
                                   static_cast<int>(n), static_cast<int>(want));
-      if (r < 0) return Error(ErrorCode::kCorrupt, "lz4 payload does not decompress");
-      return static_cast<size_t>(r);
+      ok = r >= 0;
+      got = ok ? static_cast<size_t>(r) : 0;
+      break;
     }
 #ifdef XBAK_HAVE_LZMA
     case kCompressionLzma: {
       uint64_t memlimit = UINT64_MAX;
-      size_t in_pos = 0, out_pos = 0;
-      if (lzma_stream_buffer_decode(&memlimit, 0, nullptr, in, &in_pos, n, out, &out_pos, want) != LZMA_OK) {
-        return Error(ErrorCode::kCorrupt, "lzma payload does not decompress");
-      }
-      return out_pos;
+      size_t in_pos = 0;
+      ok = lzma_stream_buffer_decode(&memlimit, 0, nullptr, in, &in_pos, n, out, &got, want) == LZMA_OK;
+      break;
     }
 #endif
 #ifdef XBAK_HAVE_BZIP2
     case kCompressionBzip2: {
       unsigned len = static_cast<unsigned>(want);
-      if (BZ2_bzBuffToBuffDecompress(reinterpret_cast<char*>(out), &len,
-                                     const_cast<char*>(reinterpret_cast<const char*>(in)),
-                                     static_cast<unsigned>(n), 1, 0) != BZ_OK) {
-        return Error(ErrorCode::kCorrupt, "bzip2 payload does not decompress");
-      }
-      return size_t{len};
+      ok = BZ2_bzBuffToBuffDecompress(reinterpret_cast<char*>(out), &len,
+                                      const_cast<char*>(reinterpret_cast<const char*>(in)),
+                                      static_cast<unsigned>(n), 1, 0) == BZ_OK;
+      got = len;
+      break;
     }
 #endif
 #ifdef XBAK_HAVE_LZO
     case kCompressionLzo: {
       lzo_uint len = want;
-      if (lzo1x_decompress_safe(in, n, out, &len, nullptr) != LZO_E_OK) {
-        return Error(ErrorCode::kCorrupt, "lzo payload does not decompress");
-      }
-      return size_t{len};
+      ok = lzo1x_decompress_safe(in, n, out, &len, nullptr) == LZO_E_OK;
+      got = len;
+      break;
     }
 #endif
 #ifdef XBAK_HAVE_SNAPPY
-    case kCompressionSnappy: {
-      size_t len = want;
-      if (snappy_uncompress(reinterpret_cast<const char*>(in), n, reinterpret_cast<char*>(out), &len) !=
-          SNAPPY_OK) {
-        return Error(ErrorCode::kCorrupt, "snappy payload does not decompress");
-      }
-      return len;
-    }
+    case kCompressionSnappy:
+      got = want;
+      ok = snappy_uncompress(reinterpret_cast<const char*>(in), n, reinterpret_cast<char*>(out), &got) ==
+           SNAPPY_OK;
+      break;
 #endif
     default:
-      return Error(ErrorCode::kUnsupported,
-                   CompressionName(algo) + " page compression is not supported by xbak yet");
+      return Unsupported(algo);
   }
+  if (!ok) return Error(ErrorCode::kCorrupt, CompressionName(algo) + " payload does not decompress");
+  return got;
 }
 
 // Compresses a whole frame of `size` bytes with `algo` into `out` (room for
@@ -152,8 +155,7 @@ Result<size_t> Encode(uint32_t algo, const uint8_t* frame, size_t size, int leve
     }
 #endif
     default:
-      return Error(ErrorCode::kUnsupported,
-                   CompressionName(algo) + " page compression is not supported by xbak yet");
+      return Unsupported(algo);
   }
 }
 

@@ -118,6 +118,11 @@ Result<std::vector<std::map<std::string, std::string>>> Connection::QueryNamed(c
   return rows;
 }
 
+Result<std::optional<std::string>> Connection::GlobalStatus(const std::string& name) {
+  return QueryValue("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = " +
+                    Quote(name));
+}
+
 Result<std::map<std::string, std::string>> Connection::GlobalVariables() {
   XBAK_ASSIGN_OR_RETURN(auto rows, Query("SHOW GLOBAL VARIABLES"));
   std::map<std::string, std::string> vars;

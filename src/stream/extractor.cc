@@ -3,12 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <thread>
 
 #include "xbak/stream/xbstream.h"
+#include "xbak/util/sparse.h"
 
 namespace xbak {
 
@@ -35,28 +34,6 @@ Status PWriteAll(int fd, const uint8_t* p, size_t n, uint64_t off, const std::st
     p += w;
     n -= static_cast<size_t>(w);
     off += static_cast<uint64_t>(w);
-  }
-  return Status::Ok();
-}
-
-// As PWriteAll, leaving whole, aligned 4 KiB blocks of zeros as holes (the
-// file gets its full size when complete): a PAGE_COMPRESSED table extracts as
-// sparse as the server keeps it. See util/sparse.h.
-Status PWriteSparse(int fd, const uint8_t* p, size_t n, uint64_t off, const std::string& what) {
-  constexpr size_t kBlock = 4096;
-  static constexpr uint8_t kZero[kBlock] = {};
-  while (n > 0) {
-    const size_t head = static_cast<size_t>((kBlock - off % kBlock) % kBlock);
-    size_t run = std::min(n, head > 0 ? head : kBlock);
-    if (head == 0 && run == kBlock && std::memcmp(p, kZero, kBlock) == 0) {
-      p += kBlock, n -= kBlock, off += kBlock;
-      continue;
-    }
-    if (head == 0) {
-      while (run + kBlock <= n && std::memcmp(p + run, kZero, kBlock) != 0) run += kBlock;
-    }
-    XBAK_RETURN_IF_ERROR(PWriteAll(fd, p, run, off, what));
-    p += run, n -= run, off += run;
   }
   return Status::Ok();
 }
@@ -182,9 +159,13 @@ Status Extractor::Apply(const Chunk& chunk) {
                                           std::to_string(chunk.offset) + ", expected " +
                                           std::to_string(f->size));
   }
-  XBAK_RETURN_IF_ERROR(
-      PWriteSparse(f->fd.get(), chunk.payload.data(), chunk.payload.size(), chunk.offset,
-                   JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix)));
+  // Zero blocks stay holes (a PAGE_COMPRESSED table extracts as sparse as the
+  // server keeps it); Complete gives the file its full size.
+  const int fd = f->fd.get();
+  const std::string what = JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix);
+  XBAK_RETURN_IF_ERROR(WriteSkippingZeroBlocks(
+      chunk.payload.data(), chunk.payload.size(), chunk.offset,
+      [&](const uint8_t* p, size_t n, uint64_t off) { return PWriteAll(fd, p, n, off, what); }));
   f->size += chunk.payload.size();
   return Status::Ok();
 }

@@ -96,6 +96,11 @@ Status File::Truncate(uint64_t size) {
   return Status::Ok();
 }
 
+void File::PunchHole(uint64_t offset, uint64_t n) {
+  (void)::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                    static_cast<off_t>(n));
+}
+
 Result<uint64_t> File::Size() const {
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat", path_, errno);

@@ -6,39 +6,40 @@
 namespace xbak {
 namespace {
 
-bool AllZero(const uint8_t* p, size_t n) {
-  static constexpr uint8_t kZero[4096] = {};
-  return n <= sizeof kZero && std::memcmp(p, kZero, n) == 0;
+constexpr size_t kBlock = 4096;
+
+bool AllZero(const uint8_t* p) {
+  static constexpr uint8_t kZero[kBlock] = {};
+  return std::memcmp(p, kZero, kBlock) == 0;
 }
 
 }  // namespace
 
-Status SparseWriter::Write(const void* data, size_t n) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
+Status WriteSkippingZeroBlocks(const uint8_t* p, size_t n, uint64_t off, const RunWriter& write) {
   while (n > 0) {
-    // The run up to the next block boundary of the file, then whole blocks:
-    // runs of non-zero blocks are written with one pwrite, zero blocks skipped.
-    const size_t head = static_cast<size_t>((kBlock - pos_ % kBlock) % kBlock);
-    if (head > 0) {
-      const size_t k = std::min(head, n);
-      XBAK_RETURN_IF_ERROR(f_.PWrite(p, k, pos_));
-      p += k, n -= k, pos_ += k;
-      continue;
+    // Up to the next block boundary of the file, or a last partial block:
+    // written as it is. Then runs of non-zero whole blocks, one write each;
+    // zero blocks skipped.
+    const size_t head = static_cast<size_t>((kBlock - off % kBlock) % kBlock);
+    size_t run = head > 0 ? std::min(head, n) : std::min(n, kBlock);
+    if (head == 0 && run == kBlock) {
+      if (AllZero(p)) {
+        p += kBlock, n -= kBlock, off += kBlock;
+        continue;
+      }
+      while (run + kBlock <= n && !AllZero(p + run)) run += kBlock;
     }
-    if (n < kBlock) {
-      XBAK_RETURN_IF_ERROR(f_.PWrite(p, n, pos_));
-      pos_ += n;
-      return Status::Ok();
-    }
-    if (AllZero(p, kBlock)) {
-      p += kBlock, n -= kBlock, pos_ += kBlock;
-      continue;
-    }
-    size_t run = kBlock;
-    while (run + kBlock <= n && !AllZero(p + run, kBlock)) run += kBlock;
-    XBAK_RETURN_IF_ERROR(f_.PWrite(p, run, pos_));
-    p += run, n -= run, pos_ += run;
+    XBAK_RETURN_IF_ERROR(write(p, run, off));
+    p += run, n -= run, off += run;
   }
+  return Status::Ok();
+}
+
+Status SparseWriter::Write(const void* data, size_t n) {
+  XBAK_RETURN_IF_ERROR(WriteSkippingZeroBlocks(
+      static_cast<const uint8_t*>(data), n, pos_,
+      [this](const uint8_t* p, size_t k, uint64_t off) { return f_.PWrite(p, k, off); }));
+  pos_ += n;
   return Status::Ok();
 }
 

@@ -163,8 +163,7 @@ Status Spool::WriteSegment(const Segment& s, std::vector<uint8_t>* buf) {
   }
   // Give the space back: the file only ever holds what is still pending.
   // Best effort: a file system without hole punching just keeps it until exit.
-  (void)::fallocate(file_->fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(s.off),
-                    static_cast<off_t>(s.len));
+  file_->PunchHole(s.off, s.len);
   return Status::Ok();
 }
 

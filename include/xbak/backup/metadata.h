@@ -80,15 +80,19 @@ struct ServerSettings {
 };
 
 std::string FormatBackupCnf(const ServerSettings& s);
-// innodb_page_size from DIR/backup-my.cnf (16384 when it is not there); a
-// value that is not a power of two in 4096..65536 is kCorrupt.
+// What prepare needs from DIR/backup-my.cnf, with the server's defaults for
+// what it does not say. Bad values are kCorrupt, naming the file.
+struct BackupCnf {
+  uint32_t page_size = 16384;  // innodb_page_size: a power of two in 4096..65536
+  // The system tablespace's file names in page order (innodb_data_file_path).
+  std::vector<std::string> system_files = {"ibdata1"};
+  // innodb_compression_level (0..9): the level PAGE_COMPRESSED pages are
+  // written back with, as the server's recovery would.
+  int compression_level = 6;
+};
+Result<BackupCnf> ReadBackupCnf(const std::string& dir);
+// ReadBackupCnf(dir)->page_size.
 Result<uint32_t> BackupPageSize(const std::string& dir);
-// The system tablespace's file names in page order, from innodb_data_file_path
-// in the backup's backup-my.cnf ({"ibdata1"} without it).
-Result<std::vector<std::string>> BackupSystemFiles(const std::string& dir);
-// innodb_compression_level from the backup's backup-my.cnf (6 without it): the
-// zlib level PAGE_COMPRESSED pages are written back with, as the server would.
-Result<int> BackupCompressionLevel(const std::string& dir);
 
 // --extra-lsndir: the directory made and tried before a backup starts (so
 // that one the next incremental could not read is refused up front), then,

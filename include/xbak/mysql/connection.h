@@ -46,6 +46,9 @@ class Connection {
   Result<std::vector<std::map<std::string, std::string>>> QueryNamed(const std::string& sql);
   // SHOW GLOBAL VARIABLES as a map (names lower case).
   Result<std::map<std::string, std::string>> GlobalVariables();
+  // One global status variable ("INNODB_LSN_CURRENT"; any case); nullopt when
+  // the server has none of that name.
+  Result<std::optional<std::string>> GlobalStatus(const std::string& name);
 
   unsigned long ServerVersion() const;  // e.g. 101119 for 10.11.19
   // `s` as an SQL string literal, quotes included, escaped by libmariadb for

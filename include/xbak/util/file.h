@@ -67,6 +67,9 @@ class File {
   Status Write(const void* buf, size_t n);
   Status Sync();
   Status Truncate(uint64_t size);
+  // Deallocates [offset, offset + n) (it then reads as zeros) where the file
+  // system can; elsewhere the bytes stay. Best effort: nothing to report.
+  void PunchHole(uint64_t offset, uint64_t n);
   Result<uint64_t> Size() const;
   Status Close();
 

@@ -7,11 +7,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
+
+// Hands `write` the runs of data[0, n), which belong at file offset `offset`,
+// leaving out each whole, 4 KiB-aligned (in the file) block of zeros: those
+// stay holes in a file that is written front to back and extended to its full
+// size at the end. What SparseWriter and the xbstream extractor both write with.
+using RunWriter = std::function<Status(const uint8_t* data, size_t n, uint64_t offset)>;
+Status WriteSkippingZeroBlocks(const uint8_t* data, size_t n, uint64_t offset, const RunWriter& write);
 
 class SparseWriter {
  public:
@@ -23,7 +31,6 @@ class SparseWriter {
   uint64_t size() const { return pos_; }
 
  private:
-  static constexpr size_t kBlock = 4096;
   File& f_;
   uint64_t pos_ = 0;
 };

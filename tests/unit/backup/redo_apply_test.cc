@@ -263,8 +263,8 @@ TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
   EXPECT_EQ(Page(3)[100], 5);
 }
 
-// zlib and lz4 are applied (t_layouts.sh compares them with mariabackup);
-// the provider-plugin algorithms are refused by name.
+// Every algorithm the build has a library for is applied (t_layouts.sh
+// compares them with mariabackup); one it lacks is refused by name.
 TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnythingIsWritten) {
   uint32_t algo = 0;
   for (uint32_t a : {innodb::kCompressionLzo, innodb::kCompressionLzma, innodb::kCompressionBzip2,
