@@ -1,36 +1,26 @@
 #include "xbak/backup/space_files.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "stream/stream_test_util.h"
+
 namespace xbak {
 namespace {
 
-class Dir {
+// A scratch directory (the shared TempDir) that makes files of one byte value.
+class Dir : public testing::TempDir {
  public:
-  Dir() {
-    char t[] = "/tmp/xbak-space-files-XXXXXX";
-    path_ = ::mkdtemp(t) ? t : "";
-  }
-  ~Dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
   std::string File(const std::string& name, size_t size, uint8_t fill) const {
-    std::string p = path_ + "/" + name;
-    auto f = File::CreateNew(p);
+    std::string p = *this / name;
+    auto f = xbak::File::CreateNew(p);
     std::vector<uint8_t> b(size, fill);
     EXPECT_TRUE(f.ok() && f->Write(b.data(), b.size()).ok() && f->Close().ok());
     return p;
   }
-
- private:
-  std::string path_;
 };
 
 constexpr size_t kPage = 4096;
