@@ -74,6 +74,7 @@ class BackupRun {
 
   Status Run() {
     start_time_ = NowString();
+    XBAK_ASSIGN_OR_RETURN(filter_, TableFilter::Make(o_.tables));
     if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(PrepareExtraLsnDir(o_.extra_lsndir));
     XBAK_RETURN_IF_ERROR(Connect());
     XBAK_RETURN_IF_ERROR(OpenSink());
@@ -312,7 +313,7 @@ class BackupRun {
   }
 
   Status CopyInnodb() {
-    XBAK_ASSIGN_OR_RETURN(InnodbFiles files, ListInnodbFiles(layout_));
+    XBAK_ASSIGN_OR_RETURN(InnodbFiles files, ListInnodbFiles(layout_, filter_));
     std::vector<const SourceFile*> jobs;
     // The system tablespace first (ibdata2.. need space 0's flags from ibdata1).
     XBAK_RETURN_IF_ERROR(CopySystem(files.system));
@@ -329,19 +330,19 @@ class BackupRun {
           TablespaceCopyOptions to = BaseCopyOptions();
           TablespaceCopyResult r;
           XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
-          if (r.deferred && o_.incremental) {
-            // No page 0 on disk yet: the table is newer than the incremental's
-            // checkpoint, hence than the base. Copy it whole as db/t.new, which
-            // prepare moves into the base (as mariabackup does).
-            TablespaceCopyOptions whole = to;
-            whole.incremental = false;
-            XBAK_RETURN_IF_ERROR(CopyTablespace(f, SpaceName(f.rel) + ".new", *sink_, progress_, whole, &r));
-          }
+          // No page 0 on disk yet in an incremental: the table is newer than
+          // the incremental's checkpoint, hence than the base. ReconcileDdl
+          // copies it whole as db/t.new under BLOCK_DDL, when its name and
+          // file can no longer change (copied now, a TRUNCATE or RENAME
+          // before BLOCK_DDL would need a second db/t.new, or put it under
+          // its old name).
+          const bool whole_pending = r.deferred && o_.incremental;
           std::lock_guard<std::mutex> l(mu_);
           // Only file-per-table tablespaces can be created, renamed or dropped
           // (undo tablespaces are truncated in place, never re-created).
           const bool per_table = f.rel.find('/') != std::string::npos;
-          if (!r.vanished && per_table) copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred};
+          if (!r.vanished && per_table)
+            copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred, whole_pending};
           if (r.deferred) deferred_++;
           return Status::Ok();
         },
@@ -390,9 +391,9 @@ class BackupRun {
   //   db/t.del                           a table dropped during the backup
   //   db/t.new  (a full copy)            a table created during the backup
   Status ReconcileDdl() {
-    XBAK_ASSIGN_OR_RETURN(InnodbFiles now, ListInnodbFiles(layout_));
+    XBAK_ASSIGN_OR_RETURN(InnodbFiles now, ListInnodbFiles(layout_, filter_));
     std::set<std::pair<dev_t, ino_t>> seen;
-    std::vector<const SourceFile*> fresh;
+    std::vector<const SourceFile*> fresh, pending;
     for (auto& f : now.tablespaces) {
       auto it = copied_.find({f.dev, f.ino});
       if (it == copied_.end()) {
@@ -405,14 +406,20 @@ class BackupRun {
                 " during the backup");
         XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
       }
+      if (it->second.whole_pending) pending.push_back(&f);
     }
     for (auto& [key, c] : copied_) {
       if (seen.count(key)) continue;
       LogInfo("table " + SpaceName(c.rel) + " was dropped during the backup");
       XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(c.rel) + ".del", ""));
     }
-    for (auto* f : fresh) {
+    for (auto* f : pending) {
+      LogInfo("table " + SpaceName(f->rel) + " is newer than the incremental's base; copying it whole");
+    }
+    for (auto* f : fresh)
       LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
+    fresh.insert(fresh.end(), pending.begin(), pending.end());
+    for (auto* f : fresh) {
       progress_.AddTotal(f->size, 1);
       TablespaceCopyOptions to = BaseCopyOptions();
       to.incremental = false;  // a table created during the backup is copied whole
@@ -434,7 +441,7 @@ class BackupRun {
   }
 
   Status CopyOthers() {
-    XBAK_ASSIGN_OR_RETURN(others_, ListOtherFiles(layout_));
+    XBAK_ASSIGN_OR_RETURN(others_, ListOtherFiles(layout_, filter_));
     std::vector<const SourceFile*> jobs;
     for (auto& f : others_) {
       if (!CopiedAtCommit(f)) jobs.push_back(&f);
@@ -512,6 +519,8 @@ class BackupRun {
     s.compression_level = layout_.compression_level;
     XBAK_RETURN_IF_ERROR(ProviderPlugins(&s));
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
+    if (!filter_.TakesAll())
+      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kTableFilterFile, filter_.Serialize()));
     BackupInfo info;
     info.uuid = NewUuid();
     info.tool_command = o_.tool_command;
@@ -523,6 +532,7 @@ class BackupRun {
     info.binlog = binlog_;
     info.to_lsn = to_lsn_;
     info.incremental = o_.incremental;
+    info.partial = !filter_.TakesAll();
     info.from_lsn = o_.incremental ? o_.incremental_lsn : 0;
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
@@ -564,6 +574,7 @@ class BackupRun {
     std::string rel;
     uint32_t space_id;
     bool deferred;
+    bool whole_pending;  // an incremental's table with no page 0 yet: copied whole at ReconcileDdl
   };
 
   BackupOptions o_;  // a copy: --incremental-history-* fill in the base LSN
@@ -571,6 +582,7 @@ class BackupRun {
   std::unique_ptr<Connection> conn_;
   std::map<std::string, std::string> vars_;
   ServerLayout layout_;
+  TableFilter filter_;
   // Declared before sink_: the data sink (possibly compressing) refers to it.
   std::unique_ptr<Sink> meta_;  // the destination itself: metadata files, never compressed
   std::unique_ptr<Sink> sink_;  // data files and the redo log

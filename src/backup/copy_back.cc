@@ -34,7 +34,7 @@ struct Item {
 };
 
 bool IsMetadataFile(const std::string& name) {
-  return name == kBackupCnfFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
+  return name == kBackupCnfFile || name == kTableFilterFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
          name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
          name.ends_with(".meta") || name.ends_with(".xbpartial");
 }

@@ -297,6 +297,17 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
   }
+  {
+    // A table in one and not the other would be half a table after the apply.
+    XBAK_ASSIGN_OR_RETURN(TableFilter ifilter, ReadTableFilter(inc));
+    XBAK_ASSIGN_OR_RETURN(TableFilter ffilter, ReadTableFilter(full));
+    if (ifilter.Serialize() != ffilter.Serialize()) {
+      return Error(ErrorCode::kUnsupported,
+                   inc + " was taken with other --databases/--tables options than " + full +
+                       " (compare their " + kTableFilterFile +
+                       " files): an incremental applies only to a base of the same tables");
+    }
+  }
   const std::string identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) +
                                " to_lsn " + std::to_string(icp.to_lsn) + "\n";
   std::string base_cp_text;

@@ -48,6 +48,17 @@ bool EndsWith(const std::string& s, const std::string& suf) {
 const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
                                         ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
+// The table of a trigger's .TRN file ("trigger_table=t"); empty if unreadable.
+std::string TriggerTable(const std::string& path) {
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return "";
+  const std::string key = "\ntrigger_table=";
+  size_t p = text->find(key);
+  if (p == std::string::npos) return "";
+  p += key.size();
+  return text->substr(p, text->find('\n', p) - p);
+}
+
 }  // namespace
 
 bool IsSkippedDatabaseDir(const std::string& name) {
@@ -110,7 +121,7 @@ Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string
   return l;
 }
 
-Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
+Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilter& filter) {
   InnodbFiles out;
   for (const auto& name : layout.system_files) {
     std::string path = name[0] == '/' ? name : JoinPath(layout.data_home_dir, name);
@@ -128,12 +139,13 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
   XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
   for (const auto& db : top) {
     std::string dbdir = JoinPath(layout.datadir, db);
-    if (IsSkippedDatabaseDir(db) || !IsDir(dbdir)) continue;
+    if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
       if (!EndsWith(n, innodb::kIslSuffix)) continue;
       const std::string table = n.substr(0, n.size() - 4);
+      if (!filter.TakesTable(db, table)) continue;
       auto content = ReadSmallFile(JoinPath(dbdir, n));
       if (!content.ok()) {
         if (content.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile
@@ -151,7 +163,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
       remote.insert(table + ".ibd");
     }
     for (const auto& n : files) {
-      if (!EndsWith(n, ".ibd")) continue;
+      if (!EndsWith(n, ".ibd") || !filter.TakesTable(db, n.substr(0, n.find('.')))) continue;
       if (remote.count(n) != 0) {
         // The server refuses to open a table found in two places; the copy
         // the .isl names is the one it used.
@@ -171,17 +183,24 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout) {
   return out;
 }
 
-Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout) {
+Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const TableFilter& filter) {
   std::vector<SourceFile> out;
   XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
   for (const auto& db : top) {
     std::string dbdir = JoinPath(layout.datadir, db);
-    if (IsSkippedDatabaseDir(db) || !IsDir(dbdir)) continue;
+    if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     for (const auto& n : files) {
       bool wanted = false;
       for (const char* ext : kOtherExtensions) wanted = wanted || EndsWith(n, ext);
       if (!wanted) continue;
+      if (!filter.TakesAll()) {
+        // A trigger's .TRN file is named after the trigger; it goes with the
+        // table it names.
+        std::string trn_table;
+        if (EndsWith(n, ".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
+        if (!filter.TakesFile(db + "/" + n, trn_table)) continue;
+      }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;

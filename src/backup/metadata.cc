@@ -83,7 +83,7 @@ std::string FormatInfo(const BackupInfo& i) {
     << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s
     << "\nbinlog_pos = " << FormatBinlogPos(i.binlog);
   o << "\ninnodb_from_lsn = " << i.from_lsn << "\ninnodb_to_lsn = " << i.to_lsn
-    << "\npartial = N\nincremental = " << (i.incremental ? "Y" : "N") << "\nformat = " << i.format
+    << "\npartial = " << (i.partial ? "Y" : "N") << "\nincremental = " << (i.incremental ? "Y" : "N") << "\nformat = " << i.format
     << "\ncompressed = " << (i.compressed ? "compressed" : "N") << "\n";
   return o.str();
 }

@@ -300,9 +300,12 @@ class Catalog {
 
   // Tablespaces that the log names but whose file holds no page 0 yet (or no
   // file at all): their page 0 must come from the log.
-  void AddDeferred(const std::string& dir, const FileNames& names) {
+  void AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter) {
     for (const auto& [id, rel] : names.last_name) {
       if (spaces_.count(id) || names.deleted.count(id)) continue;
+      if (!filter.TakesSpace(rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel)) {
+        continue;  // a table the partial backup left out: its records are ignored
+      }
       if (unidentified_.count(rel) || !PathExists(JoinPath(dir, rel))) {
         spaces_[id] = Space{id, rel, {}, {}, false};
       }
@@ -820,7 +823,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
 
   Catalog catalog;
   XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system));
-  catalog.AddDeferred(o.dir, names);
+  catalog.AddDeferred(o.dir, names, o.filter);
 
   // Pass 2: apply in batches.
   Progress progress("prepare", o.progress_interval);

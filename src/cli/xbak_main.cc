@@ -184,20 +184,32 @@ int main(int argc, char** argv) {
       "overwrite", "--extract: replace files that exist in the target")(
       "remove-original", "--decompress: delete X.zst once X is complete");
 
+  po::options_description partial(
+      "Partial backups (--backup; names as on disk, db.table; see docs/partial.md)");
+  partial.add_options()("databases", po::value<std::string>(),
+                        "take only these databases and tables: \"db1 db2.t1 ...\"")(
+      "databases-file", po::value<std::string>(),
+      "take only the databases and db.tables listed in this file")(
+      "databases-exclude", po::value<std::string>(),
+      "leave out these databases and tables: \"db1 db2.t1 ...\"")(
+      "tables", po::value<std::string>(),
+      "take only tables whose db.table matches one of these POSIX extended regexes (comma-separated)")(
+      "tables-file", po::value<std::string>(), "take only the db.table names listed in this file")(
+      "tables-exclude", po::value<std::string>(),
+      "leave out tables whose db.table matches one of these regexes (comma-separated)");
+
   // mariabackup/xtrabackup options users will reach for that xbak does not
   // implement yet: accepted by the parser so that they are refused by name,
   // with the reason, before anything is done (not "unrecognised option").
   static constexpr std::pair<const char*, const char*> kNotYet[] = {
-      {"databases", "partial backups"},   {"databases-exclude", "partial backups"},
-      {"tables", "partial backups"},      {"tables-exclude", "partial backups"},
-      {"tables-file", "partial backups"}, {"export", "exporting tables for IMPORT TABLESPACE"}};
+      {"export", "exporting tables for IMPORT TABLESPACE"}};
   po::options_description not_yet("Not supported yet (refused, with the reason)");
   for (const auto& [name, what] : kNotYet) {
     not_yet.add_options()(name, po::value<std::string>()->implicit_value(""), what);
   }
 
   po::options_description all;
-  all.add(modes).add(conn).add(general).add(streaming).add(not_yet);
+  all.add(modes).add(conn).add(general).add(partial).add(streaming).add(not_yet);
 
   po::variables_map vm;
   try {
@@ -415,6 +427,12 @@ int main(int argc, char** argv) {
     o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
     if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
     o.extra_lsndir = str("extra-lsndir");
+    o.tables.databases = str("databases");
+    o.tables.databases_file = str("databases-file");
+    o.tables.databases_exclude = str("databases-exclude");
+    o.tables.tables = str("tables");
+    o.tables.tables_file = str("tables-file");
+    o.tables.tables_exclude = str("tables-exclude");
     o.history = vm.count("history") > 0;
     o.history_name = str("history");
     o.incremental_history_name = str("incremental-history-name");

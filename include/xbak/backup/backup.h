@@ -14,6 +14,7 @@
 #include <chrono>
 #include <string>
 
+#include "xbak/backup/table_filter.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/sink/compress.h"
 #include "xbak/util/status.h"
@@ -52,11 +53,10 @@ struct BackupOptions {
   std::string incremental_history_uuid;  // base LSN: this backup's row
   std::string extra_lsndir;              // --extra-lsndir: copies of xtrabackup_checkpoints and _info
   size_t redo_spool_memory = size_t{16} << 20;
-  uint64_t throttle = 0;
-  std::chrono::milliseconds log_copy_interval{
-      20};  // longest redo poll interval of an idle server     // --throttle: data file reads of 1 MiB per
-            // second (0 = unlimited)
-  std::string tool_command;  // for xtrabackup_info (password removed)
+  uint64_t throttle = 0;  // --throttle: data file reads of 1 MiB per second (0 = unlimited)
+  std::chrono::milliseconds log_copy_interval{20};  // longest redo poll interval of an idle server
+  TableFilterOptions tables;                        // partial backups: --databases, --tables, ...
+  std::string tool_command;                         // for xtrabackup_info (password removed)
   std::chrono::milliseconds progress_interval{2000};
 };
 

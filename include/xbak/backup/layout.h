@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "xbak/backup/table_filter.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -57,12 +58,13 @@ struct InnodbFiles {
 // Lists the InnoDB data files: system tablespace, undo tablespaces and every
 // db/*.ibd under the datadir. A table created with DATA DIRECTORY (db/t.isl)
 // is listed at the path its .isl names, as db/t.ibd inside the backup.
-Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout);
+// `filter` leaves out the tables a partial backup does not take.
+Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilter& filter = {});
 
 // Lists the non-InnoDB files a backup must copy: table definitions and
 // non-transactional engines' files in each database directory, and the Aria
 // control file and logs.
-Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout);
+Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const TableFilter& filter = {});
 
 // True for the database directory names a backup skips.
 bool IsSkippedDatabaseDir(const std::string& name);

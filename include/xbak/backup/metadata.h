@@ -56,6 +56,7 @@ struct BackupInfo {
   uint64_t from_lsn = 0;
   uint64_t to_lsn = 0;
   bool incremental = false;
+  bool partial = false;  // --databases/--tables...: not every table
   std::string format = "file";  // "file" or "xbstream"
   bool compressed = false;
 };

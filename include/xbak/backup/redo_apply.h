@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "xbak/backup/table_filter.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -34,6 +35,9 @@ struct RedoApplyOptions {
   // Runs once the whole log has been checked, before anything is written
   // (prepare carries out the backup's DDL markers there).
   std::function<Status()> before_write;
+  // A partial backup's filter: tables it left out are not brought back from
+  // the log (created or re-created during the backup).
+  TableFilter filter;
 };
 
 struct RedoApplyStats {
