@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "xbak/backup/layout.h"
+#include "xbak/backup/export.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
@@ -34,7 +35,7 @@ struct Item {
 };
 
 bool IsMetadataFile(const std::string& name) {
-  return name == kBackupCnfFile || name == kTableFilterFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
+  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
          name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
          name.ends_with(".meta") || name.ends_with(".xbpartial");
 }

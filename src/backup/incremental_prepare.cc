@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backup/export.h"
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
@@ -296,6 +297,15 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   if (icp.backup_type != "incremental") {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
+  }
+  if (PathExists(JoinPath(full, kExportedFile))) {
+    // The export server wrote into the base (rollback, purge) past its
+    // to_lsn: pages an incremental holds would land on pages it changed.
+    return Error(ErrorCode::kUnsupported,
+                 full +
+                     " was exported (xbak --prepare --export started a server on it): "
+                     "it can no longer take incrementals; apply them to another copy of "
+                     "the base, then export");
   }
   {
     // A table in one and not the other would be half a table after the apply.

@@ -11,6 +11,7 @@
 
 #include "xbak/backup/backup.h"
 #include "xbak/backup/copy_back.h"
+#include "xbak/backup/export.h"
 #include "xbak/backup/incremental_prepare.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
@@ -153,6 +154,12 @@ int main(int argc, char** argv) {
       "apply-log-only",
       "accepted for compatibility (prepare): MariaDB 10.11 rolls back incomplete transactions at "
       "server start, so every prepared backup can still take incrementals")(
+      "export",
+      "--prepare: then write a .cfg file beside every InnoDB table, for ALTER TABLE ... IMPORT "
+      "TABLESPACE into a running server; starts a MariaDB server of the backup's version on the backup "
+      "(docs/export.md); the backup then takes no more incrementals")(
+      "mariadbd", po::value<std::string>(),
+      "--export: the MariaDB server program to use (default: mariadbd in PATH, /usr/sbin, /usr/bin)")(
       "use-memory", po::value<std::string>()->default_value("256M"),
       "--prepare: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
       "applied in several batches")("force-non-empty-directories",
@@ -198,18 +205,8 @@ int main(int argc, char** argv) {
       "tables-exclude", po::value<std::string>(),
       "leave out tables whose db.table matches one of these regexes (comma-separated)");
 
-  // mariabackup/xtrabackup options users will reach for that xbak does not
-  // implement yet: accepted by the parser so that they are refused by name,
-  // with the reason, before anything is done (not "unrecognised option").
-  static constexpr std::pair<const char*, const char*> kNotYet[] = {
-      {"export", "exporting tables for IMPORT TABLESPACE"}};
-  po::options_description not_yet("Not supported yet (refused, with the reason)");
-  for (const auto& [name, what] : kNotYet) {
-    not_yet.add_options()(name, po::value<std::string>()->implicit_value(""), what);
-  }
-
   po::options_description all;
-  all.add(modes).add(conn).add(general).add(partial).add(streaming).add(not_yet);
+  all.add(modes).add(conn).add(general).add(partial).add(streaming);
 
   po::variables_map vm;
   try {
@@ -250,13 +247,9 @@ int main(int argc, char** argv) {
     std::cout << "xbak " << XBAK_VERSION << "\n";
     return 0;
   }
-  for (const auto& [name, what] : kNotYet) {
-    if (vm.count(name)) {
-      std::cerr << "xbak: --" << name << " (" << what
-                << ") is not supported by xbak yet; nothing was done (mariabackup has it; see "
-                   "docs/layouts.md)\n";
-      return 2;
-    }
+  if (vm.count("export") && !vm.count("prepare")) {
+    std::cerr << "xbak: --export goes with --prepare (see docs/export.md)\n";
+    return 2;
   }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
                                 vm.count("move-back") + vm.count("extract") + vm.count("decompress") +
@@ -475,6 +468,18 @@ int main(int argc, char** argv) {
     }
     use_memory = *v;
   }
+  // --export: once the prepare is done, .cfg files for IMPORT TABLESPACE.
+  auto export_tables = [&](const std::string& dir) -> int {
+    if (!vm.count("export")) return 0;
+    xbak::ExportOptions eo;
+    eo.dir = dir;
+    eo.mariadbd = str("mariadbd");
+    eo.buffer_pool = use_memory;
+    eo.tmpdir = str("tmpdir");
+    eo.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    auto r = xbak::ExportTables(eo);
+    return r.ok() ? 0 : Fail(r.status());
+  };
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::IncrementalPrepareOptions ip;
     ip.use_memory = use_memory;
@@ -487,7 +492,7 @@ int main(int argc, char** argv) {
     ip.parallel = parallel;
     ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     xbak::Status st = xbak::RunIncrementalPrepare(ip);
-    return st.ok() ? 0 : Fail(st);
+    return st.ok() ? export_tables(ip.target_dir) : Fail(st);
   }
   if (vm.count("prepare")) {
     xbak::PrepareOptions po;
@@ -500,7 +505,7 @@ int main(int argc, char** argv) {
     po.use_memory = use_memory;
     po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     xbak::Status st = xbak::RunPrepare(po);
-    return st.ok() ? 0 : Fail(st);
+    return st.ok() ? export_tables(po.target_dir) : Fail(st);
   }
   xbak::CopyBackOptions o;
   o.backup_dir = str("target-dir");

@@ -64,6 +64,15 @@ std::string Connection::Quote(const std::string& s) const {
   return "'" + out + "'";
 }
 
+std::string Connection::QuoteIdentifier(const std::string& name) {
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
 Status Connection::Execute(const std::string& sql) {
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) return LastError(sql);
   // Drain any result so the connection stays usable.

@@ -23,9 +23,8 @@ expect_fail() { # NAME REGEX CMD... : CMD must exit non-zero, print REGEX, leave
   echo "ok: $name -> $(grep -E -- "$re" "$log" | head -1)"
 }
 
-step "options xbak does not have yet are refused by name, before anything is done"
-expect_fail notyet-export "^xbak: --export \(.*\) is not supported by xbak yet" \
-  "$XBAK" --prepare --export --target-dir="$TEST_WORK/none"
+step "--export of a directory that is no backup"
+expect_fail export-nobackup "is not a complete backup" "$XBAK" --prepare --export --target-dir="$TEST_WORK/none"
 
 step "unreachable server"
 dead=$(alloc_port)

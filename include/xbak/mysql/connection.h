@@ -54,6 +54,8 @@ class Connection {
   // `s` as an SQL string literal, quotes included, escaped by libmariadb for
   // this connection's character set.
   std::string Quote(const std::string& s) const;
+  // `name` as an SQL identifier: in backticks, backticks doubled.
+  static std::string QuoteIdentifier(const std::string& name);
 
  private:
   explicit Connection(st_mysql* m, std::string where) : mysql_(m), where_(std::move(where)) {}

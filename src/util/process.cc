@@ -1,0 +1,140 @@
+#include "xbak/util/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "xbak/util/file.h"
+
+extern char** environ;
+
+namespace xbak {
+namespace {
+
+int DecodeStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
+
+// posix_spawnp with stdin from /dev/null and stdout/stderr to `out_fd` (or
+// /dev/null when negative).
+Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd) {
+  if (argv.empty()) return Error(ErrorCode::kInternal, "empty command");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+  } else {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return ErrnoError("start", argv[0], rc);
+  return pid;
+}
+
+}  // namespace
+
+Result<std::string> RunAndCapture(const std::vector<std::string>& argv) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv.empty() ? "" : argv[0], errno);
+  UniqueFd rd(p[0]), wr(p[1]);
+  XBAK_ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, wr.get()));
+  wr.Reset();
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(rd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  const int code = DecodeStatus(st);
+  if (code != 0) {
+    return Error(ErrorCode::kIo,
+                 argv[0] + " exited with status " + std::to_string(code) + ": " + out.substr(0, 500));
+  }
+  return out;
+}
+
+std::string FindExecutable(const std::vector<std::string>& names) {
+  auto ok = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  for (const auto& n : names) {
+    if (n.find('/') != std::string::npos) {
+      if (ok(n)) return n;
+      continue;
+    }
+    std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+    path += ":/usr/sbin:/usr/bin";
+    size_t pos = 0;
+    while (pos <= path.size()) {
+      size_t end = path.find(':', pos);
+      if (end == std::string::npos) end = path.size();
+      std::string dir = path.substr(pos, end - pos);
+      pos = end + 1;
+      if (dir.empty()) continue;
+      std::string p = JoinPath(dir, n);
+      if (ok(p)) return p;
+    }
+  }
+  return "";
+}
+
+Result<Child> Child::Start(const std::vector<std::string>& argv, const std::string& output) {
+  UniqueFd out;
+  if (!output.empty()) {
+    out = UniqueFd(::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+    if (!out.valid()) return ErrnoError("open", output, errno);
+  }
+  XBAK_ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, out.valid() ? out.get() : -1));
+  return Child(pid, argv[0]);
+}
+
+Child::~Child() { Kill(); }
+
+std::optional<int> Child::Poll() {
+  if (pid_ < 0) return 0;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    return DecodeStatus(st);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> Child::Wait(std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto s = Poll()) return s;
+    if (std::chrono::steady_clock::now() >= end) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void Child::Kill() {
+  if (pid_ < 0) return;
+  ::kill(pid_, SIGKILL);
+  int st = 0;
+  while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+}  // namespace xbak
