@@ -362,10 +362,6 @@ class BackupRun {
   }
 
   Status CopySystem(const std::vector<SourceFile>& system) {
-    if (o_.incremental && system.size() > 1) {
-      return Error(ErrorCode::kUnsupported, "incremental backups of a system tablespace in several files (" +
-                                                layout_.data_file_path + ") are not supported yet");
-    }
     uint32_t next_page = 0;
     uint32_t flags = 0;
     for (auto& f : system) {

@@ -15,8 +15,8 @@
 #include <set>
 #include <vector>
 
-#include "xbak/backup/layout.h"
 #include "xbak/backup/export.h"
+#include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
@@ -35,9 +35,10 @@ struct Item {
 };
 
 bool IsMetadataFile(const std::string& name) {
-  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
-         name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
-         name.ends_with(".meta") || name.ends_with(".xbpartial");
+  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile ||
+         name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") || name.ends_with(".pmap") ||
+         name.ends_with(".tmp") || name.ends_with(".delta") || name.ends_with(".meta") ||
+         name.ends_with(".xbpartial");
 }
 
 Status Walk(const std::string& root, const std::string& rel,

@@ -38,8 +38,8 @@ Status AddHistoryRow(Connection& c, const BackupInfo& i) {
       q(i.tool_command) + ", " + q(i.tool_version) + ", " + q(i.tool_version) + ", " + q(i.server_version) +
       ", " + q(i.start_time) + ", " + q(i.end_time) + ", " + std::to_string(i.lock_time_s) + ", " +
       q(FormatBinlogPos(i.binlog)) + ", " + std::to_string(i.from_lsn) + ", " + std::to_string(i.to_lsn) +
-      ", " + yn(i.partial) + ", " + yn(i.incremental) + ", " + q(i.format == "file" ? "file" : "mbstream") + ", " +
-      yn(i.compressed) + ")";
+      ", " + yn(i.partial) + ", " + yn(i.incremental) + ", " + q(i.format == "file" ? "file" : "mbstream") +
+      ", " + yn(i.compressed) + ")";
   Status st = c.Execute(sql);
   if (!st.ok()) return st.With(std::string("--history: writing the backup's row into ") + kHistoryTable);
   return Status::Ok();

@@ -53,6 +53,10 @@ struct DeltaJob {
   bool replace = false;          // a table dropped and re-created between the backups
   std::vector<uint64_t> blocks;  // byte offset of each block, found by ValidateDelta
   uint64_t want_size = 0;        // FSP_SIZE of the delta's page 0, in bytes (0: no page 0)
+  // ibdata2, ibdata3...: the delta numbers pages within the file, whose first
+  // page is this page of the system tablespace; its format is ibdata1's.
+  uint32_t first_page = 0;
+  std::optional<innodb::SpaceFlags> system_flags;
 };
 
 // A run of consecutive blocks of one delta: the unit of work of the apply
@@ -132,8 +136,8 @@ Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_siz
 Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists) {
   XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(j.delta));
   const uint32_t ps = j.meta.page_size;
-  std::optional<innodb::SpaceFlags> flags;
-  if (base_exists) {
+  std::optional<innodb::SpaceFlags> flags = j.system_flags;
+  if (base_exists && j.first_page == 0) {
     auto h = ReadPage0(base_path, ps);
     if (h.ok()) {
       if (h->space_id != j.meta.space_id) {
@@ -151,7 +155,7 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
     if (!more) break;
     j.blocks.push_back(block_at);
     for (size_t i = 0; i < r.page_numbers().size(); i++) {
-      uint32_t no = r.page_numbers()[i];
+      const uint32_t no = r.page_numbers()[i] + j.first_page;  // in the tablespace
       const uint8_t* page = r.page(i);
       if (no == 0) {
         auto h = innodb::ParseSpaceHeader(page, ps);
@@ -364,7 +368,8 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
                            full + " is already at LSN " + std::to_string(fcp.to_lsn) +
                            " (already applied, or an older incremental)");
   }
-  XBAK_ASSIGN_OR_RETURN(uint32_t fps, BackupPageSize(full));
+  XBAK_ASSIGN_OR_RETURN(BackupCnf fcnf, ReadBackupCnf(full));
+  const uint32_t fps = fcnf.page_size;
   XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(inc));
   if (fps != ips) {
     return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(fps) + " in " +
@@ -425,6 +430,17 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     bool base_exists;
   };
   std::vector<Validation> to_validate;
+  DeltaJob* system_head = nullptr;  // ibdata1's delta, when the system tablespace has several files
+  for (auto& j : scan.deltas) {
+    for (size_t i = 1; i < fcnf.system_files.size(); i++) {
+      if (j.rel != fcnf.system_files[i]) continue;
+      j.first_page = fcnf.system_first_page[i];
+      auto h = ReadPage0(JoinPath(full, fcnf.system_files[0]), fps);
+      if (!h.ok()) return h.status().With("the system tablespace's first file in " + full);
+      j.system_flags = h->flags;
+    }
+    if (fcnf.system_files.size() > 1 && j.rel == fcnf.system_files[0]) system_head = &j;
+  }
   for (auto& j : scan.deltas) {
     if (newfiles.count(j.rel)) continue;  // replaced wholesale by the .new copy
     std::string base_rel = renamed_from.count(j.rel) ? renamed_from[j.rel] : j.rel;
@@ -457,6 +473,15 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
         &cancel));
   }
   LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
+  // Page 0's FSP_SIZE is the size of the whole system tablespace: only its
+  // last file grows (the others have the sizes innodb_data_file_path gives).
+  uint64_t system_last_size = 0;
+  if (system_head && system_head->has_page0) {
+    const uint64_t pages = system_head->want_size / fps;
+    const uint64_t before = fcnf.system_first_page.back();
+    system_last_size = pages > before ? (pages - before) * fps : 0;
+    system_head->want_size = 0;
+  }
 
   // 3. From here FULL changes: first make it unmistakably "in progress".
   if (!resuming) {
@@ -523,6 +548,13 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     }
   }
   for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, JoinPath(full, j->rel)));
+  if (system_last_size > 0) {
+    const std::string last = JoinPath(full, fcnf.system_files.back());
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(last));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    if (system_last_size > size) XBAK_RETURN_IF_ERROR(f.Truncate(system_last_size));
+    XBAK_RETURN_IF_ERROR(f.Close());
+  }
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.bytes > b.bytes; });
   std::atomic<bool> cancel{false};

@@ -66,7 +66,14 @@ bool IsSkippedDatabaseDir(const std::string& name) {
 }
 
 Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec) {
+  XBAK_ASSIGN_OR_RETURN(auto files, ParseDataFiles(spec));
   std::vector<std::string> names;
+  for (auto& f : files) names.push_back(std::move(f.name));
+  return names;
+}
+
+Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
+  std::vector<DataFileSpec> files;
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t semi = spec.find(';', pos);
@@ -82,10 +89,34 @@ Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec) {
     if (item.find(":raw") != std::string::npos || item.find("newraw") != std::string::npos) {
       return Error(ErrorCode::kUnsupported, "raw device system tablespace '" + name + "' is not supported");
     }
-    names.push_back(name);
+    // The server's reading (srv_parse_megabytes): a number with K, M or G,
+    // or bytes without; kept in whole megabytes.
+    const std::string size = item.substr(colon + 1, item.find(':', colon + 1) - colon - 1);
+    char* end = nullptr;
+    uint64_t v = std::strtoull(size.c_str(), &end, 10);
+    if (end == size.c_str()) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "innodb_data_file_path '" + spec + "': '" + size + "' is not a size");
+    }
+    switch (*end) {
+      case 'G':
+      case 'g':
+        v *= 1024;
+        break;
+      case 'M':
+      case 'm':
+        break;
+      case 'K':
+      case 'k':
+        v /= 1024;
+        break;
+      default:
+        v /= 1024 * 1024;
+    }
+    files.push_back(DataFileSpec{name, v << 20});
   }
-  if (names.empty()) return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path is empty");
-  return names;
+  if (files.empty()) return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path is empty");
+  return files;
 }
 
 Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string>& vars,

@@ -83,8 +83,8 @@ std::string FormatInfo(const BackupInfo& i) {
     << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s
     << "\nbinlog_pos = " << FormatBinlogPos(i.binlog);
   o << "\ninnodb_from_lsn = " << i.from_lsn << "\ninnodb_to_lsn = " << i.to_lsn
-    << "\npartial = " << (i.partial ? "Y" : "N") << "\nincremental = " << (i.incremental ? "Y" : "N") << "\nformat = " << i.format
-    << "\ncompressed = " << (i.compressed ? "compressed" : "N") << "\n";
+    << "\npartial = " << (i.partial ? "Y" : "N") << "\nincremental = " << (i.incremental ? "Y" : "N")
+    << "\nformat = " << i.format << "\ncompressed = " << (i.compressed ? "compressed" : "N") << "\n";
   return o.str();
 }
 
@@ -144,13 +144,19 @@ Result<BackupCnf> ReadBackupCnf(const std::string& dir) {
     c.page_size = static_cast<uint32_t>(v);
   }
   if (auto it = m.find("innodb-data-file-path"); it != m.end()) {
-    auto names = ParseDataFilePath(it->second.value);
-    if (!names.ok()) return names.status().With(path);
+    auto files = ParseDataFiles(it->second.value);
+    if (!files.ok()) return files.status().With(path);
     // The backup holds each file under its own name, whatever directory the
     // server kept it in.
     c.system_files.clear();
-    for (auto& n : *names)
-      c.system_files.push_back(n.substr(n.rfind('/') == std::string::npos ? 0 : n.rfind('/') + 1));
+    c.system_first_page.clear();
+    uint64_t first = 0;
+    for (auto& f : *files) {
+      c.system_files.push_back(
+          f.name.substr(f.name.rfind('/') == std::string::npos ? 0 : f.name.rfind('/') + 1));
+      c.system_first_page.push_back(static_cast<uint32_t>(first));
+      first += f.size / c.page_size;
+    }
   }
   if (auto it = m.find("innodb-compression-level"); it != m.end()) {
     char* end = nullptr;

@@ -171,7 +171,10 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
               "the TRX_SYS page of the system tablespace changed since the base backup (the server was "
               "restarted with a different innodb_undo_tablespaces?); take a new full backup");
         }
-        XBAK_RETURN_IF_ERROR(delta->AddPage(page_no, page).With("writing " + dest_rel + ".delta"));
+        // A delta numbers pages within its file (ibdata2.delta from 0), as
+        // mariabackup writes and applies them.
+        XBAK_RETURN_IF_ERROR(delta->AddPage(static_cast<uint32_t>(page_no - opts.first_page_no), page)
+                                 .With("writing " + dest_rel + ".delta"));
         result->delta_pages++;
       }
     }

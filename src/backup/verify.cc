@@ -326,8 +326,10 @@ class PageChecker {
 // Checks a .delta pushed to it in order (delta.h has the format).
 class DeltaChecker {
  public:
-  DeltaChecker(FileProblems& p, const innodb::DeltaMeta& meta, uint32_t logical)
-      : p_(p), meta_(meta), logical_(logical), chunker_(meta.page_size) {
+  // `first_page`: ibdata2.delta... number their pages within the file, whose
+  // first page is this page of the system tablespace.
+  DeltaChecker(FileProblems& p, const innodb::DeltaMeta& meta, uint32_t logical, uint32_t first_page = 0)
+      : p_(p), meta_(meta), logical_(logical), first_page_(first_page), chunker_(meta.page_size) {
     candidates_ = GuessFlags(logical, meta.page_size);
   }
 
@@ -409,7 +411,7 @@ class DeltaChecker {
   }
 
   void Page(const uint8_t* page, uint64_t at) {
-    uint32_t no = nos_[next_++];
+    const uint32_t no = nos_[next_++] + first_page_;
     pages_++;
     if (no == 0 && !innodb::IsAllZero(page, meta_.page_size)) {
       // Page 0 of the space: it tells the exact format of the other pages.
@@ -442,6 +444,7 @@ class DeltaChecker {
   FileProblems& p_;
   const innodb::DeltaMeta meta_;
   const uint32_t logical_;
+  const uint32_t first_page_;
   Chunker chunker_;
   std::vector<innodb::SpaceFlags> candidates_;
   State state_ = kHeader;
@@ -621,6 +624,7 @@ struct BackupDir {
   Checkpoints cp;
   uint32_t page_size = 16384;
   std::vector<std::string> system_files{"ibdata1"};
+  std::vector<uint32_t> system_first_page{0};  // page number of each one's first page
   uint32_t undo_tablespaces = 0;
   bool binlog_promised = false;
   std::map<std::string, FileEntry> files;  // by base name
@@ -742,11 +746,18 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       }
       std::string dfp = get("innodb-data-file-path");
       if (!dfp.empty()) {
-        auto names = ParseDataFilePath(dfp);
-        if (names.ok()) {
-          b->system_files = names.value();
+        auto files = ParseDataFiles(dfp);
+        if (files.ok()) {
+          b->system_files.clear();
+          b->system_first_page.clear();
+          uint64_t first = 0;
+          for (const auto& f : *files) {
+            b->system_files.push_back(f.name);
+            b->system_first_page.push_back(static_cast<uint32_t>(first));
+            first += f.size / b->page_size;
+          }
         } else {
-          r.Add(cnf_path + ": innodb_data_file_path: " + names.status().message());
+          r.Add(cnf_path + ": innodb_data_file_path: " + files.status().message());
         }
       }
       std::string undo = get("innodb-undo-tablespaces");
@@ -1008,7 +1019,11 @@ class Verifier {
       files_++;
       return;
     }
-    DeltaChecker c(p, meta.value(), b.page_size);
+    uint32_t first_page = 0;
+    for (size_t i = 1; i < b.system_files.size(); i++) {
+      if (stem == b.system_files[i]) first_page = b.system_first_page[i];
+    }
+    DeltaChecker c(p, meta.value(), b.page_size, first_page);
     if (Stream(b, f, p, [&](const uint8_t* d, size_t n) { c.Feed(d, n); })) c.Finish();
     pages_ += c.pages();
   }

@@ -37,7 +37,14 @@ struct ServerLayout {
 Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string>& vars,
                                          const std::string& datadir_override);
 
-// Parses "ibdata1:12M;ibdata2:50M:autoextend" into file names.
+// One file of innodb_data_file_path.
+struct DataFileSpec {
+  std::string name;
+  uint64_t size = 0;  // bytes, as the server reads it: whole megabytes (K/M/G suffix, else bytes)
+};
+// Parses "ibdata1:12M;ibdata2:50M:autoextend".
+Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec);
+// ParseDataFiles(spec), the names only.
 Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec);
 
 // One file the backup copies. `rel` is its path inside the backup.

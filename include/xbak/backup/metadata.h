@@ -56,7 +56,7 @@ struct BackupInfo {
   uint64_t from_lsn = 0;
   uint64_t to_lsn = 0;
   bool incremental = false;
-  bool partial = false;  // --databases/--tables...: not every table
+  bool partial = false;         // --databases/--tables...: not every table
   std::string format = "file";  // "file" or "xbstream"
   bool compressed = false;
 };
@@ -87,6 +87,9 @@ struct BackupCnf {
   uint32_t page_size = 16384;  // innodb_page_size: a power of two in 4096..65536
   // The system tablespace's file names in page order (innodb_data_file_path).
   std::vector<std::string> system_files = {"ibdata1"};
+  // The page number of each one's first page: the sizes innodb_data_file_path
+  // gives the files before it (only the last may autoextend).
+  std::vector<uint32_t> system_first_page = {0};
   // innodb_compression_level (0..9): the level PAGE_COMPRESSED pages are
   // written back with, as the server's recovery would.
   int compression_level = 6;
