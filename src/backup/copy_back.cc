@@ -175,7 +175,21 @@ Status RunCopyBack(const CopyBackOptions& o) {
   }
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(Walk(o.backup_dir, "", &entries));
-  XBAK_ASSIGN_OR_RETURN(auto remote, RemoteTablespaces(o.backup_dir, entries));
+  for (const auto& [rel, size] : entries) {
+    if (rel.ends_with(kHiddenIslSuffix)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   JoinPath(o.backup_dir, rel) +
+                       ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
+                       "xbak --prepare --export --target-dir=" +
+                       o.backup_dir + " again to finish it (nothing was restored)");
+    }
+  }
+  // With --remote-tablespaces-to-datadir the .isl files are left out: what
+  // they say (even a broken one) does not matter.
+  std::map<std::string, std::string> remote;
+  if (!o.remote_to_datadir) {
+    XBAK_ASSIGN_OR_RETURN(remote, RemoteTablespaces(o.backup_dir, entries));
+  }
   std::vector<Item> items;
   std::vector<std::string> subdirs;  // database directories, made even if empty
   std::set<std::string> remote_dirs;

@@ -1,5 +1,6 @@
 #include "xbak/backup/export.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,12 +16,12 @@
 #include "xbak/mysql/connection.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
+#include "xbak/util/options_file.h"
 #include "xbak/util/process.h"
 
 namespace xbak {
 namespace {
 
-constexpr const char* kHiddenIsl = ".xbak-export";    // db/t.isl while the export server runs
 constexpr const char* kKeptCfg = ".cfg.xbak-export";  // a .cfg kept past UNLOCK TABLES
 
 // The last lines of the export server's log, for error messages.
@@ -73,9 +74,13 @@ Status RenameSuffixes(const std::string& dir, const std::string& from, const std
 // The server started on the backup; killed if still running when dropped.
 class ExportServer {
  public:
-  ExportServer(const ExportOptions& o, std::string run_dir) : o_(o), run_(std::move(run_dir)) {}
+  // `data_file_path`: innodb_data_file_path with the backup's file names.
+  ExportServer(const ExportOptions& o, std::string run_dir, std::string data_file_path)
+      : o_(o), run_(std::move(run_dir)), data_file_path_(std::move(data_file_path)) {}
 
   std::string log() const { return JoinPath(run_, "server.log"); }
+  // The end of what it wrote, for error messages.
+  std::string Tail() const { return LogTail(JoinPath(run_, "stderr"), 5) + LogTail(log()); }
 
   Status Start(const std::string& program) {
     const std::string& d = o_.dir;
@@ -106,10 +111,12 @@ class ExportServer {
         "--innodb-buffer-pool-dump-at-shutdown=OFF",
         "--innodb-fast-shutdown=0",
     };
+    if (!data_file_path_.empty()) argv.push_back("--innodb-data-file-path=" + data_file_path_);
     // mariadbd refuses to run as root unless told to.
     if (::geteuid() == 0) argv.push_back("--user=root");
     LogInfo("starting " + program + " on " + d + " (no network; its log: " + log() + ")");
-    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, ""));
+    // What it says before its error log opens (a bad option) goes here.
+    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, JoinPath(run_, "stderr")));
     child_ = std::make_unique<Child>(std::move(c));
 
     ConnectOptions co;
@@ -124,7 +131,7 @@ class ExportServer {
         child_.reset();
         return Error(ErrorCode::kServer, program + " exited with status " + std::to_string(*st) +
                                              " while starting on " + d + "; the end of its log (" + log() +
-                                             "):\n" + LogTail(log()));
+                                             "):\n" + Tail());
       }
       if (PathExists(co.socket)) {
         auto c2 = Connection::Open(co);
@@ -163,7 +170,7 @@ class ExportServer {
         if (*code != 0) {
           return Error(ErrorCode::kServer, "the export server exited with status " + std::to_string(*code) +
                                                " at shutdown; the end of its log (" + log() + "):\n" +
-                                               LogTail(log()));
+                                               Tail());
         }
         return Status::Ok();
       }
@@ -178,6 +185,7 @@ class ExportServer {
  private:
   const ExportOptions& o_;
   const std::string run_;
+  const std::string data_file_path_;
   std::unique_ptr<Child> child_;
   std::unique_ptr<Connection> conn_;
 };
@@ -198,7 +206,7 @@ Result<std::vector<Table>> ListTables(Connection& c) {
       auto rows,
       c.Query("SELECT TABLE_SCHEMA, TABLE_NAME, " + fs("TABLE_SCHEMA") + ", " + fs("TABLE_NAME") +
               ", CREATE_OPTIONS LIKE '%partitioned%' FROM information_schema.TABLES WHERE ENGINE = 'InnoDB' "
-              "AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME"));
+              "AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY TABLE_SCHEMA, TABLE_NAME"));
   XBAK_ASSIGN_OR_RETURN(
       auto parts,
       c.Query("SELECT TABLE_SCHEMA, TABLE_NAME, " + fs("PARTITION_NAME") + ", " + fs("SUBPARTITION_NAME") +
@@ -226,9 +234,53 @@ Result<std::vector<Table>> ListTables(Connection& c) {
   return out;
 }
 
+// A server running on the backup holds a write lock on its first system
+// tablespace file (InnoDB's os_file_lock).
+Status RefuseIfInUse(const std::string& dir, const std::string& ibdata) {
+  const std::string path = JoinPath(dir, ibdata);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("open", path, errno);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  if (::fcntl(fd.get(), F_GETLK, &lk) != 0) return ErrnoError("test the lock of", path, errno);
+  if (lk.l_type != F_UNLCK) {
+    return Error(ErrorCode::kAlreadyExists, "a MariaDB server (pid " + std::to_string(lk.l_pid) +
+                                                ") is running on " + dir + " (it holds " + path +
+                                                "); stop it first; nothing was changed");
+  }
+  return Status::Ok();
+}
+
+// innodb_data_file_path with the names the backup stores (the source's may
+// be absolute paths, which the export server would look for).
+std::string LocalDataFilePath(const std::string& spec) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < spec.size()) {
+    size_t semi = spec.find(';', pos);
+    if (semi == std::string::npos) semi = spec.size();
+    std::string item = spec.substr(pos, semi - pos);
+    pos = semi + 1;
+    const size_t colon = item.find(':');
+    const size_t slash = item.rfind('/', colon);
+    if (slash != std::string::npos) item = item.substr(slash + 1);
+    if (!item.empty()) out += (out.empty() ? "" : ";") + item;
+  }
+  return out;
+}
+
 }  // namespace
 
-Result<ExportResult> ExportTables(const ExportOptions& o) {
+Result<ExportResult> ExportTables(const ExportOptions& opts) {
+  // The server resolves relative paths against its datadir: absolute ones.
+  ExportOptions o = opts;
+  {
+    char* rp = ::realpath(opts.dir.c_str(), nullptr);
+    if (rp == nullptr) return ErrnoError("find", opts.dir, errno);
+    o.dir = rp;
+    ::free(rp);
+  }
   const std::string& d = o.dir;
   XBAK_ASSIGN_OR_RETURN(std::string cp_text, ReadSmallFile(JoinPath(d, kCheckpointsFile)));
   XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(cp_text, JoinPath(d, kCheckpointsFile)));
@@ -245,12 +297,7 @@ Result<ExportResult> ExportTables(const ExportOptions& o) {
             "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
   }
   XBAK_ASSIGN_OR_RETURN(std::string version_text, RunAndCapture({program, "--version"}));
-  auto info = ReadSmallFile(JoinPath(d, kInfoFile));
-  std::string backup_version;
-  if (info.ok()) {
-    size_t p = info->find("server_version = ");
-    if (p != std::string::npos) backup_version = info->substr(p + 17, info->find('\n', p) - p - 17);
-  }
+  const std::string backup_version = InfoServerVersion(d);
   const std::string mine = MajorMinor(
       version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
@@ -264,10 +311,17 @@ Result<ExportResult> ExportTables(const ExportOptions& o) {
                      MajorMinor(backup_version) + " server; nothing was changed");
   }
 
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(d));
+  XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
+  XBAK_ASSIGN_OR_RETURN(auto cnf_options, ReadOptionFile(JoinPath(d, kBackupCnfFile), {"mysqld"}));
+  std::string data_file_path;
+  if (auto it = cnf_options.find("innodb-data-file-path"); it != cnf_options.end()) {
+    data_file_path = LocalDataFilePath(it->second.value);
+  }
+
   // An earlier export that was interrupted: its set-aside .isl files first.
   size_t restored = 0;
-  XBAK_RETURN_IF_ERROR(
-      RenameSuffixes(d, std::string(innodb::kIslSuffix) + kHiddenIsl, innodb::kIslSuffix, &restored));
+  XBAK_RETURN_IF_ERROR(RenameSuffixes(d, std::string(kHiddenIslSuffix), innodb::kIslSuffix, &restored));
   if (restored)
     LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
 
@@ -277,26 +331,38 @@ Result<ExportResult> ExportTables(const ExportOptions& o) {
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return ErrnoError("create a directory like", templ, errno);
-  const std::string run(buf.data());
+  std::string run(buf.data());
+  if (char* rp = ::realpath(run.c_str(), nullptr)) {
+    run = rp;
+    ::free(rp);
+  }
 
   // From here the backup is changed: say so first.
   XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
                                                                        "); this backup can no longer "
                                                                        "take incrementals\n"));
-  size_t hidden = 0;
-  XBAK_RETURN_IF_ERROR(
-      RenameSuffixes(d, innodb::kIslSuffix, std::string(innodb::kIslSuffix) + kHiddenIsl, &hidden));
-  if (hidden) LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
+  // On every way out the .isl files go back (a kill -9 leaves them set
+  // aside: the next --export puts them back, --copy-back refuses until then).
+  const std::string hidden_suffix = std::string(kHiddenIslSuffix);
   struct PutIslBack {
     const std::string& dir;
-    ~PutIslBack() {
-      (void)RenameSuffixes(dir, std::string(innodb::kIslSuffix) + kHiddenIsl, innodb::kIslSuffix, nullptr);
+    const std::string& suffix;
+    bool done = false;
+    Status Now() {
+      done = true;
+      return RenameSuffixes(dir, suffix, innodb::kIslSuffix, nullptr);
     }
-  } put_back{d};
+    ~PutIslBack() {
+      if (!done) (void)Now();
+    }
+  } put_back{d, hidden_suffix};
+  size_t hidden = 0;
+  XBAK_RETURN_IF_ERROR(RenameSuffixes(d, innodb::kIslSuffix, hidden_suffix, &hidden));
+  if (hidden) LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
 
   ExportResult res;
   {
-    ExportServer server(o, run);
+    ExportServer server(o, run, data_file_path);
     XBAK_RETURN_IF_ERROR(server.Start(program));
     XBAK_ASSIGN_OR_RETURN(std::vector<Table> tables, ListTables(server.conn()));
     LogInfo("writing .cfg files for " + std::to_string(tables.size()) + " InnoDB tables");
@@ -340,11 +406,13 @@ Result<ExportResult> ExportTables(const ExportOptions& o) {
     }
     XBAK_RETURN_IF_ERROR(server.Stop());
   }
+  XBAK_RETURN_IF_ERROR(put_back.Now().With("putting back the DATA DIRECTORY links of " + d));
   size_t cfgs = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, kKeptCfg, ".cfg", &cfgs));
   XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
   // The server's log is of no further use once it stopped cleanly.
   (void)::unlink(JoinPath(run, "server.log").c_str());
+  (void)::unlink(JoinPath(run, "stderr").c_str());
   (void)::rmdir(run.c_str());
   LogInfo(
       "exported " + std::to_string(res.exported) + " tables (" + std::to_string(cfgs) + " .cfg files)" +

@@ -499,7 +499,10 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   }
   for (auto& [to, from] : renamed_from) {
     std::string src = JoinPath(full, from), dst = JoinPath(full, to);
-    if (!PathExists(src) && PathExists(dst)) continue;  // done by an interrupted run
+    // Done by an interrupted run; or a table newer than the base, renamed
+    // during the incremental: its delta (under the old name) creates it and
+    // the redo log's FILE_RENAME moves it.
+    if (!PathExists(src)) continue;
     if (PathExists(dst)) {
       return Error(ErrorCode::kUnsupported, "rename of " + from + " to " + to + ": " + dst +
                                                 " exists already (circular renames are not supported yet)");

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -48,7 +50,9 @@ bool EndsWith(const std::string& s, const std::string& suf) {
 const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
                                         ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
-// The table of a trigger's .TRN file ("trigger_table=t"); empty if unreadable.
+// The table of a trigger's .TRN file as a file name ("trigger_table=t-1" ->
+// "t@002d1": the server's filename encoding, for ASCII names); empty if
+// unreadable or not ASCII (the caller then decides by the database).
 std::string TriggerTable(const std::string& path) {
   auto text = ReadSmallFile(path);
   if (!text.ok()) return "";
@@ -56,7 +60,20 @@ std::string TriggerTable(const std::string& path) {
   size_t p = text->find(key);
   if (p == std::string::npos) return "";
   p += key.size();
-  return text->substr(p, text->find('\n', p) - p);
+  const std::string name = text->substr(p, text->find('\n', p) - p);
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '_') {
+      out += static_cast<char>(c);
+    } else if (c < 0x80) {
+      char b[8];
+      std::snprintf(b, sizeof b, "@%04x", c);
+      out += b;
+    } else {
+      return "";
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -221,16 +238,25 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
     std::string dbdir = JoinPath(layout.datadir, db);
     if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    bool any_table = false;
+    for (const auto& n : files) {
+      if (n != "db.opt" && (EndsWith(n, ".frm") || EndsWith(n, ".ibd")) &&
+          filter.TakesTable(db, n.substr(0, n.find('.')))) {
+        any_table = true;
+        break;
+      }
+    }
     for (const auto& n : files) {
       bool wanted = false;
       for (const char* ext : kOtherExtensions) wanted = wanted || EndsWith(n, ext);
       if (!wanted) continue;
       if (!filter.TakesAll()) {
         // A trigger's .TRN file is named after the trigger; it goes with the
-        // table it names.
+        // table it names. db.opt goes with a database any table of which is
+        // taken (its default character set and collation).
         std::string trn_table;
         if (EndsWith(n, ".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
-        if (!filter.TakesFile(db + "/" + n, trn_table)) continue;
+        if (!filter.TakesFile(db + "/" + n, trn_table) && !(n == "db.opt" && any_table)) continue;
       }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
       if (!f.ok()) {

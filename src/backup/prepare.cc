@@ -84,17 +84,10 @@ Status RefuseCompressed(const std::string& dir) {
 // "Backup 10.11.19", as mariabackup of the server's version writes it; the
 // "Backup " prefix is what the server looks for.
 std::string LogCreator(const std::string& dir) {
-  auto info = ReadSmallFile(JoinPath(dir, kInfoFile));
-  if (info.ok()) {
-    const std::string& t = info.value();
-    size_t p = t.find("server_version = ");
-    if (p != std::string::npos) {
-      p += 17;
-      size_t e = p;
-      while (e < t.size() && (std::isdigit(static_cast<unsigned char>(t[e])) || t[e] == '.')) e++;
-      if (e > p) return "Backup " + t.substr(p, e - p);
-    }
-  }
+  const std::string v = InfoServerVersion(dir);
+  size_t e = 0;
+  while (e < v.size() && (std::isdigit(static_cast<unsigned char>(v[e])) || v[e] == '.')) e++;
+  if (e > 0) return "Backup " + v.substr(0, e);
   return "Backup xbak " XBAK_VERSION;
 }
 

@@ -49,14 +49,12 @@ namespace {
 // its filename encoding (mariabackup's NAME_LEN check).
 constexpr size_t kMaxName = 192;
 
+// One part of "db.t": not empty, not too long (the whole entry was checked
+// for path characters by AddEntry).
 Status ValidateName(const std::string& name, const std::string& where) {
   if (name.empty()) return Error(ErrorCode::kInvalidArgument, where + ": an empty database or table name");
   if (name.size() > kMaxName)
     return Error(ErrorCode::kInvalidArgument, where + ": name '" + name + "' is too long");
-  if (name.find_first_of("/\\~\n") != std::string::npos) {
-    return Error(ErrorCode::kInvalidArgument,
-                 where + ": name '" + name + "' is not valid (it has / \\ or ~)");
-  }
   return Status::Ok();
 }
 
@@ -173,16 +171,16 @@ bool TableFilter::TakesTable(const std::string& db, const std::string& stem) con
   return include_table_.empty() && include_re_.empty();
 }
 
+bool TableFilter::TakesDatabaseWhole(const std::string& db) const {
+  return TakesDatabase(db) && (include_db_.count(db) || (include_table_.empty() && include_re_.empty()));
+}
+
 bool TableFilter::TakesFile(const std::string& rel, const std::string& trn_table) const {
   const size_t slash = rel.find('/');
   if (slash == std::string::npos) return true;
   const std::string db = rel.substr(0, slash);
   const std::string name = rel.substr(slash + 1);
-  if (name == "db.opt") {
-    // The database's own definition: with the database taken whole, or when
-    // no include list names tables (mariabackup leaves it out otherwise).
-    return TakesDatabase(db) && (include_db_.count(db) || (include_table_.empty() && include_re_.empty()));
-  }
+  if (name == "db.opt") return TakesDatabaseWhole(db);
   if (name.size() > 4 && name.compare(name.size() - 4, 4, ".TRN") == 0) {
     return trn_table.empty() ? TakesDatabase(db) : TakesTable(db, trn_table);
   }

@@ -251,6 +251,23 @@ int main(int argc, char** argv) {
     std::cerr << "xbak: --export goes with --prepare (see docs/export.md)\n";
     return 2;
   }
+  if (vm.count("mariadbd") && !vm.count("export")) {
+    std::cerr << "xbak: --mariadbd goes with --prepare --export\n";
+    return 2;
+  }
+  if (!vm.count("backup")) {
+    // A partial backup is chosen when it is taken; anywhere else the options
+    // would be silently ignored (--prepare --export --tables=... exports all).
+    for (const char* k :
+         {"databases", "databases-file", "databases-exclude", "tables", "tables-file", "tables-exclude"}) {
+      if (vm.count(k)) {
+        std::cerr << "xbak: --" << k
+                  << " applies to --backup only (a partial backup is chosen when it is taken; "
+                  << "see docs/partial.md)\n";
+        return 2;
+      }
+    }
+  }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
                                 vm.count("move-back") + vm.count("extract") + vm.count("decompress") +
                                 vm.count("verify"));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,12 +98,31 @@ std::string FindExecutable(const std::vector<std::string>& names) {
 }
 
 Result<Child> Child::Start(const std::vector<std::string>& argv, const std::string& output) {
-  UniqueFd out;
-  if (!output.empty()) {
-    out = UniqueFd(::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
-    if (!out.valid()) return ErrnoError("open", output, errno);
+  if (argv.empty()) return Error(ErrorCode::kInternal, "empty command");
+  const std::string program = FindExecutable({argv[0]});
+  if (program.empty()) return Error(ErrorCode::kNotFound, "start " + argv[0] + ": no such program");
+  UniqueFd out(
+      ::open(output.empty() ? "/dev/null" : output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+  if (!out.valid()) return ErrnoError("open", output, errno);
+  UniqueFd in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return ErrnoError("open", "/dev/null", errno);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  // fork + exec rather than posix_spawn: the child must die with us
+  // (PR_SET_PDEATHSIG), so that a killed xbak never leaves a server running
+  // on a backup. The signal comes when the forking *thread* ends: Children
+  // are started and owned by one thread for their whole life. Between fork
+  // and exec only async-signal-safe calls.
+  const pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("fork for", argv[0], errno);
+  if (pid == 0) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+    if (::dup2(in.get(), 0) < 0 || ::dup2(out.get(), 1) < 0 || ::dup2(out.get(), 2) < 0) ::_exit(127);
+    ::execv(program.c_str(), args.data());
+    ::_exit(127);
   }
-  XBAK_ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, out.valid() ? out.get() : -1));
   return Child(pid, argv[0]);
 }
 

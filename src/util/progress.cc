@@ -79,8 +79,9 @@ void Progress::Finish(bool ok) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   char buf[64];
   std::snprintf(buf, sizeof buf, " in %.2f s", secs);
-  if (ok) LogInfo(what_ + " completed: " + HumanBytes(done_bytes()) + ", " +
-                  std::to_string(done_files()) + " files" + buf);
+  if (ok)
+    LogInfo(what_ + " completed: " + HumanBytes(done_bytes()) + ", " + std::to_string(done_files()) +
+            " files" + buf);
 }
 
 }  // namespace xbak

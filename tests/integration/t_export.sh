@@ -28,7 +28,7 @@ mkdir -p "$R"
 if [ "$(id -u)" -eq 0 ]; then chown mysql:mysql "$R"; fi
 chmod 755 "$W"
 
-TABLES="orders inst_add inst_drop inst_first zip parted remote"
+TABLES="orders inst_add inst_drop inst_first zip parted remote versioned pending"
 step "source: tables of every kind IMPORT takes"
 sb_init src "$src_port"
 sb_start src
@@ -42,6 +42,9 @@ sb_sql src "CREATE DATABASE shop; CREATE DATABASE \`my-db\`; USE shop;
     PARTITION BY HASH (d) PARTITIONS 3;
   CREATE TABLE remote (id INT PRIMARY KEY, v VARCHAR(100)) DATA DIRECTORY='$R';
   CREATE TABLE \`my-db\`.\`t-1\` (id INT PRIMARY KEY, v VARCHAR(100));
+  CREATE TABLE versioned (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING;
+  CREATE TABLE pending (id INT PRIMARY KEY, v VARCHAR(100));
+  INSERT INTO pending SELECT seq, MD5(seq) FROM seq_1_to_500;
   SET GLOBAL innodb_file_per_table = 0;
   CREATE TABLE insys (id INT PRIMARY KEY);
   SET GLOBAL innodb_file_per_table = 1;
@@ -54,6 +57,7 @@ sb_sql src "CREATE DATABASE shop; CREATE DATABASE \`my-db\`; USE shop;
   INSERT INTO remote SELECT seq, MD5(seq) FROM seq_1_to_3000;
   INSERT INTO \`my-db\`.\`t-1\` SELECT seq, MD5(seq) FROM seq_1_to_1000;
   INSERT INTO insys SELECT seq FROM seq_1_to_100;
+  INSERT INTO versioned SELECT seq, seq FROM seq_1_to_2000; UPDATE versioned SET v = v + 1 WHERE id % 3 = 0;
   ALTER TABLE inst_add ADD COLUMN x INT NOT NULL DEFAULT 42, ADD COLUMN y VARCHAR(20) DEFAULT 'dflt', ALGORITHM=INSTANT;
   ALTER TABLE inst_drop DROP COLUMN b, ALGORITHM=INSTANT;
   ALTER TABLE inst_first ADD COLUMN f INT DEFAULT 7 FIRST, ALGORITHM=INSTANT;
@@ -82,9 +86,11 @@ rm -f "$W/stop"
 churn &
 churnpid=$!
 SB_ON_EXIT=(stop_churn "${SB_ON_EXIT[@]}")
-# A transaction open across the whole backup: the export server rolls it back.
-sb_sql src "START TRANSACTION; INSERT INTO shop.orders (n, v) VALUES (-1, 'never committed'); SELECT SLEEP(8);
-  ROLLBACK" > /dev/null &
+# A transaction open across the whole backup (on a table the churn does not scan, which it would
+# block): the export server rolls it back.
+(sb_sql src "START TRANSACTION; INSERT INTO shop.pending VALUES (-1, 'never committed');
+  UPDATE shop.pending SET v = 'uncommitted' WHERE id <= 100;
+  SELECT SLEEP(600); ROLLBACK" > /dev/null 2>&1 || true) &
 openpid=$!
 sleep 1
 xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/full" 2> "$W/full.log" ||
@@ -92,7 +98,9 @@ xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/full" 2> "$W/
 xbak --backup --defaults-file="$cnf" --target-dir="$W/partial" --databases="shop" 2> "$W/partial.log" ||
   { tail -n 20 "$W/partial.log" >&2; fail "partial backup"; }
 stop_churn
-wait "$openpid"
+sb_sql src "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
+  while read -r id; do sb_sql src "KILL $id"; done
+wait "$openpid" || true
 cp -a "$W/full" "$W/mb"
 
 step "refusals"
@@ -201,7 +209,8 @@ for t in $TABLES; do
   assert_eq "$a" "$b" "CHECKSUM of shop.$t: restored whole vs imported"
   echo "shop.$t: imported, checksum $b"
 done
-assert_eq 0 "$(sb_sql imp "SELECT COUNT(*) FROM restored.orders_r WHERE n = -1")" "rows of the open transaction"
+assert_eq 0 "$(sb_sql imp "SELECT COUNT(*) FROM restored.pending_r WHERE id = -1 OR v = 'uncommitted'")" \
+  "rows of the transaction open at the backup's end, imported"
 a=$(sb_sql dst "CHECKSUM TABLE \`my-db\`.\`t-1\` EXTENDED" | cut -f2)
 b=$(sb_sql imp "CHECKSUM TABLE restored.t1_r EXTENDED" | cut -f2)
 assert_eq "$a" "$b" "CHECKSUM of my-db.t-1"
@@ -218,11 +227,34 @@ b=$(sb_sql src "CHECKSUM TABLE shop.orders_restored EXTENDED" | cut -f2)
 assert_eq "$a" "$b" "shop.orders_restored in the running source"
 sb_sql src "CHECK TABLE shop.orders_restored EXTENDED" | grep -q "status.OK" || fail "CHECK TABLE orders_restored"
 
-step "--export of a partial backup (no mysql database)"
-"$XBAK" --prepare --export --target-dir="$W/partial" 2> "$W/pexport.log" ||
+step "an export killed while its server runs: nothing left running, copy-back refuses, a re-run finishes"
+"$XBAK" --prepare --target-dir="$W/partial" 2> "$W/pprep.log" || { tail "$W/pprep.log" >&2; fail "prepare partial"; }
+"$XBAK" --prepare --export --target-dir="$W/partial" 2> "$W/pexport1.log" &
+xpid=$!
+for _ in $(seq 200); do
+  [ -e "$W/partial/shop/remote.isl.xbak-export" ] && grep -q "starting .*mariadbd" "$W/pexport1.log" && break
+  sleep 0.05
+done
+kill -9 "$xpid"
+wait "$xpid" 2> /dev/null || true
+assert_file "$W/partial/shop/remote.isl.xbak-export" "the .isl set aside by the killed export"
+for _ in $(seq 100); do pgrep -f -- "--datadir=$W/partial" > /dev/null || break; sleep 0.1; done
+if pgrep -f -- "--datadir=$W/partial" > /dev/null; then fail "the export server outlived the killed xbak"; fi
+mkdir -p "$W/cb-refused"
+if "$XBAK" --copy-back --target-dir="$W/partial" --datadir="$W/cb-refused" 2> "$W/cbr.log"; then
+  fail "copy-back of a backup whose export was interrupted"
+fi
+assert_contains "$W/cbr.log" "an interrupted xbak --prepare --export set this DATA DIRECTORY link aside"
+[ -z "$(ls -A "$W/cb-refused")" ] || fail "the refused copy-back wrote into the datadir"
+
+step "--export of a partial backup (no mysql database), relative --target-dir, after the interruption"
+(cd "$W" && "$XBAK" --prepare --export --target-dir=partial) 2> "$W/pexport.log" ||
   { tail -n 30 "$W/pexport.log" >&2; fail "xbak --prepare --export of a partial backup"; }
+assert_contains "$W/pexport.log" "put back 1 .isl file"
+assert_file "$W/partial/shop/remote.isl" "the .isl back after the re-run"
 assert_file "$W/partial/shop/orders.cfg"
 assert_file "$W/partial/shop/parted#P#p1.cfg"
+assert_file "$W/partial/shop/remote.cfg"
 sb_stop dst
 sb_stop imp
 echo "export: ok"

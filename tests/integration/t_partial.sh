@@ -4,8 +4,8 @@
 #  - For each filter, xbak and mariabackup back up the same server with the same options; the
 #    table files they take (.ibd .frm .MYD .MYI .par .isl .TRG ...) are the same set, except where
 #    docs/partial.md says xbak differs on purpose (a .TRN goes with its table, not its trigger's
-#    name; a regex is not tried on "db.db" for db.opt; --databases-exclude=db.t alone leaves out
-#    db.t only);
+#    name; db.opt goes with any database a table of which is taken; --databases-exclude=db.t alone
+#    leaves out db.t only);
 #  - under writes and DDL (tables created, re-created and dropped inside and outside the filter
 #    while the copy runs), a partial full + incremental backup prepares with xbak, brings back no
 #    table it left out, restores, starts, passes CHECK TABLE EXTENDED, and keeps the load's
@@ -13,6 +13,8 @@
 #  - an incremental taken with another filter than its base is refused by name, nothing written
 #    (that incremental, taken under the DDL loop, also checks a table newer than the base that is
 #    TRUNCATEd during the copy: it was copied twice as db/t.new, which failed the backup);
+#  - a table newer than the base renamed during the incremental (by the DDL loop, and once for
+#    certain: shop.fresh) is restored under its new name (prepare failed on the rename before);
 #  - a bad regex, a missing --tables-file and a name with '/' are refused by option, nothing written.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -79,14 +81,18 @@ compare_with_mariabackup() {
 }
 
 step "the same files as mariabackup, filter by filter"
-NONE='^$'
-compare_with_mariabackup databases '[.]TRN$' -- --databases="shop hr.emp"
+# db.opt is compared apart: xbak takes it with every database any table of which it takes.
+NONE='/db[.]opt$'
+compare_with_mariabackup databases '[.]TRN$|/db[.]opt$' -- --databases="shop hr.emp"
+assert_file "$W/x-databases/hr/db.opt" "db.opt of a database some of whose tables are taken"
 assert_file "$W/x-databases/hr/emp_ins.TRN" "the trigger of hr.emp goes with it"
 assert_file "$W/x-databases/shop/parts#P#p1.ibd"
 [ ! -e "$W/x-databases/hr/pay.MYD" ] || fail "--databases='shop hr.emp' took hr.pay"
 [ ! -e "$W/x-databases/mysql" ] || fail "--databases='shop hr.emp' took the mysql database"
 
 compare_with_mariabackup tables '/db[.]opt$' -- --tables='^shop[.]it,^hr[.],[.]parts#P#p2$'
+assert_file "$W/x-tables/shop/db.opt"
+[ ! -e "$W/x-tables/archive" ] || fail "--tables took a directory of archive, none of whose tables match"
 assert_file "$W/x-tables/shop/parts#P#p2.ibd"
 [ ! -e "$W/x-tables/shop/parts#P#p0.ibd" ] || fail "the regex on one partition took another"
 assert_file "$W/x-tables/hr/emp_v.frm" "the view matches ^hr[.]"
@@ -99,7 +105,7 @@ compare_with_mariabackup excludes "$NONE" -- --databases="shop hr archive mysql"
 printf 'shop.orders\nhr.pay\n' > "$W/list"
 compare_with_mariabackup tables_file "$NONE" -- --tables-file="$W/list"
 printf 'hr\nshop.items\n' > "$W/dblist"
-compare_with_mariabackup databases_file '[.]TRN$' -- --databases-file="$W/dblist"
+compare_with_mariabackup databases_file '[.]TRN$|/db[.]opt$' -- --databases-file="$W/dblist"
 
 # The one deliberate difference: excluding one table alone (mariabackup leaves out its database).
 xbak --backup --defaults-file="$cnf" --target-dir="$W/x-one" --databases-exclude="shop.audit" 2> "$W/x-one.log" ||
@@ -141,7 +147,7 @@ ddl() { # until $W/stop: tables created, re-created and dropped on both sides of
       CREATE TABLE shop.kept_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_200;
       CREATE TABLE archive.new_$i (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_100;
       TRUNCATE TABLE shop.tmp_scratch; DROP TABLE IF EXISTS shop.tmp_$((i - 2)), archive.new_$((i - 2));
-      DROP TABLE IF EXISTS shop.kept_$((i - 3));" || true
+      RENAME TABLE shop.kept_$((i - 1)) TO shop.moved_$((i - 1)); DROP TABLE IF EXISTS shop.moved_$((i - 4));" || true
     sleep 0.2
   done
 }
@@ -160,9 +166,21 @@ sleep 2
 xbak --backup --defaults-file="$cnf" --parallel=2 --throttle=20 --target-dir="$W/pfull" "${FILTER[@]}" \
   2> "$W/pfull.log" || { tail -n 20 "$W/pfull.log" >&2; fail "partial full backup under DDL"; }
 sleep 2
+# A table newer than the base, renamed while the incremental copies (its delta is under its old
+# name: prepare must put it under the new one).
+# FLUSH ... FOR EXPORT writes its pages: page 0 is on disk, so it is copied as a delta, not whole.
+sb_sql src "CREATE TABLE shop.fresh (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM shop.seq_1_to_3000;
+  FLUSH TABLES shop.fresh FOR EXPORT; UNLOCK TABLES"
+rm -f "$W/pinc.log"
+(until grep -qE "copying [0-9]+ InnoDB files" "$W/pinc.log" 2> /dev/null; do sleep 0.05; done
+  sb_sql src "RENAME TABLE shop.fresh TO shop.fresh_renamed") &
+renpid=$!
 xbak --backup --defaults-file="$cnf" --parallel=2 --throttle=20 --incremental-basedir="$W/pfull" \
   --target-dir="$W/pinc" "${FILTER[@]}" 2> "$W/pinc.log" ||
   { tail -n 20 "$W/pinc.log" >&2; fail "partial incremental backup under DDL"; }
+wait "$renpid"
+assert_contains "$W/pinc.log" "table shop/fresh was renamed to shop/fresh_renamed during the backup" \
+  "the rename of shop.fresh happened during the incremental"
 # An incremental with another filter: taken, but refused at prepare.
 xbak --backup --defaults-file="$cnf" --incremental-basedir="$W/pfull" --target-dir="$W/pother" \
   --databases="shop mysql" 2> "$W/pother.log" || fail "incremental with another filter"
@@ -198,7 +216,8 @@ n=$(sb_sql dst "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEM
   OR TABLE_NAME LIKE 'tmp\\_%' OR TABLE_NAME = 'audit'")
 assert_eq 0 "$n" "tables the filter leaves out, visible in the restored server"
 sb_sql dst "SELECT COUNT(*) FROM hr.emp_v" > /dev/null
+assert_eq 3000 "$(sb_sql dst "SELECT COUNT(*) FROM shop.fresh_renamed")" "rows of shop.fresh_renamed"
 echo "restored: $o orders = $it items; $(sb_sql dst "SELECT COUNT(*) FROM information_schema.TABLES
-  WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME LIKE 'kept\\_%'") tables created during the backups"
+  WHERE TABLE_SCHEMA = 'shop' AND (TABLE_NAME LIKE 'kept\\_%' OR TABLE_NAME LIKE 'moved\\_%')") tables created (and renamed) during the backups"
 sb_stop dst
 echo "partial backups: ok"

@@ -4,7 +4,8 @@
 #  - xbak --prepare (full + incremental) and mariabackup --prepare of copies give identical pages;
 #  - --copy-back refuses, naming the directory, while their original place holds files (the
 #    source's own tablespaces here), and writes nothing;
-#  - --copy-back --remote-tablespaces-to-datadir puts them in the datadir without the .isl: the
+#  - --copy-back --remote-tablespaces-to-datadir puts them in the datadir without the .isl (one
+#    made unreadable first: it does not matter then): the
 #    server starts, CHECK TABLE EXTENDED passes, SHOW CREATE TABLE has no DATA DIRECTORY;
 #  - with the original place emptied (the source's remote directories moved away, as after losing
 #    the machine), --copy-back puts them back there with their .isl: same checksums as above, and
@@ -103,10 +104,13 @@ cat "$W/refused.log"
 assert_contains "$W/refused.log" "DATA DIRECTORY and belongs in $R1/r, which is not empty" "the refusal names the place"
 [ -z "$(ls -A "$W/dst/data" 2> /dev/null)" ] || { ls -la "$W/dst/data" >&2; fail "a refused copy-back wrote into the datadir"; }
 
-step "copy-back --remote-tablespaces-to-datadir: in the datadir, no .isl"
+step "copy-back --remote-tablespaces-to-datadir: in the datadir, no .isl (a broken one does not matter)"
+cp "$W/full/r/t2.isl" "$W/t2.isl.saved"
+printf 'relative/path' > "$W/full/r/t2.isl"
 "$XBAK" --copy-back --remote-tablespaces-to-datadir --defaults-file="$(sb_cnf dst)" --target-dir="$W/full" \
   2> "$W/cb1.log" || { tail -n 20 "$W/cb1.log" >&2; fail "copy-back --remote-tablespaces-to-datadir"; }
 assert_file "$W/dst/data/r/t1.ibd"
+cp "$W/t2.isl.saved" "$W/full/r/t2.isl"
 [ ! -e "$W/dst/data/r/t1.isl" ] || fail "an .isl was restored with --remote-tablespaces-to-datadir"
 if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
 sb_start dst

@@ -30,6 +30,9 @@
 namespace xbak {
 
 inline constexpr const char* kExportedFile = "xbak_exported";
+// db/t.isl while the export server runs (left so by a killed xbak: the next
+// --export puts it back; --copy-back refuses the backup until then).
+inline constexpr const char* kHiddenIslSuffix = ".isl.xbak-export";
 
 struct ExportOptions {
   std::string dir;       // a prepared backup (xtrabackup_checkpoints: log-applied)

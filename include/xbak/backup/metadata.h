@@ -62,6 +62,9 @@ struct BackupInfo {
 };
 
 std::string FormatInfo(const BackupInfo& i);
+// server_version of DIR/xtrabackup_info ("10.11.19-MariaDB-0+deb12u1-log"),
+// "" when the file or the line is missing.
+std::string InfoServerVersion(const std::string& dir);
 // "filename 'F', position 'P', GTID of the last change 'G'" ("" without a binlog),
 // as xtrabackup_info and the history table give it.
 std::string FormatBinlogPos(const BinlogPosition& b);

@@ -9,7 +9,8 @@
 //
 // A table db.t is taken unless:
 //  1. db is excluded whole (--databases-exclude=db), or an include list of
-//     databases exists (--databases/--databases-file) and db is not on it;
+//     databases exists (--databases, --databases-file, --tables-file) and
+//     db is not on it;
 //  2. db.t matches --tables-exclude or is named by --databases-exclude=db.t;
 //  3. an include list exists for tables (--tables, --tables-file, or
 //     --databases naming some tables of db) that it does not match, and db is
@@ -61,10 +62,14 @@ class TableFilter {
   bool TakesDatabase(const std::string& db) const;
   // `stem` is the file name up to its first '.' ("t", "t#P#p0").
   bool TakesTable(const std::string& db, const std::string& stem) const;
+  // True if `db` is taken with all its tables (bar exclusions): included
+  // whole, or taken while no include list names tables.
+  bool TakesDatabaseWhole(const std::string& db) const;
   // A file of a database directory, "db/name.ext": its table's verdict;
-  // db.opt when the database is taken whole (or no include list names
-  // tables); a trigger's .TRN with the table named in it (`trn_table`, read
-  // by the caller; empty if unknown: the database's verdict).
+  // db.opt when the database is taken whole (ListOtherFiles also takes it
+  // when any table of the database is taken); a trigger's .TRN with the
+  // table named in it (`trn_table`: its file name, read by the caller;
+  // empty if unknown: the database's verdict).
   bool TakesFile(const std::string& rel, const std::string& trn_table = "") const;
   // "db/t" (a tablespace name as the redo log and DDL markers have it).
   bool TakesSpace(const std::string& space_name) const;

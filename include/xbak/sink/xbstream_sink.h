@@ -26,6 +26,8 @@ inline constexpr size_t kXbstreamSinkCoalesceBytes = size_t{1} << 20;
 // A SinkFile destroyed without Close() never gets its EOF chunk, so an
 // extractor reports it as incomplete: exactly "not part of the backup".
 Result<std::unique_ptr<Sink>> MakeXbstreamSink(std::vector<int> fds);
-inline Result<std::unique_ptr<Sink>> MakeXbstreamSink(int fd) { return MakeXbstreamSink(std::vector<int>{fd}); }
+inline Result<std::unique_ptr<Sink>> MakeXbstreamSink(int fd) {
+  return MakeXbstreamSink(std::vector<int>{fd});
+}
 
 }  // namespace xbak

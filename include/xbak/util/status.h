@@ -17,10 +17,10 @@ enum class ErrorCode {
   kCorrupt,          // bytes that do not follow the format (checksum, magic, ...)
   kNotFound,
   kAlreadyExists,
-  kUnsupported,      // a valid input we deliberately do not handle
-  kServer,           // the database server refused or failed
+  kUnsupported,  // a valid input we deliberately do not handle
+  kServer,       // the database server refused or failed
   kTimeout,
-  kCancelled,        // another part of the operation failed first
+  kCancelled,  // another part of the operation failed first
   kInternal,
 };
 
@@ -54,8 +54,8 @@ Status ErrnoError(const std::string& what, const std::string& path, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}   // NOLINT: must not be ok()
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be ok()
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
@@ -79,15 +79,14 @@ class [[nodiscard]] Result {
 #define XBAK_CONCAT(a, b) XBAK_CONCAT_INNER(a, b)
 
 // Returns early from the enclosing function if `expr` (a Status) failed.
-#define XBAK_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::xbak::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                \
+#define XBAK_RETURN_IF_ERROR(expr) \
+  do {                             \
+    ::xbak::Status _st = (expr);   \
+    if (!_st.ok()) return _st;     \
   } while (0)
 
 // `XBAK_ASSIGN_OR_RETURN(auto x, MakeX());`
-#define XBAK_ASSIGN_OR_RETURN(lhs, rexpr) \
-  XBAK_ASSIGN_OR_RETURN_IMPL(XBAK_CONCAT(_res_, __LINE__), lhs, rexpr)
+#define XBAK_ASSIGN_OR_RETURN(lhs, rexpr) XBAK_ASSIGN_OR_RETURN_IMPL(XBAK_CONCAT(_res_, __LINE__), lhs, rexpr)
 #define XBAK_ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                               \
   if (!tmp.ok()) return tmp.status();               \

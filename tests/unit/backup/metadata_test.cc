@@ -24,7 +24,8 @@ TEST(Checkpoints, ParseRoundTrip) {
 }
 
 TEST(Checkpoints, BadInputNamesFileAndField) {
-  auto r = ParseCheckpoints("backup_type = full-backuped\nfrom_lsn = 0\nto_lsn = 12x\nlast_lsn = 1\n", "B/cp");
+  auto r =
+      ParseCheckpoints("backup_type = full-backuped\nfrom_lsn = 0\nto_lsn = 12x\nlast_lsn = 1\n", "B/cp");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("to_lsn"), std::string::npos);
   EXPECT_NE(r.status().message().find("B/cp"), std::string::npos);

@@ -66,7 +66,9 @@ TEST(MbstreamInterop, MbstreamExtractsOurStream) {
     ASSERT_TRUE((*sink)->Flush().ok());
   }
   ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
-  ASSERT_EQ(Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")), 0);
+  ASSERT_EQ(
+      Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")),
+      0);
   EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
   EXPECT_EQ(TreeContents(t / "out"), files);
 }

@@ -40,13 +40,15 @@ TEST(Extractor, ExtractsFilesDirsAndEmptyFiles) {
 
 TEST(Extractor, MissingEofIsAnErrorAndTheFileStaysPartial) {
   TempDir t;
-  std::string s = PChunk("done", "1", 0) + EChunk("done") + PChunk("db/half.ibd", "abc", 0) + PChunk("z", "q", 0);
+  std::string s =
+      PChunk("done", "1", 0) + EChunk("done") + PChunk("db/half.ibd", "abc", 0) + PChunk("z", "q", 0);
   Status st = Extract(s, t.path());
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), ErrorCode::kCorrupt);
   EXPECT_NE(st.message().find("EOF chunk of 2 file(s): db/half.ibd, z"), std::string::npos) << st.message();
   auto tree = TreeContents(t.path());
-  std::map<std::string, std::string> want{{"done", "1"}, {"db/half.ibd.xbpartial", "abc"}, {"z.xbpartial", "q"}};
+  std::map<std::string, std::string> want{
+      {"done", "1"}, {"db/half.ibd.xbpartial", "abc"}, {"z.xbpartial", "q"}};
   EXPECT_EQ(tree, want);
 }
 
@@ -65,7 +67,8 @@ TEST(Extractor, OutOfOrderAndDuplicateChunksAreErrors) {
   {
     TempDir t;
     Status st = Extract(PChunk("f", "ab", 0) + PChunk("f", "cd", 5) + EChunk("f"), t.path());
-    EXPECT_NE(st.message().find("out-of-order chunk at offset 5, expected 2"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("out-of-order chunk at offset 5, expected 2"), std::string::npos)
+        << st.message();
     EXPECT_NE(st.message().find("(file f)"), std::string::npos) << st.message();
   }
   {
@@ -114,8 +117,9 @@ TEST_P(MaliciousPath, WritesNothingOutsideTheTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, MaliciousPath,
-                         ::testing::Values("../x", "../outside/x", "a/../../outside/x", "a/../x", "/tmp/xbak_evil_abs",
-                                           "a//b", "", std::string("ok\0/../../outside/x", 19), "x.xbpartial"));
+                         ::testing::Values("../x", "../outside/x", "a/../../outside/x", "a/../x",
+                                           "/tmp/xbak_evil_abs", "a//b", "",
+                                           std::string("ok\0/../../outside/x", 19), "x.xbpartial"));
 
 TEST(Extractor, AbsolutePathDoesNotEscape) {
   TempDir t;
@@ -205,7 +209,8 @@ TEST(Extractor, OneBadStreamStopsTheOthers) {
   Status st = ExtractStreams({silent_rd.get(), bad.get()}, o);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(st.message().find("xbstream #2 at byte 36: truncated chunk header"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("xbstream #2 at byte 36: truncated chunk header"), std::string::npos)
+      << st.message();
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 namespace xbak {
 namespace {
 
+using testing::EChunk;
 using testing::MemFd;
 using testing::PChunk;
-using testing::EChunk;
 
 // Bytes taken from `mbstream -c a` where a holds "hello" (MariaDB 10.11.19).
 const std::string kMbstreamHelloPayload(
@@ -23,7 +23,11 @@ const std::string kMbstreamHelloPayload(
     "\x86\xa6\x10\x36"
     "hello",
     8 + 1 + 1 + 4 + 1 + 8 + 8 + 4 + 5);
-const std::string kMbstreamHelloEof("XBSTCK01\x00" "E\x01\x00\x00\x00" "a", 15);
+const std::string kMbstreamHelloEof(
+    "XBSTCK01\x00"
+    "E\x01\x00\x00\x00"
+    "a",
+    15);
 
 TEST(XbstreamFormat, Crc32IsZlibCrc) {
   EXPECT_EQ(XbstreamCrc32("hello", 5), 0x3610a686u);
@@ -46,7 +50,8 @@ TEST(XbstreamFormat, WriterEmitsGoldenBytes) {
 }
 
 TEST(XbstreamFormat, LittleEndianLengthAndOffset) {
-  std::string h = EncodePayloadChunkHeader("db/t.ibd", 0x0102030405060708ull, 0x1112131415161718ull, 0xa1b2c3d4u);
+  std::string h =
+      EncodePayloadChunkHeader("db/t.ibd", 0x0102030405060708ull, 0x1112131415161718ull, 0xa1b2c3d4u);
   ASSERT_EQ(h.size(), kXbstreamFixedHeaderLen + 8 + kXbstreamPayloadHeaderLen);
   const auto* p = reinterpret_cast<const uint8_t*>(h.data());
   EXPECT_EQ(LoadLE32(p + 10), 8u);
@@ -61,8 +66,9 @@ TEST(XbstreamPath, Normalize) {
   EXPECT_EQ(NormalizeXbstreamPath("db/t.ibd").value(), "db/t.ibd");
   EXPECT_EQ(NormalizeXbstreamPath("./db/./t.ibd").value(), "db/t.ibd");
   EXPECT_EQ(NormalizeXbstreamPath("..a/b..").value(), "..a/b..");
-  for (const std::string& bad : std::vector<std::string>{"", "/etc/passwd", "../x", "a/../../x", "a/..", "a//b", "a/", ".", "./.",
-                          "x.xbpartial", "d/x.xbpartial", std::string("a\0b", 3), std::string(5000, 'a')}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "", "/etc/passwd", "../x", "a/../../x", "a/..", "a//b", "a/", ".", "./.", "x.xbpartial",
+           "d/x.xbpartial", std::string("a\0b", 3), std::string(5000, 'a')}) {
     auto r = NormalizeXbstreamPath(bad);
     ASSERT_FALSE(r.ok()) << "accepted '" << bad << "'";
     EXPECT_EQ(r.status().code(), ErrorCode::kCorrupt);
