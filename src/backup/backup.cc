@@ -17,6 +17,7 @@
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
 #include "xbak/backup/server_checks.h"
+#include "xbak/backup/server_plugins.h"
 #include "xbak/backup/tablespace_copy.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
@@ -98,24 +99,6 @@ class BackupRun {
   }
 
  private:
-  // The compression providers the server has loaded (Debian's
-  // mariadb-plugin-provider-*), named in backup-my.cnf as mariabackup does.
-  // Encryption plugins are not: their settings may hold a key file's secret.
-  Status ProviderPlugins(ServerSettings* s) {
-    XBAK_ASSIGN_OR_RETURN(auto rows,
-                          conn_->Query("SELECT PLUGIN_NAME, PLUGIN_LIBRARY, @@plugin_dir FROM "
-                                       "information_schema.PLUGINS WHERE PLUGIN_TYPE = 'DAEMON' AND "
-                                       "PLUGIN_NAME LIKE 'provider\\_%' AND PLUGIN_STATUS = 'ACTIVE'"));
-    for (const auto& r : rows) {
-      if (r.size() < 3 || !r[0]) continue;
-      std::string lib = r[1].value_or("");
-      if (lib.ends_with(".so")) lib.resize(lib.size() - 3);
-      s->plugin_load += (s->plugin_load.empty() ? "" : ";") + *r[0] + (lib.empty() ? "" : "=" + lib);
-      s->plugin_dir = r[2].value_or("");
-    }
-    return Status::Ok();
-  }
-
   Status Connect() {
     XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
     if (conn_->ServerVersion() < kMinServerVersion) {
@@ -513,7 +496,7 @@ class BackupRun {
     s.page_size = layout_.page_size;
     s.undo_tablespaces = layout_.undo_tablespaces;
     s.compression_level = layout_.compression_level;
-    XBAK_RETURN_IF_ERROR(ProviderPlugins(&s));
+    XBAK_RETURN_IF_ERROR(ReadServerPlugins(*conn_, vars_, &s));
     XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
     if (!filter_.TakesAll())
       XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kTableFilterFile, filter_.Serialize()));

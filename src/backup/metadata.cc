@@ -118,6 +118,7 @@ std::string FormatBackupCnf(const ServerSettings& s) {
   if (!s.plugin_load.empty()) {
     o << "plugin_dir=\"" << s.plugin_dir << "\"\nplugin_load=" << s.plugin_load << "\n";
   }
+  for (const auto& [k, v] : s.plugin_options) o << k << "=" << v << "\n";
   o << "\n";
   return o.str();
 }

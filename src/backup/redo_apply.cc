@@ -22,6 +22,7 @@
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/space_files.h"
+#include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
@@ -172,18 +173,19 @@ std::optional<std::string> BackupRelName(const std::string& logged) {
   return rel;
 }
 
-// Encrypted tablespaces carry "sCrYpT" and a scheme byte after the XDES array
-// of page 0; scheme 1 means the pages are encrypted.
-bool HasEncryptionScheme(const uint8_t* page0, size_t n) {
-  static constexpr uint8_t kMagic[6] = {'s', 'C', 'r', 'Y', 'p', 'T'};
-  const uint8_t* end = page0 + n;
-  for (const uint8_t* p = page0 + innodb::kFspHeaderEnd; p + 7 <= end;) {
-    p = std::search(p, end, kMagic, kMagic + 6);
-    if (p + 7 > end) return false;
-    if (p[6] == 1) return true;
-    p += 6;
+// A WRITE of the crypt data fields (scheme .. mode, 27 bytes after the magic)
+// to page 0 of a tablespace that turns encryption on: the key rotation
+// threads began encrypting it during the backup.
+bool TurnsEncryptionOn(const PageRecord& r, uint32_t page_size) {
+  if (r.type != RecordType::kWrite || r.page_no != 0 || r.length != innodb::kCryptDataSize - 6 ||
+      r.data_len < r.length || r.data[1] != 16) {
+    return false;
   }
-  return false;
+  bool at_crypt_data = r.offset == innodb::CryptDataOffset(page_size, page_size) + 6;
+  for (uint32_t zip = 1024; zip <= 16384 && zip <= page_size; zip *= 2) {
+    at_crypt_data = at_crypt_data || r.offset == innodb::CryptDataOffset(page_size, zip) + 6;
+  }
+  return at_crypt_data && (r.data[0] == 1 || r.data[26] == 1);
 }
 
 Result<SpaceFiles> OpenSpace(const std::string& dir, const Space& s) {
@@ -267,11 +269,11 @@ class Catalog {
                                               " differs from innodb_page_size " + std::to_string(page_size));
       }
       if (h->flags.page_compressed) XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
-      if (HasEncryptionScheme(page.data(), std::min<size_t>(n, h->flags.physical_size))) {
+      if (auto c = innodb::ReadCryptData(page.data(), h->flags); c && c->MayEncrypt()) {
         return Error(ErrorCode::kUnsupported,
-                     path +
-                         ": encrypted tablespaces are not supported by xbak --prepare "
-                         "yet (use mariabackup --prepare for this backup)");
+                     path + ": encrypted tablespace (key id " + std::to_string(c->key_id) +
+                         "): encrypted tablespaces are not supported by xbak --prepare yet (use mariabackup "
+                         "--prepare for this backup); nothing was written");
       }
       if (check_only) continue;
       const bool sys = !system.empty() && rel == system.front();
@@ -667,6 +669,19 @@ class Applier {
     if (!pl.skip_read) {
       XBAK_ASSIGN_OR_RETURN(size_t n, file.PRead(frame, fs, off));
       if (n < fs) std::memset(frame + n, 0, fs - n);  // past the end: reads as zeros, as after extension
+      // The last guard (the catalog and the log were checked before anything
+      // was written): a page of a tablespace without crypt data may still be
+      // encrypted if the server began encrypting it while its page 0 on disk
+      // lagged. Applying the log to ciphertext would write garbage.
+      if (page_no != 0 && !(s.id == 0 && page_no == 5) && innodb::PageKeyVersion(frame, s.flags) != 0 &&
+          innodb::CheckPage(frame, s.flags, page_no).encrypted) {
+        return Error(ErrorCode::kUnsupported,
+                     PageName(s, page_no) + " is encrypted (key version " +
+                         std::to_string(innodb::PageKeyVersion(frame, s.flags)) +
+                         "): encrypted tablespaces are not supported by xbak --prepare "
+                         "yet; restore the backup from its source and use mariabackup "
+                         "--prepare");
+      }
       if (s.flags.page_compressed) {
         // The log applies to the plain frame, as in the server's buffer pool.
         std::vector<uint8_t> plain(fs);
@@ -784,6 +799,13 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
           }
           if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage)
             out.last_init[key] = m.start_lsn;
+          if (TurnsEncryptionOn(r, page_size)) {
+            return Error(ErrorCode::kUnsupported,
+                         "the server began encrypting tablespace " + std::to_string(r.space_id) +
+                             " during the backup (innodb_encrypt_tables with innodb_encryption_threads): "
+                             "encrypted tablespaces are not supported by xbak --prepare yet (use mariabackup "
+                             "--prepare for this backup); nothing was written");
+          }
           return Status::Ok();
         });
         return st.ok() ? st : st.With(log_path + ": mini-transaction at " + Lsn(m.start_lsn));

@@ -127,6 +127,7 @@ Status StreamFile(const std::string& path, std::optional<CompressOptions::Algo> 
 
 // False for a page whose space id field holds something else: a full_crc32
 // PAGE_COMPRESSED page has its compressed bytes there (bit 15 of its type).
+// (An encrypted full_crc32 page has ciphertext there: PageCheck::encrypted.)
 bool HasSpaceId(const uint8_t* page) {
   return !(LoadBE16(page + innodb::kFilPageType) & innodb::kPageTypeFcrc32CompressedMarker);
 }
@@ -302,7 +303,8 @@ class PageChecker {
       p_.Add(PageWhere(page_no, index * phys_) + ": " + c.detail);
       return;
     }
-    if (c.verdict == innodb::PageVerdict::kOk && (check_space_id_ || o_.flags) && HasSpaceId(page)) {
+    if (c.verdict == innodb::PageVerdict::kOk && (check_space_id_ || o_.flags) && !c.encrypted &&
+        HasSpaceId(page)) {
       uint32_t sid = innodb::PageSpaceId(page);
       // The server accepts 0 (pages written by old versions) besides the
       // file's own id.
@@ -436,7 +438,7 @@ class DeltaChecker {
       innodb::PageCheck c = CheckWithAny(page, candidates_, no);
       if (c.verdict == innodb::PageVerdict::kCorrupt) {
         p_.Add(PageWhere(no, at) + ": " + c.detail);
-      } else if (c.verdict == innodb::PageVerdict::kOk && HasSpaceId(page)) {
+      } else if (c.verdict == innodb::PageVerdict::kOk && !c.encrypted && HasSpaceId(page)) {
         uint32_t sid = innodb::PageSpaceId(page);
         if (sid != meta_.space_id && sid != 0) {
           p_.Add(PageWhere(no, at) + ": carries space id " + std::to_string(sid) + ", the .meta says " +

@@ -120,6 +120,7 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
   }
   PageCheck ok = Ok();
   ok.stored = ok.computed = stored;
+  ok.encrypted = key_version != 0 && PageNo(page) != 0;
   return ok;
 }
 
@@ -130,7 +131,11 @@ PageCheck CheckZip(const uint8_t* page, const SpaceFlags& flags) {
   // Encrypted zip page (never page 0): the post-encryption checksum at 30.
   if (PageNo(page) != 0 && LoadBE32(page + kFilPageFileFlushLsn) != 0) {
     const uint32_t crypt = LoadBE32(page + kFilPageFileFlushLsn + 4);
-    if (crypt == crc || crypt == kNoChecksumMagic || crypt == ZipAdler(page, size)) return Ok();
+    if (crypt == crc || crypt == kNoChecksumMagic || crypt == ZipAdler(page, size)) {
+      PageCheck ok = Ok();
+      ok.encrypted = true;
+      return ok;
+    }
     // Not encrypted after all (an old nonzero flush-LSN field): judge it as plain.
   }
   const uint32_t stored = LoadBE32(page + kFilPageSpaceOrChecksum);
@@ -231,6 +236,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
       PageCheck ok = Ok();
       ok.stored = crypt;
       ok.computed = crc;
+      ok.encrypted = true;
       return ok;
     }
     crypt_note = " (nor does the post-encryption checksum for key version " + std::to_string(key_version) +

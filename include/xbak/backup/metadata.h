@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xbak/util/status.h"
@@ -81,6 +82,9 @@ struct ServerSettings {
   // plugin_dir="DIR" and plugin_load=name=library;... ("" for none).
   std::string plugin_dir;
   std::string plugin_load;
+  // Further server settings written after them, in order: the encryption
+  // plugin's (file_key_management_filename=...) and innodb_encrypt_*.
+  std::vector<std::pair<std::string, std::string>> plugin_options;
 };
 
 std::string FormatBackupCnf(const ServerSettings& s);

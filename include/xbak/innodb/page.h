@@ -135,6 +135,7 @@ struct PageCheck {
   uint32_t stored = 0;    // the checksum found on the page (when one was compared)
   uint32_t computed = 0;  // what it should have been
   std::string detail;     // in words, what failed (empty when kOk/kAllZero)
+  bool encrypted = false;  // kOk as an encrypted page (key version set, its post-encryption checksum)
 };
 
 // Validates one page of flags.physical_size bytes the way the server (and

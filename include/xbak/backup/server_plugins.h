@@ -1,0 +1,22 @@
+// The server's plugins that a backup's prepare must load too, named in
+// backup-my.cnf as mariabackup names them: page compression providers
+// (Debian's mariadb-plugin-provider-*) and the file_key_management
+// encryption plugin with its settings.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "xbak/backup/metadata.h"
+#include "xbak/mysql/connection.h"
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+// Fills s->plugin_dir, s->plugin_load and s->plugin_options from the server's
+// active plugins and `vars` (SHOW GLOBAL VARIABLES). A key file's path and a
+// FILE:path filekey are recorded; a filekey given literally (the password
+// itself) is not: prepare then needs it from the user, and a warning says so.
+Status ReadServerPlugins(Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s);
+
+}  // namespace xbak

@@ -1,0 +1,47 @@
+#include "xbak/backup/server_plugins.h"
+
+#include "xbak/util/log.h"
+
+namespace xbak {
+
+Status ReadServerPlugins(Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s) {
+  XBAK_ASSIGN_OR_RETURN(auto rows,
+                        c.Query("SELECT PLUGIN_NAME, PLUGIN_LIBRARY, @@plugin_dir, PLUGIN_TYPE FROM "
+                                "information_schema.PLUGINS WHERE PLUGIN_STATUS = 'ACTIVE' AND "
+                                "(PLUGIN_TYPE = 'ENCRYPTION' OR (PLUGIN_TYPE = 'DAEMON' AND "
+                                "PLUGIN_NAME LIKE 'provider\\_%'))"));
+  bool file_key_management = false;
+  for (const auto& r : rows) {
+    if (r.size() < 4 || !r[0]) continue;
+    std::string lib = r[1].value_or("");
+    if (lib.ends_with(".so")) lib.resize(lib.size() - 3);
+    s->plugin_load += (s->plugin_load.empty() ? "" : ";") + *r[0] + (lib.empty() ? "" : "=" + lib);
+    s->plugin_dir = r[2].value_or("");
+    if (*r[0] == "file_key_management") file_key_management = true;
+  }
+  auto var = [&](const char* k) {
+    auto it = vars.find(k);
+    return it == vars.end() ? std::string() : it->second;
+  };
+  if (file_key_management) {
+    for (const char* k : {"file_key_management_encryption_algorithm", "file_key_management_filename"}) {
+      s->plugin_options.emplace_back(k, var(k));
+    }
+    const std::string filekey = var("file_key_management_filekey");
+    if (filekey.rfind("FILE:", 0) == 0) {
+      s->plugin_options.emplace_back("file_key_management_filekey", filekey);
+    } else if (!filekey.empty()) {
+      // The password of the key file itself: never written into a backup
+      // (which may go to object storage).
+      LogWarning(
+          "file_key_management_filekey is set to a password, which this backup does not record: give it to "
+          "the prepare (e.g. in a FILE: file)");
+    }
+  }
+  for (const char* k : {"innodb_encrypt_log", "innodb_encrypt_tables"}) {
+    if (vars.count(k)) s->plugin_options.emplace_back(k, var(k));
+  }
+  return Status::Ok();
+}
+
+}  // namespace xbak

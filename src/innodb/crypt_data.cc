@@ -1,0 +1,37 @@
+#include "xbak/innodb/crypt_data.h"
+
+#include <cstring>
+
+#include "xbak/util/endian.h"
+
+namespace xbak::innodb {
+
+size_t CryptDataOffset(uint32_t logical_size, uint32_t physical_size) {
+  // Pages per extent: 1 MiB extents up to 16 KiB pages, then 64 pages.
+  const size_t extent = logical_size <= 16384 ? (size_t{1} << 20) / logical_size : 64;
+  const size_t xdes_size = 24 + extent * 2 / 8;  // header + 2 bits per page
+  // The XDES array holds one entry per extent of the page's own size; the
+  // server adds the FIL header (38) twice on the way, which the format keeps.
+  return kFilPageData + kFspHeaderEnd + xdes_size * physical_size / extent;
+}
+
+std::optional<CryptData> ReadCryptData(const uint8_t* page0, const SpaceFlags& flags) {
+  const size_t off = CryptDataOffset(flags.logical_size, flags.physical_size);
+  if (off + kCryptDataSize > flags.physical_size) return std::nullopt;
+  const uint8_t* p = page0 + off;
+  if (std::memcmp(p, kCryptMagic, sizeof kCryptMagic) != 0) return std::nullopt;
+  if (p[7] != 16) return std::nullopt;  // IV length: the server ignores other values too
+  CryptData c;
+  c.scheme = p[6];
+  std::memcpy(c.iv.data(), p + 8, 16);
+  c.min_key_version = LoadBE32(p + 24);
+  c.key_id = LoadBE32(p + 28);
+  c.mode = p[32];
+  return c;
+}
+
+uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags) {
+  return flags.full_crc32 ? LoadBE32(page) : LoadBE32(page + kFilPageFileFlushLsn);
+}
+
+}  // namespace xbak::innodb

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Issue 19 (first part of data-at-rest encryption): a server with the file_key_management plugin,
+# innodb_encrypt_tables=ON, key rotation threads encrypting the system and undo tablespaces, tables
+# with their own keys (ENCRYPTED=YES ENCRYPTION_KEY_ID=2), ROW_FORMAT=COMPRESSED and PAGE_COMPRESSED
+# encrypted tables and an ENCRYPTED=NO one, under writes:
+#  - xbak --backup completes (encrypted pages are checked by their post-encryption checksums, no
+#    key needed) and xbak --verify passes;
+#  - backup-my.cnf names the plugin and its key file as mariabackup's does (not a literal filekey);
+#  - xbak --prepare refuses the backup by name before writing anything (every file unchanged):
+#    it cannot decrypt yet; before this test an earlier xbak looked for the wrong crypt-data magic
+#    and would have applied the log to ciphertext;
+#  - mariabackup --prepare of xbak's backup works from its backup-my.cnf alone, xbak --copy-back
+#    restores it, the server (same key file) starts, CHECK TABLE EXTENDED passes and the load's
+#    invariant holds;
+#  - with innodb_encrypt_log=ON, xbak --backup refuses by name, nothing written.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xbak
+command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+
+W=$TEST_WORK
+src_port=$(alloc_port)
+dst_port=$(alloc_port)
+mkdir -p "$W/keys"
+printf '# test keys\n1;%s\n2;%s\n' "$(openssl rand -hex 32)" "$(openssl rand -hex 16)" > "$W/keys/keys.txt"
+chmod 755 "$W" "$W/keys"
+chmod 644 "$W/keys/keys.txt"
+ENC=("plugin_load_add=file_key_management" "file_key_management_filename=$W/keys/keys.txt"
+  "file_key_management_encryption_algorithm=aes_ctr" "innodb_encrypt_tables=ON" "innodb_encryption_threads=2"
+  "innodb_encrypt_log=OFF")
+
+step "source: encrypted tables of every kind, rotation threads on"
+sb_init src "$src_port" "${ENC[@]}"
+sb_start src
+sb_sql src "CREATE DATABASE e; USE e;
+  CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL, v VARCHAR(200), KEY (n));
+  CREATE TABLE b (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL, v VARCHAR(200));
+  CREATE TABLE k2 (id INT PRIMARY KEY, v TEXT) ENCRYPTED=YES ENCRYPTION_KEY_ID=2;
+  CREATE TABLE z (id INT PRIMARY KEY, v VARCHAR(200)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8;
+  CREATE TABLE pc (id INT PRIMARY KEY, v VARCHAR(200)) PAGE_COMPRESSED=1;
+  CREATE TABLE plain (id INT PRIMARY KEY, v VARCHAR(200)) ENCRYPTED=NO;
+  INSERT INTO a (n, v) SELECT seq, REPEAT(MD5(seq), 4) FROM seq_1_to_20000;
+  INSERT INTO b (n, v) SELECT n, v FROM a;
+  INSERT INTO k2 SELECT seq, REPEAT(MD5(seq), 10) FROM seq_1_to_3000;
+  INSERT INTO z SELECT seq, REPEAT(MD5(seq), 3) FROM seq_1_to_5000;
+  INSERT INTO pc SELECT seq, REPEAT(MD5(seq), 3) FROM seq_1_to_5000;
+  INSERT INTO plain SELECT seq, MD5(seq) FROM seq_1_to_2000"
+cnf=$(sb_cnf src)
+# Wait for the rotation threads to encrypt the system and undo tablespaces.
+for _ in $(seq 100); do
+  n=$(sb_sql src "SELECT COUNT(*) FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
+    WHERE NAME = 'innodb_system' AND MIN_KEY_VERSION > 0 AND ROTATING_OR_FLUSHING = 0")
+  [ "$n" = 1 ] && break
+  sleep 0.2
+done
+sb_sql src "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, CURRENT_KEY_ID FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
+  WHERE NAME LIKE 'e/%' OR NAME = 'innodb_system' ORDER BY NAME"
+assert_eq 1 "$(sb_sql src "SELECT ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION WHERE NAME = 'e/k2'")" \
+  "e/k2 is encrypted"
+
+churn() { # a and b written together in one transaction; the others churn
+  local i=0
+  while [ ! -e "$W/stop" ]; do
+    i=$((i + 1))
+    sb_sql src "USE e; START TRANSACTION; INSERT INTO a (n, v) VALUES ($i, MD5($i)); INSERT INTO b (n, v) VALUES ($i, MD5($i));
+      COMMIT; UPDATE a SET n = n + 1 WHERE id % 97 = $i % 97; UPDATE k2 SET v = REPEAT(MD5($i), 9) WHERE id % 31 = $i % 31;
+      UPDATE z SET v = MD5($i) WHERE id % 41 = $i % 41; UPDATE pc SET v = MD5($i) WHERE id % 43 = $i % 43;
+      UPDATE plain SET v = MD5($i) WHERE id % 17 = $i % 17" || true
+  done
+}
+stop_churn() {
+  touch "$W/stop"
+  wait "$churnpid" 2> /dev/null || true
+}
+
+step "xbak --backup under writes, then --verify"
+rm -f "$W/stop"
+churn &
+churnpid=$!
+SB_ON_EXIT=(stop_churn "${SB_ON_EXIT[@]}")
+sleep 1
+xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/bk" 2> "$W/bk.log" ||
+  { tail -n 20 "$W/bk.log" >&2; fail "xbak --backup of an encrypted server"; }
+stop_churn
+"$XBAK" --verify --target-dir="$W/bk" 2> "$W/verify.log" || { tail -n 20 "$W/verify.log" >&2; fail "xbak --verify"; }
+assert_contains "$W/bk/backup-my.cnf" "^plugin_load=file_key_management=file_key_management$"
+assert_contains "$W/bk/backup-my.cnf" "^file_key_management_filename=$W/keys/keys.txt$"
+assert_contains "$W/bk/backup-my.cnf" "^file_key_management_encryption_algorithm=aes_ctr$"
+assert_contains "$W/bk/backup-my.cnf" "^innodb_encrypt_tables=ON$"
+
+step "xbak --prepare refuses by name, writes nothing"
+(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before.md5"
+if "$XBAK" --prepare --target-dir="$W/bk" 2> "$W/prep.log"; then fail "xbak --prepare of an encrypted backup ran"; fi
+cat "$W/prep.log" >&2
+assert_contains "$W/prep.log" "encrypted tablespaces are not supported by xbak --prepare yet"
+(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after.md5"
+cmp -s "$W/before.md5" "$W/after.md5" || { diff "$W/before.md5" "$W/after.md5" >&2; fail "the refused prepare changed files"; }
+
+step "mariabackup --prepare of xbak's backup, restored by xbak, started with the same keys"
+mariabackup --prepare --target-dir="$W/bk" > "$W/mb.log" 2>&1 || { tail -n 20 "$W/mb.log" >&2; fail "mariabackup --prepare"; }
+sb_init_from_datadir dst "$dst_port" "$W/dst/data" "${ENC[@]}"
+"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/bk" 2> "$W/cb.log" ||
+  { tail "$W/cb.log" >&2; fail "copy-back"; }
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
+sb_start dst
+sb_check_all dst
+assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
+  "rows of e.a and e.b (inserted in one transaction)"
+assert_eq 3000 "$(sb_sql dst "SELECT COUNT(*) FROM e.k2")" "rows of e.k2"
+sb_stop dst
+
+step "after a restart (the encryption no longer in the log): page 0's crypt data is found, nothing written"
+sb_stop src
+sb_start src
+xbak --backup --defaults-file="$cnf" --target-dir="$W/bk2" 2> "$W/bk2.log" || { tail "$W/bk2.log" >&2; fail "backup 2"; }
+(cd "$W/bk2" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before2.md5"
+if "$XBAK" --prepare --target-dir="$W/bk2" 2> "$W/prep2.log"; then fail "xbak --prepare of an encrypted backup ran"; fi
+cat "$W/prep2.log" >&2
+assert_contains "$W/prep2.log" "encrypted tablespace \(key id [0-9]+\): encrypted tablespaces are not supported"
+(cd "$W/bk2" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after2.md5"
+cmp -s "$W/before2.md5" "$W/after2.md5" || fail "the refused prepare changed files"
+
+step "innodb_encrypt_log=ON: xbak --backup refuses by name, nothing written"
+sb_stop src
+sed -i 's/^innodb_encrypt_log=OFF/innodb_encrypt_log=ON/' "$cnf"
+sb_start src
+if "$XBAK" --backup --defaults-file="$cnf" --target-dir="$W/enclog" 2> "$W/enclog.log"; then
+  fail "a backup of a server with an encrypted redo log ran"
+fi
+assert_contains "$W/enclog.log" "redo log is encrypted"
+[ ! -e "$W/enclog/xtrabackup_checkpoints" ] || fail "the refused backup left xtrabackup_checkpoints"
+echo "encryption: ok"
