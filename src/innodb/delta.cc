@@ -34,7 +34,8 @@ Result<DeltaMeta> ParseDeltaMeta(const std::string& text, const std::string& ori
   XBAK_RETURN_IF_ERROR(num("zip-size", 65536, &d.zip_size));
   XBAK_RETURN_IF_ERROR(num("space-id", 0xFFFFFFFEu, &d.space_id));
   if (!ValidPhysicalSize(d.page_size)) {
-    return Error(ErrorCode::kCorrupt, origin + ": page_size " + std::to_string(d.page_size) + " is not valid");
+    return Error(ErrorCode::kCorrupt,
+                 origin + ": page_size " + std::to_string(d.page_size) + " is not valid");
   }
   if (d.zip_size != 0 && (!ValidPhysicalSize(d.zip_size) || d.zip_size > 16384)) {
     return Error(ErrorCode::kCorrupt, origin + ": zip_size " + std::to_string(d.zip_size) + " is not valid");
@@ -43,7 +44,10 @@ Result<DeltaMeta> ParseDeltaMeta(const std::string& text, const std::string& ori
 }
 
 DeltaWriter::DeltaWriter(uint32_t page_size, Output out)
-    : page_size_(page_size), slots_(page_size / 4), out_(std::move(out)), block_(size_t{slots_} * page_size) {}
+    : page_size_(page_size),
+      slots_(page_size / 4),
+      out_(std::move(out)),
+      block_(size_t{slots_} * page_size) {}
 
 Status DeltaWriter::FlushBlock(uint32_t magic) {
   StoreBE32(block_.data(), magic);
@@ -84,8 +88,8 @@ Result<bool> DeltaReader::Next() {
   if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
     char b[16];
     std::snprintf(b, sizeof b, "0x%08x", magic);
-    return Error(ErrorCode::kCorrupt, where + ": not a delta block (magic " + std::string(b) +
-                                          ", expected \"xtra\" or \"XTRA\")");
+    return Error(ErrorCode::kCorrupt,
+                 where + ": not a delta block (magic " + std::string(b) + ", expected \"xtra\" or \"XTRA\")");
   }
   const uint32_t slots = page_size_ / 4;
   uint32_t prev = 0;
@@ -108,8 +112,9 @@ Result<bool> DeltaReader::Next() {
   size_t body = page_nos_.size() * size_t{page_size_};
   XBAK_ASSIGN_OR_RETURN(size_t got, file_.PRead(block_.data() + page_size_, body, offset_ + page_size_));
   if (got < body) {
-    return Error(ErrorCode::kCorrupt, where + ": truncated: the block lists " + std::to_string(page_nos_.size()) +
-                                          " pages but the file holds only " + std::to_string(got / page_size_));
+    return Error(ErrorCode::kCorrupt,
+                 where + ": truncated: the block lists " + std::to_string(page_nos_.size()) +
+                     " pages but the file holds only " + std::to_string(got / page_size_));
   }
   offset_ += page_size_ + body;
   if (magic == kDeltaMagicLast) done_ = true;

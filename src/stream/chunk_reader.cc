@@ -108,51 +108,62 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
   XBAK_ASSIGN_OR_RETURN(size_t got, Read(fixed, sizeof(fixed)));
   if (got == 0) return false;
   if (got < sizeof(fixed)) {
-    return Corrupt(start, "", "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
-                                  std::to_string(sizeof(fixed)) + " fixed header bytes)");
+    return Corrupt(start, "",
+                   "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
+                       std::to_string(sizeof(fixed)) + " fixed header bytes)");
   }
   if (std::memcmp(fixed, kXbstreamMagic.data(), kXbstreamMagic.size()) != 0) {
-    return Corrupt(start, "", "bad chunk magic (expected " + Hex(reinterpret_cast<const uint8_t*>(kXbstreamMagic.data()), 8) +
-                                  " \"XBSTCK01\", found " + Hex(fixed, 8) + ")");
+    return Corrupt(start, "",
+                   "bad chunk magic (expected " +
+                       Hex(reinterpret_cast<const uint8_t*>(kXbstreamMagic.data()), 8) +
+                       " \"XBSTCK01\", found " + Hex(fixed, 8) + ")");
   }
   chunk->flags = fixed[8];
   chunk->raw_type = fixed[9];
   switch (fixed[9]) {
-    case 'P': chunk->type = ChunkType::kPayload; break;
-    case 'E': chunk->type = ChunkType::kEof; break;
+    case 'P':
+      chunk->type = ChunkType::kPayload;
+      break;
+    case 'E':
+      chunk->type = ChunkType::kEof;
+      break;
     default:
       if (!(chunk->flags & kXbstreamFlagIgnorable)) {
-        return Corrupt(start, "", "unknown chunk type 0x" + Hex(fixed + 9, 1) + " without the ignorable flag");
+        return Corrupt(start, "",
+                       "unknown chunk type 0x" + Hex(fixed + 9, 1) + " without the ignorable flag");
       }
       chunk->type = ChunkType::kUnknown;
   }
   const uint32_t path_len = LoadLE32(fixed + 10);
   if (path_len > kXbstreamMaxPathLen) {
-    return Corrupt(start, "", "path too long (" + std::to_string(path_len) + " bytes, limit " +
-                                  std::to_string(kXbstreamMaxPathLen) + ")");
+    return Corrupt(start, "",
+                   "path too long (" + std::to_string(path_len) + " bytes, limit " +
+                       std::to_string(kXbstreamMaxPathLen) + ")");
   }
   chunk->path.resize(path_len);
   XBAK_ASSIGN_OR_RETURN(got, Read(chunk->path.data(), path_len));
   if (got < path_len) {
     chunk->path.resize(got);
-    return Corrupt(start, "", "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
-                                  std::to_string(path_len) + " path bytes)");
+    return Corrupt(start, "",
+                   "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
+                       std::to_string(path_len) + " path bytes)");
   }
   if (chunk->type == ChunkType::kEof) return true;
 
   uint8_t tail[kXbstreamPayloadHeaderLen];
   XBAK_ASSIGN_OR_RETURN(got, Read(tail, sizeof(tail)));
   if (got < sizeof(tail)) {
-    return Corrupt(start, chunk->path, "truncated chunk header (stream ends after " + std::to_string(got) +
-                                           " of " + std::to_string(sizeof(tail)) +
-                                           " length/offset/checksum bytes)");
+    return Corrupt(start, chunk->path,
+                   "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
+                       std::to_string(sizeof(tail)) + " length/offset/checksum bytes)");
   }
   const uint64_t len = LoadLE64(tail);
   chunk->offset = LoadLE64(tail + 8);
   const uint32_t stored_crc = LoadLE32(tail + 16);
   if (len > kXbstreamMaxPayloadLen) {
-    return Corrupt(start, chunk->path, "payload too large (" + std::to_string(len) + " bytes, limit " +
-                                           std::to_string(kXbstreamMaxPayloadLen) + ")");
+    return Corrupt(start, chunk->path,
+                   "payload too large (" + std::to_string(len) + " bytes, limit " +
+                       std::to_string(kXbstreamMaxPayloadLen) + ")");
   }
   if (chunk->offset > (uint64_t{1} << 62) - len) {
     // Keeps offset + length far from overflow for every consumer.
@@ -161,13 +172,15 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
   chunk->payload.resize(static_cast<size_t>(len));
   XBAK_ASSIGN_OR_RETURN(got, Read(chunk->payload.data(), chunk->payload.size()));
   if (got < len) {
-    return Corrupt(start, chunk->path, "truncated payload (stream ends after " + std::to_string(got) + " of " +
-                                           std::to_string(len) + " payload bytes)");
+    return Corrupt(start, chunk->path,
+                   "truncated payload (stream ends after " + std::to_string(got) + " of " +
+                       std::to_string(len) + " payload bytes)");
   }
   const uint32_t crc = XbstreamCrc32(chunk->payload.data(), chunk->payload.size());
   if (crc != stored_crc) {
-    return Corrupt(start, chunk->path, "payload checksum mismatch (stored " + Hex32(stored_crc) +
-                                           ", computed " + Hex32(crc) + ")");
+    return Corrupt(
+        start, chunk->path,
+        "payload checksum mismatch (stored " + Hex32(stored_crc) + ", computed " + Hex32(crc) + ")");
   }
   chunk->crc = crc;
   return true;

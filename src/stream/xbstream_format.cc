@@ -64,8 +64,8 @@ Result<std::string> NormalizeXbstreamPath(std::string_view path) {
   size_t pos = 0;
   while (true) {
     size_t slash = path.find('/', pos);
-    std::string_view comp = path.substr(pos, slash == std::string_view::npos ? std::string_view::npos
-                                                                             : slash - pos);
+    std::string_view comp =
+        path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
     if (comp.empty()) return bad("empty path component");
     if (comp == "..") return bad("'..' component");
     if (comp != ".") {

@@ -52,10 +52,10 @@ XbstreamWriter::XbstreamWriter(int fd, std::string description)
 
 Status XbstreamWriter::CheckPath(std::string_view path) const {
   if (path.empty() || path.size() > kXbstreamMaxWritePathLen) {
-    return Error(ErrorCode::kUnsupported,
-                 "cannot stream '" + std::string(path.substr(0, 200)) + "': path length " +
-                     std::to_string(path.size()) + " is outside 1.." +
-                     std::to_string(kXbstreamMaxWritePathLen) + " (mbstream's limit)");
+    return Error(ErrorCode::kUnsupported, "cannot stream '" + std::string(path.substr(0, 200)) +
+                                              "': path length " + std::to_string(path.size()) +
+                                              " is outside 1.." + std::to_string(kXbstreamMaxWritePathLen) +
+                                              " (mbstream's limit)");
   }
   return Status::Ok();
 }

@@ -132,9 +132,9 @@ enum class PageVerdict { kOk, kAllZero, kCorrupt };
 
 struct PageCheck {
   PageVerdict verdict = PageVerdict::kCorrupt;
-  uint32_t stored = 0;    // the checksum found on the page (when one was compared)
-  uint32_t computed = 0;  // what it should have been
-  std::string detail;     // in words, what failed (empty when kOk/kAllZero)
+  uint32_t stored = 0;     // the checksum found on the page (when one was compared)
+  uint32_t computed = 0;   // what it should have been
+  std::string detail;      // in words, what failed (empty when kOk/kAllZero)
   bool encrypted = false;  // kOk as an encrypted page (key version set, its post-encryption checksum)
 };
 
