@@ -177,8 +177,13 @@ class BackupRun {
     XBAK_ASSIGN_OR_RETURN(copier_, innodb::LogCopier::Open(lo));
     XBAK_ASSIGN_OR_RETURN(log_out_, sink_->Create("ib_logfile0"));
     std::string creator = "Backup " + VersionNumber();
+    // An encrypted log keeps its key information: the copied mtrs decrypt
+    // with the same key (mariabackup --prepare reads them so).
+    const auto& lh = copier_->header();
     auto header = innodb::MakeBackupLogHeader(copier_->format(), copier_->checkpoint_lsn(),
-                                              copier_->checkpoint_end_lsn(), creator);
+                                              copier_->checkpoint_end_lsn(), creator,
+                                              lh.encrypted ? lh.crypt.data() : nullptr);
+    if (lh.encrypted) LogInfo("the redo log is encrypted (innodb_encrypt_log=ON): copied as it is");
     XBAK_RETURN_IF_ERROR(log_out_->Write(header.data(), header.size()));
     // The copier appends to the spool, which never waits for the output; the
     // spool's thread writes to the output at whatever pace it takes.

@@ -75,6 +75,13 @@ class LogScanner {
     (void)::madvise(map, size, MADV_SEQUENTIAL);
     auto h = innodb::ParseLogHeader(s->base_, innodb::kLogStartOffset);
     if (!h.ok()) return h.status().With(path);
+    if (h->encrypted) {
+      return Error(
+          ErrorCode::kUnsupported,
+          path +
+              ": the redo log is encrypted (innodb_encrypt_log=ON): xbak --prepare cannot decrypt it "
+              "yet (use mariabackup --prepare for this backup); nothing was written");
+    }
     if (h->format != innodb::kRedoFormat10_8) {
       return Error(ErrorCode::kUnsupported, path + ": redo log format " + std::to_string(h->format) +
                                                 " is not the MariaDB 10.8+ format xbak applies");

@@ -569,7 +569,8 @@ class LogChecker {
     for (;;) {
       innodb::MtrInfo info;
       std::string why;
-      innodb::MtrStatus s = innodb::ParseMtr(buf_.data() + pos_, buf_.size() - pos_, true, &info, &why);
+      innodb::MtrStatus s = innodb::ParseMtr(buf_.data() + pos_, buf_.size() - pos_, true, &info, &why,
+                                             SIZE_MAX, header_.encrypted);
       if (s == innodb::MtrStatus::kComplete) {
         pos_ += info.length;
         lsn_ += info.length;

@@ -152,8 +152,8 @@ bool LogCopier::OtherPassAt(uint64_t lsn, const std::vector<uint8_t>& buf) const
   const uint64_t first = header_.first_lsn;
   const size_t until_wrap = static_cast<size_t>(capacity_ - (lsn - first) % capacity_);
   MtrInfo info;
-  return ParseMtr(buf.data(), buf.size(), !SequenceBit(lsn, first, capacity_), &info, nullptr, until_wrap) ==
-         MtrStatus::kComplete;
+  return ParseMtr(buf.data(), buf.size(), !SequenceBit(lsn, first, capacity_), &info, nullptr, until_wrap,
+                  header_.encrypted) == MtrStatus::kComplete;
 }
 
 void LogCopier::RateMeter::Note(uint64_t lsn, std::atomic<uint64_t>* out) {
@@ -263,7 +263,7 @@ Status LogCopier::CopyLoop() {
       const uint64_t at = lsn + pos;
       const size_t until_wrap = static_cast<size_t>(capacity_ - (at - first) % capacity_);
       ms = ParseMtr(buf.data() + pos, buf.size() - pos, SequenceBit(at, first, capacity_), &info, &why,
-                    until_wrap);
+                    until_wrap, header_.encrypted);
       if (ms != MtrStatus::kComplete) break;
       if (at + info.length > final_below) {
         not_yet_final = true;

@@ -121,11 +121,7 @@ Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
     return Error(ErrorCode::kUnsupported,
                  "redo log format " + Hex32(format) + " is from MariaDB < 10.8; not supported");
   }
-  if (format == kRedoFormatEnc11) {
-    return Error(ErrorCode::kUnsupported,
-                 "redo log is encrypted (format FORMAT_ENC_11, innodb_encrypt_log=ON); not supported");
-  }
-  if (format != kRedoFormat10_8) {
+  if (format != kRedoFormat10_8 && format != kRedoFormatEnc11) {
     return Error(ErrorCode::kCorrupt, "unknown redo log format " + Hex32(format));
   }
   uint32_t crc = LoadBE32(block + kLogHeaderCrc);
@@ -149,9 +145,10 @@ Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
   h.creator.assign(c, strnlen(c, kLogHeaderCreatorLen));
   // FORMAT_10_8 is also the format of the legacy encrypted log (FORMAT_ENC_10_8);
   // the key information after the creator tells them apart.
-  if (!AllZero(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen)) {
-    return Error(ErrorCode::kUnsupported, "redo log is encrypted (innodb_encrypt_log=ON, written by " +
-                                              h.creator + "); not supported");
+  h.encrypted = format == kRedoFormatEnc11 || !AllZero(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen);
+  std::copy_n(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen, h.crypt.begin());
+  if (format == kRedoFormatEnc11 && LoadBE32(block + kLogHeaderCryptKey) == 0) {
+    return Error(ErrorCode::kCorrupt, "redo log header says FORMAT_ENC_11 but has no encryption key id");
   }
   return h;
 }
@@ -273,7 +270,7 @@ DecodeResult DecodeRecordLength(const uint8_t* p, size_t avail, RecordFrame* fra
 }
 
 MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrInfo* out, std::string* why,
-                   size_t seq_flip_at) {
+                   size_t seq_flip_at, bool encrypted) {
   out->length = 0;
   out->records_length = 0;
   out->file_ops.clear();
@@ -313,7 +310,8 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
     pos += f.total();
   }
   const size_t records = pos;
-  if (avail - records < kMtrTrailerSize) {
+  const size_t trailer = kMtrTrailerSize + (encrypted ? kMtrNonceSize : 0);
+  if (avail - records < trailer) {
     SetWhy(why, "buffer ends inside the mtr trailer");
     return MtrStatus::kNeedMore;
   }
@@ -322,15 +320,18 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
     SetWhy(why, "sequence bit mismatch (terminator " + std::to_string(buf[records]) + ")");
     return MtrStatus::kEndOfLog;
   }
-  uint32_t stored = LoadBE32(buf + records + 1);
+  uint32_t stored = LoadBE32(buf + records + trailer - 4);
   uint32_t calc = crc32c::Value(buf, records);
+  if (encrypted)
+    calc = crc32c::Extend(calc, buf + records + 1, kMtrNonceSize);  // the seq byte is not covered
   if (stored != calc) {
     SetWhy(why, "mtr checksum mismatch (stored " + Hex32(stored) + ", computed " + Hex32(calc) + ")");
     return MtrStatus::kEndOfLog;
   }
   // The mtr is genuine; now pick out its file-level records. Records with the
-  // same_page bit before the first page record are FILE_* records.
-  for (size_t p = 0; p < records;) {
+  // same_page bit before the first page record are FILE_* records (their
+  // bodies are encrypted in an encrypted log: not read).
+  for (size_t p = 0; p < records && !encrypted;) {
     RecordFrame f;
     (void)DecodeRecordLength(buf + p, records - p, &f);  // cannot fail: walked above
     uint8_t b = buf[p];
@@ -342,17 +343,18 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
     p += f.total();
   }
   out->records_length = records;
-  out->length = records + kMtrTrailerSize;
+  out->length = records + trailer;
   return MtrStatus::kComplete;
 }
 
 std::vector<uint8_t> MakeBackupLogHeader(uint32_t format, uint64_t checkpoint_lsn, uint64_t end_lsn,
-                                         std::string_view creator) {
+                                         std::string_view creator, const uint8_t* crypt) {
   std::vector<uint8_t> out(kLogStartOffset, 0);
   uint8_t* h = out.data();
   StoreBE32(h + kLogHeaderFormat, format);
   StoreBE64(h + kLogHeaderFirstLsn, checkpoint_lsn);
   std::copy_n(creator.data(), std::min(creator.size(), kLogHeaderCreatorLen), h + kLogHeaderCreator);
+  if (crypt != nullptr) std::copy_n(crypt, kLogHeaderCryptKeyLen, h + kLogHeaderCryptKey);
   StoreBE32(h + kLogHeaderCrc, crc32c::Value(h, kLogHeaderCrc));
   uint8_t* c = h + kLogCheckpoint1;
   StoreBE64(c + kCheckpointLsn, checkpoint_lsn);

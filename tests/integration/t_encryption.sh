@@ -12,7 +12,10 @@
 #  - mariabackup --prepare of xbak's backup works from its backup-my.cnf alone, xbak --copy-back
 #    restores it, the server (same key file) starts, CHECK TABLE EXTENDED passes and the load's
 #    invariant holds;
-#  - with innodb_encrypt_log=ON, xbak --backup refuses by name, nothing written.
+#  - with innodb_encrypt_log=ON (FORMAT_ENC_11), xbak --backup copies the encrypted log as it is
+#    (framed and checksummed without the key) under writes, to a directory and as a stream;
+#    --verify walks it; xbak --prepare refuses it by name (every file unchanged); mariabackup
+#    --prepare of xbak's backup works and the restore passes CHECK TABLE and the invariant.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
@@ -120,13 +123,46 @@ assert_contains "$W/prep2.log" "encrypted tablespace \(key id [0-9]+\): encrypte
 (cd "$W/bk2" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after2.md5"
 cmp -s "$W/before2.md5" "$W/after2.md5" || fail "the refused prepare changed files"
 
-step "innodb_encrypt_log=ON: xbak --backup refuses by name, nothing written"
+step "innodb_encrypt_log=ON: the encrypted log is copied as it is, without the key, under writes"
 sb_stop src
 sed -i 's/^innodb_encrypt_log=OFF/innodb_encrypt_log=ON/' "$cnf"
 sb_start src
-if "$XBAK" --backup --defaults-file="$cnf" --target-dir="$W/enclog" 2> "$W/enclog.log"; then
-  fail "a backup of a server with an encrypted redo log ran"
-fi
-assert_contains "$W/enclog.log" "redo log is encrypted"
-[ ! -e "$W/enclog/xtrabackup_checkpoints" ] || fail "the refused backup left xtrabackup_checkpoints"
+head -c 4 "$(sb_datadir src)/ib_logfile0" | od -An -tx1 | grep -q "f0 9f 97 9d" || fail "the server's log is not FORMAT_ENC_11"
+rm -f "$W/stop"
+churn &
+churnpid=$!
+sleep 1
+xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/enclog" 2> "$W/enclog.log" ||
+  { tail -n 20 "$W/enclog.log" >&2; fail "xbak --backup of a server with an encrypted redo log"; }
+xbak --backup --defaults-file="$cnf" --stream=xbstream 2> "$W/enclog-stream.log" > "$W/enclog.xb" ||
+  { tail -n 20 "$W/enclog-stream.log" >&2; fail "streamed backup of an encrypted redo log"; }
+stop_churn
+assert_contains "$W/enclog.log" "the redo log is encrypted \\(innodb_encrypt_log=ON\\): copied as it is"
+head -c 4 "$W/enclog/ib_logfile0" | od -An -tx1 | grep -q "f0 9f 97 9d" || fail "the backup's log lost its format"
+"$XBAK" --verify --target-dir="$W/enclog" > "$W/enclog-verify.log" 2>&1 ||
+  { tail -n 20 "$W/enclog-verify.log" >&2; fail "xbak --verify of a backup with an encrypted log"; }
+assert_contains "$W/enclog-verify.log" " 0 problems"
+mkdir -p "$W/enclog-x"
+"$XBAK" --extract -C "$W/enclog-x" < "$W/enclog.xb" 2> "$W/enclog-x.log" || { cat "$W/enclog-x.log" >&2; fail "extract"; }
+"$XBAK" --verify --target-dir="$W/enclog-x" > "$W/enclog-xverify.log" 2>&1 ||
+  { tail -n 20 "$W/enclog-xverify.log" >&2; fail "xbak --verify of the streamed backup of an encrypted log"; }
+(cd "$W/enclog" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before3.md5"
+if "$XBAK" --prepare --target-dir="$W/enclog" 2> "$W/prep3.log"; then fail "xbak --prepare of an encrypted log ran"; fi
+assert_contains "$W/prep3.log" "the redo log is encrypted .*use mariabackup --prepare"
+(cd "$W/enclog" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after3.md5"
+cmp -s "$W/before3.md5" "$W/after3.md5" || fail "the refused prepare changed files"
+
+step "mariabackup --prepare of xbak's backup of an encrypted log, restored and checked"
+mariabackup --prepare --target-dir="$W/enclog" > "$W/mb3.log" 2>&1 || { tail -n 20 "$W/mb3.log" >&2; fail "mariabackup --prepare"; }
+sb_stop dst
+rm -rf "$W/dst"
+sb_init_from_datadir dst "$dst_port" "$W/dst/data" "${ENC[@]}"
+"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/enclog" 2> "$W/cb3.log" ||
+  { tail "$W/cb3.log" >&2; fail "copy-back"; }
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
+sb_start dst
+sb_check_all dst
+assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
+  "rows of e.a and e.b after the encrypted-log backup"
+sb_stop dst
 echo "encryption: ok"

@@ -79,7 +79,9 @@ class LogCopier {
   using FileOpSink = std::function<void(const FileOp&, uint64_t lsn)>;
 
   // Opens the live log and reads its header and checkpoint. Fails for logs
-  // older than 10.8 or encrypted ones (kUnsupported).
+  // older than 10.8 (kUnsupported). An encrypted log is copied as it is (its
+  // mtrs are framed and checksummed without the key; FILE_ records of it are
+  // not delivered).
   static Result<std::unique_ptr<LogCopier>> Open(const Options& options);
   ~LogCopier();  // stops and joins the thread if it still runs
   LogCopier(const LogCopier&) = delete;

@@ -8,6 +8,7 @@
 // Unencrypted logs only; encrypted ones are recognised and refused.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,18 +46,23 @@ inline constexpr size_t kLogStartOffset = 12288;        // first byte of mtr dat
 inline constexpr uint64_t kLogFirstLsn = 12288;         // the smallest valid first_lsn
 inline constexpr size_t kMtrSizeMax = size_t{1} << 20;  // longest mtr the server writes (records only)
 inline constexpr size_t kMtrTrailerSize = 5;            // terminator byte + CRC-32C (unencrypted)
+inline constexpr size_t kMtrNonceSize = 8;              // encrypted logs: before the CRC-32C
 
 // ---- Header and checkpoint -------------------------------------------------
 struct LogHeader {
   uint32_t format = 0;
   uint64_t first_lsn = 0;
-  std::string creator;     // e.g. "MariaDB 10.11.19" or "Backup 10.11.19"
-  bool encrypted = false;  // always false on success: encrypted logs are refused
+  std::string creator;  // e.g. "MariaDB 10.11.19" or "Backup 10.11.19"
+  // innodb_encrypt_log=ON: FORMAT_ENC_11, or FORMAT_10_8 with key information
+  // (the legacy FORMAT_ENC_10_8). Each mtr then carries an 8-byte nonce before
+  // its CRC and its record bodies are encrypted (lengths are not).
+  bool encrypted = false;
+  std::array<uint8_t, kLogHeaderCryptKeyLen> crypt{};  // key id, key version, crypt message, nonce
 };
 
 // Parses the first block of ib_logfile0 (n >= 512 bytes). Logs older than 10.8
-// and encrypted logs are kUnsupported with a message saying so; bad checksums
-// and impossible values are kCorrupt.
+// are kUnsupported with a message saying so; bad checksums and impossible
+// values are kCorrupt.
 Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n);
 
 struct Checkpoint {
@@ -141,8 +147,11 @@ struct MtrInfo {
 // `why` (may be null) receives the reason for anything but kComplete.
 // At the live tail of the log kEndOfLog is normal: the server has not yet
 // (completely) written the next mtr.
+// In an encrypted log (`encrypted`), the terminator is followed by an
+// 8-byte nonce, the CRC covers the records and the nonce, and FILE_ records
+// are not read (their bodies are encrypted): file_ops stays empty.
 MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrInfo* out, std::string* why,
-                   size_t seq_flip_at = SIZE_MAX);
+                   size_t seq_flip_at = SIZE_MAX, bool encrypted = false);
 
 // ---- The backup's ib_logfile0 ----------------------------------------------
 // The first 12288 bytes of the backup's ib_logfile0, byte for byte as
@@ -151,8 +160,10 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
 // 4096 = (checkpoint_lsn, end_lsn), everything else zero. The mtrs copied from
 // checkpoint_lsn on follow at 12288, each terminator forced to 1: the backup log
 // is read by --prepare as a first, never wrapped pass.
+// `crypt` (28 bytes, or null): an encrypted log's key information, kept as the
+// server wrote it so that the copied mtrs decrypt with the same key.
 std::vector<uint8_t> MakeBackupLogHeader(uint32_t format, uint64_t checkpoint_lsn, uint64_t end_lsn,
-                                         std::string_view creator);
+                                         std::string_view creator, const uint8_t* crypt = nullptr);
 
 // The ib_logfile0 that --prepare leaves behind, byte for byte as mariabackup
 // writes it (12304 bytes): header with first_lsn = `lsn` and `creator` (a
