@@ -228,7 +228,34 @@ server_lsn() {
   sb_sql "$1" "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'INNODB_LSN_CURRENT'"
 }
 
-SB_ON_EXIT+=(_t_diagnostics _t_kill_jobs)
+# require_mariabackup : the reference tool (Debian's mariadb-backup) is installed
+require_mariabackup() {
+  command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+}
+
+# loop_start FUNC : runs "FUNC 1", "FUNC 2", ... in the background until loop_stop (a write load or a
+# DDL loop beside a backup; a failing call does not stop it). Stopped on exit too.
+_LOOP_PIDS=()
+loop_start() {
+  rm -f "$TEST_WORK/.loop-stop"
+  (
+    i=0
+    while [ ! -e "$TEST_WORK/.loop-stop" ]; do
+      i=$((i + 1))
+      "$1" "$i" || true
+    done
+  ) &
+  _LOOP_PIDS+=($!)
+}
+# loop_stop : stops every loop_start loop and waits for it
+loop_stop() {
+  touch "$TEST_WORK/.loop-stop"
+  local p
+  for p in "${_LOOP_PIDS[@]}"; do wait "$p" 2> /dev/null || true; done
+  _LOOP_PIDS=()
+}
+
+SB_ON_EXIT+=(loop_stop _t_diagnostics _t_kill_jobs)
 SB_ON_EXIT_LATE+=(_t_finish)
 sb_cleanup_on_exit
 echo "== $TEST_NAME (work dir $TEST_WORK)"

@@ -19,7 +19,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
-command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+require_mariabackup
 
 W=$TEST_WORK
 src_port=$(alloc_port)
@@ -62,29 +62,19 @@ assert_eq 1 "$(sb_sql src "SELECT ENCRYPTION_SCHEME FROM information_schema.INNO
   "e/k2 is encrypted"
 
 churn() { # a and b written together in one transaction; the others churn
-  local i=0
-  while [ ! -e "$W/stop" ]; do
-    i=$((i + 1))
-    sb_sql src "USE e; START TRANSACTION; INSERT INTO a (n, v) VALUES ($i, MD5($i)); INSERT INTO b (n, v) VALUES ($i, MD5($i));
-      COMMIT; UPDATE a SET n = n + 1 WHERE id % 97 = $i % 97; UPDATE k2 SET v = REPEAT(MD5($i), 9) WHERE id % 31 = $i % 31;
-      UPDATE z SET v = MD5($i) WHERE id % 41 = $i % 41; UPDATE pc SET v = MD5($i) WHERE id % 43 = $i % 43;
-      UPDATE plain SET v = MD5($i) WHERE id % 17 = $i % 17" || true
-  done
-}
-stop_churn() {
-  touch "$W/stop"
-  wait "$churnpid" 2> /dev/null || true
+  local i=$1
+  sb_sql src "USE e; START TRANSACTION; INSERT INTO a (n, v) VALUES ($i, MD5($i)); INSERT INTO b (n, v) VALUES ($i, MD5($i));
+    COMMIT; UPDATE a SET n = n + 1 WHERE id % 97 = $i % 97; UPDATE k2 SET v = REPEAT(MD5($i), 9) WHERE id % 31 = $i % 31;
+    UPDATE z SET v = MD5($i) WHERE id % 41 = $i % 41; UPDATE pc SET v = MD5($i) WHERE id % 43 = $i % 43;
+    UPDATE plain SET v = MD5($i) WHERE id % 17 = $i % 17" || true
 }
 
 step "xbak --backup under writes, then --verify"
-rm -f "$W/stop"
-churn &
-churnpid=$!
-SB_ON_EXIT=(stop_churn "${SB_ON_EXIT[@]}")
+loop_start churn
 sleep 1
 xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/bk" 2> "$W/bk.log" ||
   { tail -n 20 "$W/bk.log" >&2; fail "xbak --backup of an encrypted server"; }
-stop_churn
+loop_stop
 "$XBAK" --verify --target-dir="$W/bk" 2> "$W/verify.log" || { tail -n 20 "$W/verify.log" >&2; fail "xbak --verify"; }
 assert_contains "$W/bk/backup-my.cnf" "^plugin_load=file_key_management=file_key_management$"
 assert_contains "$W/bk/backup-my.cnf" "^file_key_management_filename=$W/keys/keys.txt$"
@@ -128,15 +118,13 @@ sb_stop src
 sed -i 's/^innodb_encrypt_log=OFF/innodb_encrypt_log=ON/' "$cnf"
 sb_start src
 head -c 4 "$(sb_datadir src)/ib_logfile0" | od -An -tx1 | grep -q "f0 9f 97 9d" || fail "the server's log is not FORMAT_ENC_11"
-rm -f "$W/stop"
-churn &
-churnpid=$!
+loop_start churn
 sleep 1
 xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/enclog" 2> "$W/enclog.log" ||
   { tail -n 20 "$W/enclog.log" >&2; fail "xbak --backup of a server with an encrypted redo log"; }
 xbak --backup --defaults-file="$cnf" --stream=xbstream 2> "$W/enclog-stream.log" > "$W/enclog.xb" ||
   { tail -n 20 "$W/enclog-stream.log" >&2; fail "streamed backup of an encrypted redo log"; }
-stop_churn
+loop_stop
 assert_contains "$W/enclog.log" "the redo log is encrypted \\(innodb_encrypt_log=ON\\): copied as it is"
 head -c 4 "$W/enclog/ib_logfile0" | od -An -tx1 | grep -q "f0 9f 97 9d" || fail "the backup's log lost its format"
 "$XBAK" --verify --target-dir="$W/enclog" > "$W/enclog-verify.log" 2>&1 ||

@@ -17,7 +17,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
-command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+require_mariabackup
 
 W=$TEST_WORK
 src_port=$(alloc_port)
@@ -65,27 +65,17 @@ sb_sql src "CREATE DATABASE shop; CREATE DATABASE \`my-db\`; USE shop;
   INSERT INTO inst_first (id, a) SELECT seq + 5000, seq FROM seq_1_to_100"
 cnf=$(sb_cnf src)
 
-churn() { # every table written until $W/stop
-  local i=0
-  while [ ! -e "$W/stop" ]; do
-    i=$((i + 1))
-    sb_sql src "USE shop; UPDATE orders SET n = n + 1 WHERE id % 61 = $i % 61; INSERT INTO orders (n, v) VALUES ($i, 'x');
-      UPDATE inst_add SET x = x + 1, y = 'u$i' WHERE id % 41 = $i % 41; INSERT INTO inst_add (id, a) VALUES (100000 + $i, $i);
-      UPDATE inst_drop SET a = a + 1 WHERE id % 43 = $i % 43; UPDATE inst_first SET f = f + 1 WHERE id % 47 = $i % 47;
-      UPDATE zip SET v = REPEAT(MD5($i), 3) WHERE id % 53 = $i % 53; INSERT INTO parted VALUES (10000 + $i, $i % 17, 'p');
-      UPDATE remote SET v = MD5($i) WHERE id % 59 = $i % 59; UPDATE \`my-db\`.\`t-1\` SET v = MD5($i) WHERE id % 7 = $i % 7" || true
-  done
-}
-stop_churn() {
-  touch "$W/stop"
-  wait "$churnpid" 2> /dev/null || true
+churn() { # one round of writes to every table (loop_start)
+  local i=$1
+  sb_sql src "USE shop; UPDATE orders SET n = n + 1 WHERE id % 61 = $i % 61; INSERT INTO orders (n, v) VALUES ($i, 'x');
+    UPDATE inst_add SET x = x + 1, y = 'u$i' WHERE id % 41 = $i % 41; INSERT INTO inst_add (id, a) VALUES (100000 + $i, $i);
+    UPDATE inst_drop SET a = a + 1 WHERE id % 43 = $i % 43; UPDATE inst_first SET f = f + 1 WHERE id % 47 = $i % 47;
+    UPDATE zip SET v = REPEAT(MD5($i), 3) WHERE id % 53 = $i % 53; INSERT INTO parted VALUES (10000 + $i, $i % 17, 'p');
+    UPDATE remote SET v = MD5($i) WHERE id % 59 = $i % 59; UPDATE \`my-db\`.\`t-1\` SET v = MD5($i) WHERE id % 7 = $i % 7" || true
 }
 
 step "full backup under writes"
-rm -f "$W/stop"
-churn &
-churnpid=$!
-SB_ON_EXIT=(stop_churn "${SB_ON_EXIT[@]}")
+loop_start churn
 # A transaction open across the whole backup (on a table the churn does not scan, which it would
 # block): the export server rolls it back.
 (sb_sql src "START TRANSACTION; INSERT INTO shop.pending VALUES (-1, 'never committed');
@@ -97,7 +87,7 @@ xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/full" 2> "$W/
   { tail -n 20 "$W/full.log" >&2; fail "xbak --backup"; }
 xbak --backup --defaults-file="$cnf" --target-dir="$W/partial" --databases="shop" 2> "$W/partial.log" ||
   { tail -n 20 "$W/partial.log" >&2; fail "partial backup"; }
-stop_churn
+loop_stop
 sb_sql src "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
   while read -r id; do sb_sql src "KILL $id"; done
 wait "$openpid" || true

@@ -19,7 +19,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
-command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+require_mariabackup
 
 W=$TEST_WORK
 src_port=$(alloc_port)
@@ -126,41 +126,32 @@ refused() { # MSG-REGEX OPTIONS... : xbak --backup refuses, writes no target dir
 refused "--tables: 'shop.*' is not a valid regular expression" --tables='shop[.]('
 refused "--tables-file .*/nope" --tables-file="$W/nope"
 refused "--databases: name '\.\./etc' is not valid" --databases="../etc"
+# Outside --backup the options would be ignored: refused instead.
+if "$XBAK" --prepare --tables='^a[.]' --target-dir="$W/x-tables" 2> "$W/refused-prepare.log"; then
+  fail "--prepare --tables ran"
+fi
+assert_contains "$W/refused-prepare.log" "--tables applies to --backup only"
 
 step "partial full + incremental under writes and DDL inside and outside the filter"
 FILTER=(--databases="shop hr mysql" --databases-exclude="shop.audit" --tables-exclude='^shop[.]tmp_')
-load() { # until $W/stop: orders and items in one transaction; audit, archive and tmp_ tables churn
-  local i=0
-  while [ ! -e "$W/stop" ]; do
-    i=$((i + 1))
-    sb_sql src "START TRANSACTION; INSERT INTO shop.orders (n, v) VALUES ($i, MD5($i));
-      INSERT INTO shop.items (n, v) VALUES ($i, MD5($i)); UPDATE shop.orders SET n = n + 1 WHERE id % 97 = $i % 97;
-      COMMIT; REPLACE INTO shop.audit VALUES ($i % 500, MD5($i)); UPDATE archive.old SET v = REPEAT(MD5($i), 10)
-      WHERE id % 50 = $i % 50; INSERT INTO shop.parts VALUES ($i + 10000, $i % 30);" || true
-  done
+load() { # one round (loop_start): orders and items in one transaction; audit, archive and tmp_ tables churn
+  local i=$1
+  sb_sql src "START TRANSACTION; INSERT INTO shop.orders (n, v) VALUES ($i, MD5($i));
+    INSERT INTO shop.items (n, v) VALUES ($i, MD5($i)); UPDATE shop.orders SET n = n + 1 WHERE id % 97 = $i % 97;
+    COMMIT; REPLACE INTO shop.audit VALUES ($i % 500, MD5($i)); UPDATE archive.old SET v = REPEAT(MD5($i), 10)
+    WHERE id % 50 = $i % 50; INSERT INTO shop.parts VALUES ($i + 10000, $i % 30);" || true
 }
-ddl() { # until $W/stop: tables created, re-created and dropped on both sides of the filter
-  local i=3
-  while [ ! -e "$W/stop" ]; do
-    i=$((i + 1))
-    sb_sql src "USE shop; CREATE TABLE shop.tmp_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_200;
-      CREATE TABLE shop.kept_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_200;
-      CREATE TABLE archive.new_$i (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_100;
-      TRUNCATE TABLE shop.tmp_scratch; DROP TABLE IF EXISTS shop.tmp_$((i - 2)), archive.new_$((i - 2));
-      RENAME TABLE shop.kept_$((i - 1)) TO shop.moved_$((i - 1)); DROP TABLE IF EXISTS shop.moved_$((i - 4));" || true
-    sleep 0.2
-  done
+ddl() { # one round (loop_start): tables created, re-created and dropped on both sides of the filter
+  local i=$(($1 + 3))
+  sb_sql src "USE shop; CREATE TABLE shop.tmp_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_200;
+    CREATE TABLE shop.kept_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_200;
+    CREATE TABLE archive.new_$i (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_100;
+    TRUNCATE TABLE shop.tmp_scratch; DROP TABLE IF EXISTS shop.tmp_$((i - 2)), archive.new_$((i - 2));
+    RENAME TABLE shop.kept_$((i - 1)) TO shop.moved_$((i - 1)); DROP TABLE IF EXISTS shop.moved_$((i - 4));" || true
+  sleep 0.2
 }
-stop_load() {
-  touch "$W/stop"
-  wait "$loadpid" "$ddlpid" 2> /dev/null || true
-}
-rm -f "$W/stop"
-load &
-loadpid=$!
-ddl &
-ddlpid=$!
-SB_ON_EXIT=(stop_load "${SB_ON_EXIT[@]}")
+loop_start load
+loop_start ddl
 sleep 2
 # --throttle slows the copy so that the DDL loop runs while it does.
 xbak --backup --defaults-file="$cnf" --parallel=2 --throttle=20 --target-dir="$W/pfull" "${FILTER[@]}" \
@@ -184,7 +175,7 @@ assert_contains "$W/pinc.log" "table shop/fresh was renamed to shop/fresh_rename
 # An incremental with another filter: taken, but refused at prepare.
 xbak --backup --defaults-file="$cnf" --incremental-basedir="$W/pfull" --target-dir="$W/pother" \
   --databases="shop mysql" 2> "$W/pother.log" || fail "incremental with another filter"
-stop_load
+loop_stop
 grep -E "created during the backup|dropped during the backup|renamed" "$W/pfull.log" "$W/pinc.log" | head -n 5 || true
 
 leftout() { # DIR : files of tables the filter leaves out

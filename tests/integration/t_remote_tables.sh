@@ -14,7 +14,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
-command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
+require_mariabackup
 
 W=$TEST_WORK
 src_port=$(alloc_port)
@@ -42,26 +42,15 @@ sb_sql src "CREATE DATABASE r;
 ls "$R1/r/t1.ibd" "$R2/r/t2.ibd" > /dev/null || fail "the server did not put the tables in their DATA DIRECTORY"
 cnf=$(sb_cnf src)
 
-churn() { # writes to every table until $W/stop exists
-  local i=0
-  while [ ! -e "$W/stop" ]; do
-    i=$((i + 1))
-    sb_sql src "UPDATE r.t1 SET n = n + 1, v = REPEAT(MD5($i), 5) WHERE id % 53 = $i % 53;
-      UPDATE r.t2 SET n = n + 1 WHERE id % 47 = $i % 47; INSERT INTO r.t1 (n, v) VALUES ($i, 'x');
-      INSERT INTO r.t2 (n, v) VALUES ($i, 'y'); DELETE FROM r.l WHERE id % 101 = $i % 101 LIMIT 5;" ||
-      true
-  done
-}
-stop_churn() {
-  touch "$W/stop"
-  wait "$churnpid" 2> /dev/null || true
+churn() { # one round of writes to every table (loop_start)
+  local i=$1
+  sb_sql src "UPDATE r.t1 SET n = n + 1, v = REPEAT(MD5($i), 5) WHERE id % 53 = $i % 53;
+    UPDATE r.t2 SET n = n + 1 WHERE id % 47 = $i % 47; INSERT INTO r.t1 (n, v) VALUES ($i, 'x');
+    INSERT INTO r.t2 (n, v) VALUES ($i, 'y'); DELETE FROM r.l WHERE id % 101 = $i % 101 LIMIT 5;"
 }
 
 step "full and incremental backups under writes"
-rm -f "$W/stop"
-churn &
-churnpid=$!
-SB_ON_EXIT=(stop_churn "${SB_ON_EXIT[@]}")
+loop_start churn
 sleep 1
 xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/full" 2> "$W/full.log" ||
   { tail -n 20 "$W/full.log" >&2; fail "xbak --backup with DATA DIRECTORY tables"; }
@@ -76,7 +65,7 @@ assert_file "$W/inc/r/t1.ibd.delta" "the remote table's delta"
 assert_file "$W/inc/r/t2.isl"
 "$XBAK" --backup --defaults-file="$cnf" --stream=xbstream 2> "$W/stream.log" > "$W/s.xb" ||
   { tail -n 20 "$W/stream.log" >&2; fail "xbak --backup --stream with DATA DIRECTORY tables"; }
-stop_churn
+loop_stop
 mkdir -p "$W/s"
 "$XBAK" --extract -C "$W/s" < "$W/s.xb" 2> "$W/extract.log" || { cat "$W/extract.log" >&2; fail "extract"; }
 assert_file "$W/s/r/t2.ibd" "the remote table in the stream"
