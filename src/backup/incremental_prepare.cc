@@ -17,6 +17,8 @@
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
+#include "xbak/backup/redo_apply.h"
+#include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
@@ -167,6 +169,12 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
         }
         j.has_page0 = true;
         j.want_size = uint64_t{h->size_in_pages} * ps;
+        if (auto c = innodb::ReadCryptData(page, h->flags); c && c->MayEncrypt()) {
+          return Error(ErrorCode::kUnsupported,
+                       j.delta + ": an encrypted tablespace (key id " + std::to_string(c->key_id) +
+                           "): encrypted tablespaces are not supported by xbak --prepare "
+                           "yet (use mariabackup --prepare); nothing was written");
+        }
         if (first || !flags || j.replace) flags = h->flags;
       }
       first = false;
@@ -482,6 +490,11 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     system_last_size = pages > before ? (pages - before) * fps : 0;
     system_head->want_size = 0;
   }
+
+  // What the redo step after the deltas would refuse (an encrypted log or
+  // tablespace, an algorithm this build lacks) is refused now, before the
+  // first delta goes in.
+  if (!resuming) XBAK_RETURN_IF_ERROR(CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn)));
 
   // 3. From here FULL changes: first make it unmistakably "in progress".
   if (!resuming) {

@@ -832,6 +832,19 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
 
 }  // namespace
 
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn) {
+  RaiseOpenFileLimit();
+  const std::string log_path = JoinPath(log_dir, "ib_logfile0");
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
+  XBAK_ASSIGN_OR_RETURN(auto scanner, LogScanner::Open(log_path));
+  RedoApplyOptions o;
+  o.dir = data_dir;
+  o.required_lsn = required_lsn;
+  XBAK_RETURN_IF_ERROR(CheckLog(o, log_path, cnf.page_size, *scanner).status());
+  Catalog probe;
+  return probe.Scan(data_dir, cnf.page_size, cnf.system_files, /*check_only=*/true);
+}
+
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(o.dir, "ib_logfile0");

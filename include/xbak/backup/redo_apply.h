@@ -56,4 +56,10 @@ struct RedoApplyStats {
 // page_compressed) are errors before the first byte is written.
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 
+// The checks ApplyRedoLog makes before writing, on their own: the log of
+// `log_dir` (up to `required_lsn`) and the data files of `data_dir`. An
+// incremental's apply runs them (its log, the base's files) before it writes
+// its first delta.
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn);
+
 }  // namespace xbak
