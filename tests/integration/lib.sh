@@ -190,13 +190,15 @@ prepare_backup() {
     { tail -n 30 "$TEST_WORK/$1-prepare.log" >&2; fail "$1: xbak --prepare failed"; }
 }
 
-# copy_back_start LABEL DIR : copy the prepared DIR back into a new server "dst" on $dst_port (a
-# running "dst" is stopped first), start it, CHECK TABLE EXTENDED everything. Leaves dst running.
+# copy_back_start LABEL DIR [CNF LINES...] : copy the prepared DIR back into a new server "dst" on
+# $dst_port (a running "dst" is stopped first; the lines go into its my.cnf, e.g. its encryption
+# plugin), start it, CHECK TABLE EXTENDED everything. Leaves dst running.
 copy_back_start() {
   local label=$1 dir=$2
+  shift 2
   sb_stop dst
   rm -rf "$TEST_WORK/dst"
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"
+  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data" "$@"
   "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$dir" 2> "$TEST_WORK/$label-copyback.log" ||
     { tail -n 20 "$TEST_WORK/$label-copyback.log" >&2; fail "$label: xbak --copy-back failed"; }
   if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/dst/data"; fi

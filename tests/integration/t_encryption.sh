@@ -93,12 +93,7 @@ cmp -s "$W/before.md5" "$W/after.md5" || { diff "$W/before.md5" "$W/after.md5" >
 
 step "mariabackup --prepare of xbak's backup, restored by xbak, started with the same keys"
 mariabackup --prepare --target-dir="$W/bk" > "$W/mb.log" 2>&1 || { tail -n 20 "$W/mb.log" >&2; fail "mariabackup --prepare"; }
-sb_init_from_datadir dst "$dst_port" "$W/dst/data" "${ENC[@]}"
-"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/bk" 2> "$W/cb.log" ||
-  { tail "$W/cb.log" >&2; fail "copy-back"; }
-if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
-sb_start dst
-sb_check_all dst
+copy_back_start full "$W/bk" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b (inserted in one transaction)"
 assert_eq 3000 "$(sb_sql dst "SELECT COUNT(*) FROM e.k2")" "rows of e.k2"
@@ -122,13 +117,7 @@ assert_contains "$W/inc-prep.log" "not supported by xbak --prepare yet"
 cmp -s "$W/before-inc.md5" "$W/after-inc.md5" || fail "the refused incremental apply changed the base"
 mariabackup --prepare --target-dir="$W/bk" --incremental-dir="$W/inc" > "$W/mb-inc.log" 2>&1 ||
   { tail -n 20 "$W/mb-inc.log" >&2; fail "mariabackup --prepare --incremental-dir of xbak's incremental"; }
-rm -rf "$W/dst"
-sb_init_from_datadir dst "$dst_port" "$W/dst/data" "${ENC[@]}"
-"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/bk" 2> "$W/cb-inc.log" ||
-  { tail "$W/cb-inc.log" >&2; fail "copy-back of the chain"; }
-if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
-sb_start dst
-sb_check_all dst
+copy_back_start chain "$W/bk" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b after the incremental"
 sb_stop dst
@@ -173,14 +162,7 @@ cmp -s "$W/before3.md5" "$W/after3.md5" || fail "the refused prepare changed fil
 
 step "mariabackup --prepare of xbak's backup of an encrypted log, restored and checked"
 mariabackup --prepare --target-dir="$W/enclog" > "$W/mb3.log" 2>&1 || { tail -n 20 "$W/mb3.log" >&2; fail "mariabackup --prepare"; }
-sb_stop dst
-rm -rf "$W/dst"
-sb_init_from_datadir dst "$dst_port" "$W/dst/data" "${ENC[@]}"
-"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/enclog" 2> "$W/cb3.log" ||
-  { tail "$W/cb3.log" >&2; fail "copy-back"; }
-if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data"; fi
-sb_start dst
-sb_check_all dst
+copy_back_start enclog "$W/enclog" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b after the encrypted-log backup"
 sb_stop dst
