@@ -89,6 +89,16 @@ Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec) {
   return names;
 }
 
+std::vector<uint32_t> FirstPages(const std::vector<DataFileSpec>& files, uint32_t page_size) {
+  std::vector<uint32_t> out;
+  uint64_t first = 0;
+  for (const auto& f : files) {
+    out.push_back(static_cast<uint32_t>(first));
+    first += f.size / page_size;
+  }
+  return out;
+}
+
 Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
   std::vector<DataFileSpec> files;
   size_t pos = 0;

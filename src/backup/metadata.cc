@@ -166,14 +166,11 @@ Result<BackupCnf> ReadBackupCnf(const std::string& dir) {
     // The backup holds each file under its own name, whatever directory the
     // server kept it in.
     c.system_files.clear();
-    c.system_first_page.clear();
-    uint64_t first = 0;
     for (auto& f : *files) {
       c.system_files.push_back(
           f.name.substr(f.name.rfind('/') == std::string::npos ? 0 : f.name.rfind('/') + 1));
-      c.system_first_page.push_back(static_cast<uint32_t>(first));
-      first += f.size / c.page_size;
     }
+    c.system_first_page = FirstPages(*files, c.page_size);
   }
   if (auto it = m.find("innodb-compression-level"); it != m.end()) {
     char* end = nullptr;

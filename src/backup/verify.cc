@@ -758,13 +758,8 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
         auto files = ParseDataFiles(dfp);
         if (files.ok()) {
           b->system_files.clear();
-          b->system_first_page.clear();
-          uint64_t first = 0;
-          for (const auto& f : *files) {
-            b->system_files.push_back(f.name);
-            b->system_first_page.push_back(static_cast<uint32_t>(first));
-            first += f.size / b->page_size;
-          }
+          for (const auto& f : *files) b->system_files.push_back(f.name);
+          b->system_first_page = FirstPages(*files, b->page_size);
         } else {
           r.Add(cnf_path + ": innodb_data_file_path: " + files.status().message());
         }

@@ -44,6 +44,9 @@ struct DataFileSpec {
 };
 // Parses "ibdata1:12M;ibdata2:50M:autoextend".
 Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec);
+// The page number of each file's first page in the system tablespace: the
+// sizes of the files before it (only the last may autoextend).
+std::vector<uint32_t> FirstPages(const std::vector<DataFileSpec>& files, uint32_t page_size);
 // ParseDataFiles(spec), the names only.
 Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec);
 

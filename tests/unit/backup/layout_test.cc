@@ -15,6 +15,7 @@ TEST(ParseDataFiles, SizesAreReadAsTheServerReadsThem) {
   EXPECT_EQ((*f)[2].name, "/abs/ibdata3");
   EXPECT_EQ((*f)[2].size, 2u << 20);
   EXPECT_EQ((*f)[3].size, 10u << 20);  // bytes without a suffix
+  EXPECT_EQ(FirstPages(*f, 16384), (std::vector<uint32_t>{0, 192, 192 + 65536, 192 + 65536 + 128}));
   auto names = ParseDataFilePath("ibdata1:12M:autoextend");
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, std::vector<std::string>{"ibdata1"});
