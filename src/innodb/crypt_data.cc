@@ -30,6 +30,41 @@ std::optional<CryptData> ReadCryptData(const uint8_t* page0, const SpaceFlags& f
   return c;
 }
 
+std::optional<CryptData> CryptDataFromWrite(uint32_t logical_size, uint32_t offset, const uint8_t* data,
+                                            size_t length) {
+  constexpr size_t kFields = kCryptDataSize - sizeof kCryptMagic;
+  if (length != kFields || data[1] != 16) return std::nullopt;
+  bool at = offset == CryptDataOffset(logical_size, logical_size) + sizeof kCryptMagic;
+  for (uint32_t zip = 1024; zip <= 16384 && zip < logical_size && !at; zip *= 2) {
+    at = offset == CryptDataOffset(logical_size, zip) + sizeof kCryptMagic;
+  }
+  if (!at) return std::nullopt;
+  CryptData c;
+  c.scheme = data[0];
+  std::memcpy(c.iv.data(), data + 2, 16);
+  c.min_key_version = LoadBE32(data + 18);
+  c.key_id = LoadBE32(data + 22);
+  c.mode = data[26];
+  return c;
+}
+
+bool EncryptsOnWrite(const CryptData& c, bool encrypt_tables) {
+  return c.scheme != 0 && c.mode != 2 && (c.mode == 1 || encrypt_tables);
+}
+
+bool PageTypeMayEncrypt(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no) {
+  if (page_no == 0 || (space_id == 0 && page_no == 5)) return false;
+  switch (LoadBE16(page + kFilPageType)) {
+    case kPageTypeFspHdr:
+    case kPageTypeXdes:
+      return false;
+    case kPageTypeRtree:
+      return flags.full_crc32;
+    default:
+      return true;
+  }
+}
+
 uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags) {
   return flags.full_crc32 ? LoadBE32(page) : LoadBE32(page + kFilPageFileFlushLsn);
 }

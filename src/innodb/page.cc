@@ -456,6 +456,10 @@ void StampPageChecksum(uint8_t* page, const SpaceFlags& flags) {
   StoreBE32(page + size - kFilPageEndLsnOldChecksum, crc);
 }
 
+uint32_t PostEncryptionChecksum(const uint8_t* page, const SpaceFlags& flags) {
+  return flags.zip() ? ZipCrc32(page, flags.physical_size) : PageCrc32(page, flags.physical_size);
+}
+
 uint32_t ExtentPages(uint32_t page_size) {
   // One MiB per extent up to 16k pages, then 64 pages.
   if (page_size >= 4096 && page_size <= 16384) return (1u << 20) / page_size;

@@ -328,22 +328,34 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
     SetWhy(why, "mtr checksum mismatch (stored " + Hex32(stored) + ", computed " + Hex32(calc) + ")");
     return MtrStatus::kEndOfLog;
   }
-  // The mtr is genuine; now pick out its file-level records. Records with the
-  // same_page bit before the first page record are FILE_* records (their
-  // bodies are encrypted in an encrypted log: not read).
-  for (size_t p = 0; p < records && !encrypted;) {
+  // The mtr is genuine; now pick out its file-level records (their bodies
+  // are encrypted in an encrypted log: read after decryption).
+  if (!encrypted && ParseFileRecords(buf, records, out, why) != MtrStatus::kComplete) {
+    return MtrStatus::kCorrupt;
+  }
+  out->records_length = records;
+  out->length = records + trailer;
+  return MtrStatus::kComplete;
+}
+
+MtrStatus ParseFileRecords(const uint8_t* records, size_t records_length, MtrInfo* out, std::string* why) {
+  // Records with the same_page bit before the first page record are FILE_*
+  // records.
+  for (size_t p = 0; p < records_length;) {
     RecordFrame f;
-    (void)DecodeRecordLength(buf + p, records - p, &f);  // cannot fail: walked above
-    uint8_t b = buf[p];
+    if (DecodeRecordLength(records + p, records_length - p, &f) != DecodeResult::kOk ||
+        f.total() > records_length - p) {
+      SetWhy(why, "invalid record length at mtr offset " + std::to_string(p));
+      return MtrStatus::kCorrupt;
+    }
+    const uint8_t b = records[p];
     if (!(b & 0x80)) break;  // first page record: no file records after it
-    if (!ParseFileRecord(b & 0xF0, buf + p + f.header_length, f.payload_length, out, why)) {
+    if (!ParseFileRecord(b & 0xF0, records + p + f.header_length, f.payload_length, out, why)) {
       if (why != nullptr) *why += " at mtr offset " + std::to_string(p);
       return MtrStatus::kCorrupt;
     }
     p += f.total();
   }
-  out->records_length = records;
-  out->length = records + trailer;
   return MtrStatus::kComplete;
 }
 

@@ -36,6 +36,24 @@ size_t CryptDataOffset(uint32_t logical_size, uint32_t physical_size);
 // tablespace never encrypted and created without an ENCRYPTED= option).
 std::optional<CryptData> ReadCryptData(const uint8_t* page0, const SpaceFlags& flags);
 
+// The crypt data a WRITE record to page 0 sets, if it is the one the server
+// logs whenever it (re)writes them (fil_space_crypt_t::write_page0): the 27
+// bytes from the scheme to the mode, at CryptDataOffset + 6 for any physical
+// size a tablespace of `logical_size` pages can have. Recovery takes the
+// crypt data from exactly this record (fil_crypt_parse).
+std::optional<CryptData> CryptDataFromWrite(uint32_t logical_size, uint32_t offset, const uint8_t* data,
+                                            size_t length);
+
+// Whether the server writes the pages of a tablespace with this crypt data
+// encrypted (buf_page_encrypt): scheme 1, not ENCRYPTED=NO, and ENCRYPTED=YES
+// or innodb_encrypt_tables on. Key version: the latest of its key.
+bool EncryptsOnWrite(const CryptData& c, bool encrypt_tables);
+
+// Whether a page of this type and number may be encrypted at all: never page
+// 0, the TRX_SYS page (5) of the system tablespace, FSP_HDR and XDES pages,
+// nor SPATIAL index pages in the older format (fil_space_encrypt_valid_page_type).
+bool PageTypeMayEncrypt(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no);
+
 // The key version field of a page (0: not encrypted): bytes 0..3 in the
 // full_crc32 format, 26..29 in the older one. Meaningless for page 0.
 uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags);

@@ -163,6 +163,11 @@ PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint
 // pages only; the header LSN must already be set.
 void StampPageChecksum(uint8_t* page, const SpaceFlags& flags);
 
+// The checksum an encrypted page of the older (not full_crc32) format carries
+// after its key version (bytes 30..33): the crc32 page checksum of the
+// encrypted bytes, in the ROW_FORMAT=COMPRESSED variant for zip pages.
+uint32_t PostEncryptionChecksum(const uint8_t* page, const SpaceFlags& flags);
+
 // Number of pages in an extent (FSP_EXTENT_SIZE) for a logical page size.
 uint32_t ExtentPages(uint32_t page_size);
 

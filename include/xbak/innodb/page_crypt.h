@@ -41,10 +41,19 @@ Status AesNoPad(CryptMode mode, bool encrypt, const AesKey& key, const uint8_t i
 
 // Decrypts an encrypted page (its key version field is not 0) of a
 // tablespace `space_id` in place, leaving it as the server has it after a
-// read: full_crc32 pages get key version 0 and the CRC-32C of the plain page;
-// older ones key version and post-encryption checksum 0 (their own checksums
-// were of the plain page). PAGE_COMPRESSED encrypted pages are kUnsupported.
+// read: full_crc32 pages get key version 0 and the CRC-32C of the plain page
+// (PAGE_COMPRESSED ones of their written size; they are then still to be
+// decompressed); older ones key version and post-encryption checksum 0 (their
+// own checksums were of the plain page). Older-format PAGE_COMPRESSED
+// encrypted pages (type 37401) are kUnsupported.
 Status DecryptPage(uint8_t* page, const SpaceFlags& flags, uint32_t space_id, const AesKey& key,
                    CryptMode mode);
+
+// The inverse, as the server's flush writes a page (fil_encrypt_buf): a
+// page stamped as plain (checksum and trailer set; full_crc32 PAGE_COMPRESSED
+// pages as compressed, with their written size in the page type) gets
+// `key_version`, its encrypted bytes and the checksum of what is written.
+Status EncryptPage(uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t key_version,
+                   const AesKey& key, CryptMode mode);
 
 }  // namespace xbak::innodb

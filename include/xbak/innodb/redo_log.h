@@ -5,7 +5,7 @@
 //
 // Everything here is a pure function over bytes: no I/O, no state, so the
 // fuzzer and the tests can drive it directly. Multi-byte fields are big-endian.
-// Unencrypted logs only; encrypted ones are recognised and refused.
+// Encrypted logs are framed here; their records are decrypted by log_crypt.h.
 #pragma once
 
 #include <array>
@@ -152,6 +152,11 @@ struct MtrInfo {
 // are not read (their bodies are encrypted): file_ops stays empty.
 MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrInfo* out, std::string* why,
                    size_t seq_flip_at = SIZE_MAX, bool encrypted = false);
+
+// The FILE_* records at the start of a whole mtr's (plaintext) records, into
+// out->file_ops and out->has_checkpoint/checkpoint_lsn: for an encrypted log
+// once its records are decrypted. kCorrupt (with *why) if one is malformed.
+MtrStatus ParseFileRecords(const uint8_t* records, size_t records_length, MtrInfo* out, std::string* why);
 
 // ---- The backup's ib_logfile0 ----------------------------------------------
 // The first 12288 bytes of the backup's ib_logfile0, byte for byte as

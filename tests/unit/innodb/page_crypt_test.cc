@@ -137,6 +137,10 @@ void DecryptsRealPage(const std::string& vector_file) {
   EXPECT_EQ(after.verdict, PageVerdict::kOk) << after.detail;
   EXPECT_FALSE(after.encrypted);
   EXPECT_EQ(PageKeyVersion(page.data(), *flags), 0u);
+
+  // Written back as the server's flush does, it is the page as stored, byte for byte.
+  ASSERT_TRUE(EncryptPage(page.data(), *flags, std::stoul(v["space_id"]), 1, *key, *mode).ok());
+  EXPECT_TRUE(page == stored);
 }
 
 TEST(PageCrypt, DecryptsARealFullCrc32PageWithAesCbc) { DecryptsRealPage("page_full_crc32_aes_cbc.txt"); }
