@@ -59,6 +59,7 @@ struct DeltaJob {
   // page is this page of the system tablespace; its format is ibdata1's.
   uint32_t first_page = 0;
   std::optional<innodb::SpaceFlags> system_flags;
+  std::optional<innodb::CryptData> crypt;  // of an encrypted tablespace, from the delta's page 0
 };
 
 // A run of consecutive blocks of one delta: the unit of work of the apply
@@ -169,12 +170,9 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
         }
         j.has_page0 = true;
         j.want_size = uint64_t{h->size_in_pages} * ps;
-        if (auto c = innodb::ReadCryptData(page, h->flags); c && c->MayEncrypt()) {
-          return Error(ErrorCode::kUnsupported,
-                       j.delta + ": an encrypted tablespace (key id " + std::to_string(c->key_id) +
-                           "): encrypted tablespaces are not supported by xbak --prepare "
-                           "yet (use mariabackup --prepare); nothing was written");
-        }
+        // Delta pages go in as they were copied (encrypted or not); only the
+        // redo step decrypts, so its keys are checked before anything is written.
+        if (auto c = innodb::ReadCryptData(page, h->flags); c && c->MayEncrypt()) j.crypt = c;
         if (first || !flags || j.replace) flags = h->flags;
       }
       first = false;
@@ -292,6 +290,7 @@ static Status FinishRedo(const IncrementalPrepareOptions& o) {
   po.parallel = o.parallel;
   po.use_memory = o.use_memory;
   po.progress_interval = o.progress_interval;
+  po.keys = o.keys;
   return ApplyLogAndMarkPrepared(po);
 }
 
@@ -494,7 +493,25 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // What the redo step after the deltas would refuse (an encrypted log or
   // tablespace, an algorithm this build lacks) is refused now, before the
   // first delta goes in.
-  if (!resuming) XBAK_RETURN_IF_ERROR(CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn)));
+  if (!resuming) {
+    XBAK_RETURN_IF_ERROR(
+        CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys, o.parallel));
+    XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(full, o.keys));
+    for (const auto& j : scan.deltas) {
+      if (!j.crypt) continue;
+      const std::string what =
+          j.delta + ": an encrypted tablespace (key id " + std::to_string(j.crypt->key_id) + ")";
+      if (crypt == nullptr) {
+        return Error(ErrorCode::kUnsupported,
+                     what +
+                         ", but backup-my.cnf names no file_key_management key "
+                         "file: give --file-key-management-filename; nothing was written");
+      }
+      auto k = crypt->SpaceKey(*j.crypt, 1);
+      if (!k.ok())
+        return Error(k.status().code(), what + ": " + k.status().message() + "; nothing was written");
+    }
+  }
 
   // 3. From here FULL changes: first make it unmistakably "in progress".
   if (!resuming) {
@@ -604,7 +621,10 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
       scan.others.size(), o.parallel,
       [&](size_t i) { return CopyReplace(JoinPath(inc, scan.others[i]), JoinPath(full, scan.others[i])); },
       &cancel));
-  for (const char* meta : {kBinlogInfoFile, kInfoFile, kBackupCnfFile, "ib_logfile0"}) {
+  // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
+  // settings the chain's pages are written back with (innodb_encrypt_tables,
+  // innodb_compression_level) are the same whichever tool prepares it.
+  for (const char* meta : {kBinlogInfoFile, kInfoFile, "ib_logfile0"}) {
     if (PathExists(JoinPath(inc, meta)))
       XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
   }

@@ -106,6 +106,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
   ro.progress_interval = o.progress_interval;
   ro.before_write = std::move(before_write);
+  ro.keys = o.keys;
   XBAK_ASSIGN_OR_RETURN(ro.filter, ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.

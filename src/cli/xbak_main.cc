@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ std::string MaskPassword(int argc, char** argv) {
       secret = argv[i] + 11;
     else if (a.rfind("-p", 0) == 0 && a.size() > 2 && a[1] == 'p')
       secret = argv[i] + 2;
+    // A key file's password given literally (FILE:path names a file: shown).
+    for (const char* k : {"--file-key-management-filekey=", "--loose-file-key-management-filekey="}) {
+      const size_t n = std::strlen(k);
+      if (a.rfind(k, 0) == 0 && a.compare(n, 5, "FILE:") != 0) secret = argv[i] + n;
+    }
     if ((a == "--password" || a == "-p") && i + 1 < argc) {
       // "--password SECRET": the value is the next argument.
       for (char* c = argv[++i]; *c; c++) *c = 'x';
@@ -205,8 +211,25 @@ int main(int argc, char** argv) {
       "tables-exclude", po::value<std::string>(),
       "leave out tables whose db.table matches one of these regexes (comma-separated)");
 
-  po::options_description all;
-  all.add(modes).add(conn).add(general).add(partial).add(streaming);
+  po::options_description keys(
+      "Encryption (--prepare of a server's encrypted tables or redo log; default: as backup-my.cnf "
+      "says; see docs/encryption.md)");
+  keys.add_options()("file-key-management-filename", po::value<std::string>(),
+                     "the file_key_management key file (where it is on this host)")(
+      "file-key-management-filekey", po::value<std::string>(),
+      "FILE:path of the file holding the key file's password (the password itself also works, but "
+      "shows in ps; or set XBAK_FILE_KEY_MANAGEMENT_FILEKEY)")(
+      "file-key-management-encryption-algorithm", po::value<std::string>(), "aes_cbc or aes_ctr");
+  // mariabackup takes these with the loose- prefix: the same, for scripts.
+  po::options_description loose;
+  for (const char* k : {"file-key-management-filename", "file-key-management-filekey",
+                        "file-key-management-encryption-algorithm"}) {
+    loose.add_options()((std::string("loose-") + k).c_str(), po::value<std::string>(), "");
+  }
+
+  po::options_description all, visible;
+  visible.add(modes).add(conn).add(general).add(partial).add(streaming).add(keys);
+  all.add(visible).add(loose);
 
   po::variables_map vm;
   try {
@@ -240,7 +263,7 @@ int main(int argc, char** argv) {
   }
 
   if (vm.count("help")) {
-    std::cout << kUsage << all << "\n";
+    std::cout << kUsage << visible << "\n";
     return 0;
   }
   if (vm.count("version")) {
@@ -250,6 +273,22 @@ int main(int argc, char** argv) {
   if (vm.count("export") && !vm.count("prepare")) {
     std::cerr << "xbak: --export goes with --prepare (see docs/export.md)\n";
     return 2;
+  }
+  xbak::KeyOptions key_options;
+  for (auto [field, k] : {std::pair{&key_options.filename, "file-key-management-filename"},
+                          std::pair{&key_options.filekey, "file-key-management-filekey"},
+                          std::pair{&key_options.algorithm, "file-key-management-encryption-algorithm"}}) {
+    for (const std::string& name : {std::string(k), std::string("loose-") + k}) {
+      if (!vm.count(name)) continue;
+      if (!vm.count("prepare")) {
+        std::cerr << "xbak: --" << name << " goes with --prepare (the backup reads no keys)\n";
+        return 2;
+      }
+      *field = vm[name].as<std::string>();
+    }
+  }
+  if (const char* fk = std::getenv("XBAK_FILE_KEY_MANAGEMENT_FILEKEY"); fk && key_options.filekey.empty()) {
+    key_options.filekey = fk;
   }
   if (vm.count("mariadbd") && !vm.count("export")) {
     std::cerr << "xbak: --mariadbd goes with --prepare --export\n";
@@ -508,6 +547,7 @@ int main(int argc, char** argv) {
     }
     ip.parallel = parallel;
     ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    ip.keys = key_options;
     xbak::Status st = xbak::RunIncrementalPrepare(ip);
     return st.ok() ? export_tables(ip.target_dir) : Fail(st);
   }
@@ -521,6 +561,7 @@ int main(int argc, char** argv) {
     po.parallel = parallel;
     po.use_memory = use_memory;
     po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    po.keys = key_options;
     xbak::Status st = xbak::RunPrepare(po);
     return st.ok() ? export_tables(po.target_dir) : Fail(st);
   }

@@ -9,9 +9,10 @@ namespace xbak::innodb {
 
 Result<AesKey> DeriveLogKey(const LogHeader& h, const EncryptionKeys& keys) {
   if (h.format != kRedoFormatEnc11) {
-    return Error(ErrorCode::kUnsupported,
-                 "the redo log is encrypted in the legacy format of MariaDB 10.8 to 10.11.13 (FORMAT_ENC_10_8), "
-                 "which xbak does not read; prepare this backup with mariabackup");
+    return Error(
+        ErrorCode::kUnsupported,
+        "the redo log is encrypted in the legacy format of MariaDB 10.8 to 10.11.13 (FORMAT_ENC_10_8), "
+        "which xbak does not read; prepare this backup with mariabackup");
   }
   const uint32_t id = LoadBE32(h.crypt.data());
   const uint32_t version = LoadBE32(h.crypt.data() + 4);
@@ -20,7 +21,8 @@ Result<AesKey> DeriveLogKey(const LogHeader& h, const EncryptionKeys& keys) {
   return DeriveKey(**k, h.crypt.data() + 8);
 }
 
-Status DecryptMtr(const uint8_t* mtr, size_t records_length, const AesKey& key, CryptMode mode, uint8_t* out) {
+Status DecryptMtr(const uint8_t* mtr, size_t records_length, const AesKey& key, CryptMode mode,
+                  uint8_t* out) {
   // Gather the bodies into one stream, decrypt it, and put it back. Headers
   // are copied as they are.
   std::vector<uint8_t> stream;

@@ -16,6 +16,7 @@
 
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
+#include "xbak/innodb/page_crypt.h"
 #include "xbak/util/endian.h"
 
 using namespace xbak::innodb;
@@ -65,6 +66,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.verdict == PageVerdict::kCorrupt) std::abort();
   }
   (void)InDoublewriteArea(0, page_no, f.logical_size);
+
+  // Encryption: decrypting any bytes stays inside the page; a page encrypted
+  // and decrypted again is the page (the key version and checksum fields aside).
+  {
+    AesKey key{};
+    for (size_t i = 0; i < key.size(); i++) key[i] = static_cast<uint8_t>(i * 31 + 7);
+    const CryptMode mode = (size > 4 && (data[4] & 1)) ? CryptMode::kCtr : CryptMode::kCbc;
+    std::vector<uint8_t> d(page);
+    (void)DecryptPage(d.data(), f, 5, key, mode);
+    std::vector<uint8_t> e(page);
+    if (EncryptPage(e.data(), f, 5, 1, key, mode).ok()) {
+      if (!DecryptPage(e.data(), f, 5, key, mode).ok()) std::abort();
+      size_t lo = 0, hi = e.size();
+      if (f.full_crc32) {
+        const uint16_t t = PageType(page.data());
+        lo = 4;
+        hi = (t & kPageTypeFcrc32CompressedMarker) ? size_t{t & 0xFFu} << 8 : e.size();
+        hi = hi >= 4 ? hi - 4 : 0;
+      } else {
+        std::memset(e.data() + 26, 0, 8);
+        std::vector<uint8_t> p2(page);
+        std::memset(p2.data() + 26, 0, 8);
+        if (e != p2) std::abort();
+        lo = hi;
+      }
+      if (lo < hi && !std::equal(e.begin() + lo, e.begin() + hi, page.begin() + lo)) std::abort();
+    }
+  }
 
   // PAGE_COMPRESSED: decompressing never reads or writes outside the page;
   // a page that decompresses, compressed again, decompresses to the same frame.

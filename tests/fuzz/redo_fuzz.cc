@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "xbak/innodb/crypt_data.h"
+#include "xbak/innodb/log_crypt.h"
 #include "xbak/innodb/redo_log.h"
+#include "xbak/util/endian.h"
 
 using namespace xbak::innodb;
+using xbak::LoadBE32;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Exact-size copies, so that ASan catches any read past the input.
@@ -39,6 +43,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       pos += info.length;
     }
+  }
+
+  // An encrypted log: the same framing with a nonce, then the records
+  // decrypted (headers kept as they are) and their FILE_ records read.
+  {
+    AesKey key{};
+    for (size_t i = 0; i < key.size(); i++) key[i] = static_cast<uint8_t>(i + 1);
+    size_t pos = 0;
+    MtrInfo info;
+    std::string why;
+    while (pos < buf.size()) {
+      if (ParseMtr(buf.data() + pos, buf.size() - pos, true, &info, &why, SIZE_MAX, true) != MtrStatus::kComplete)
+        break;
+      if (info.records_length + kMtrTrailerSize + kMtrNonceSize != info.length) std::abort();
+      std::vector<uint8_t> plain(info.records_length);
+      for (CryptMode m : {CryptMode::kCbc, CryptMode::kCtr}) {
+        if (!DecryptMtr(buf.data() + pos, info.records_length, key, m, plain.data()).ok()) std::abort();
+        if (plain.empty() || plain[0] != buf[pos]) std::abort();  // the first header stays plain
+        (void)ParseFileRecords(plain.data(), plain.size(), &info, &why);
+      }
+      pos += info.length;
+    }
+  }
+  if (size >= 4) {
+    (void)CryptDataFromWrite(16384, LoadBE32(data) % 65536, buf.data() + 4, buf.size() - 4);
   }
 
   // Record framing and varints on their own.

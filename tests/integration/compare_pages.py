@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Compares the InnoDB data files of two prepared backups page by page.
 
-usage: compare_pages.py DIR_A DIR_B [--max-report N]
+usage: compare_pages.py DIR_A DIR_B [--max-report=N] [--keys=KEYFILE --algorithm=aes_cbc|aes_ctr]
 
 Every data file (ibdata*, undo*, db/*.ibd) must exist in both, with the same
 size and identical pages. Differences are printed one line per page with the
 byte ranges that differ; the exit status is 1 if anything differs. The page
 size is read from each file's FSP flags (ROW_FORMAT=COMPRESSED tables have
 smaller pages).
+
+With --keys, a page that one side holds encrypted and the other plain counts as the same when it
+decrypts into the other (key version and checksums aside): whether a preparer writes a page
+encrypted is a choice the format leaves open while a tablespace is being decrypted (see
+docs/encryption.md); such pages are counted apart.
 """
 import os
 import struct
@@ -74,9 +79,16 @@ def ranges(a, b):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     max_report = 20
+    keys, algorithm = None, "aes_cbc"
     for a in sys.argv[1:]:
         if a.startswith("--max-report="):
             max_report = int(a.split("=", 1)[1])
+        if a.startswith("--keys="):
+            import innodb_crypt
+            keys = innodb_crypt.load_keys(a.split("=", 1)[1])
+        if a.startswith("--algorithm="):
+            algorithm = a.split("=", 1)[1]
+    one_side_encrypted = 0
     a_dir, b_dir = args
     default = 16384
     cnf = os.path.join(a_dir, "backup-my.cnf")
@@ -101,6 +113,15 @@ def main():
         # ibdata2.. continue the system tablespace: no page 0 of their own.
         ps = default if f.startswith("ibdata") and f != "ibdata1" else physical_page_size(pa, default)
         pcomp = full_crc32_page_compressed(pa) if not f.startswith("ibdata") else False
+        cd, fcrc32, space_id = None, False, 0
+        if keys is not None and not (f.startswith("ibdata") and f != "ibdata1"):
+            import innodb_crypt
+            with open(pa, "rb") as h:
+                page0 = h.read(ps)
+            flags = struct.unpack(">I", page0[54:58])[0]
+            fcrc32 = bool(flags & 0x10)
+            space_id = struct.unpack(">I", page0[34:38])[0]
+            cd = innodb_crypt.crypt_data(page0, innodb_crypt.crypt_offset(default, ps))
         with open(pa, "rb") as ha, open(pb, "rb") as hb:
             n = 0
             while True:
@@ -117,6 +138,15 @@ def main():
                     if wx and wx == wy and x[:wx] == y[:wy]:
                         beyond += 1
                         x = y
+                if x != y and cd is not None and n != 0 and len(x) == len(y):
+                    import innodb_crypt
+                    kx, ky = innodb_crypt.key_version(x, fcrc32), innodb_crypt.key_version(y, fcrc32)
+                    if (kx == 0) != (ky == 0):
+                        dx = innodb_crypt.decrypt_page(x, space_id, cd, keys, algorithm, fcrc32) if kx else x
+                        dy = innodb_crypt.decrypt_page(y, space_id, cd, keys, algorithm, fcrc32) if ky else y
+                        if innodb_crypt.normalized(dx, fcrc32) == innodb_crypt.normalized(dy, fcrc32):
+                            one_side_encrypted += 1
+                            x = y
                 if x != y:
                     problems += 1
                     if reported < max_report:
@@ -126,6 +156,8 @@ def main():
                         print(f"{f} page {n} (type {ptype}): differs at {r[:8]}")
                 n += 1
     extra = f" ({beyond} page_compressed pages differ only after their written size)" if beyond else ""
+    if one_side_encrypted:
+        extra += f" ({one_side_encrypted} pages encrypted on one side only, the same once decrypted)"
     print(f"compare_pages: {len(fa & fb)} files, {pages} pages, {problems} differences{extra}")
     sys.exit(1 if problems else 0)
 

@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# Issue 19 (first part of data-at-rest encryption): a server with the file_key_management plugin,
+# Issue 19, data-at-rest encryption: a server with the file_key_management plugin (aes_ctr),
 # innodb_encrypt_tables=ON, key rotation threads encrypting the system and undo tablespaces, tables
 # with their own keys (ENCRYPTED=YES ENCRYPTION_KEY_ID=2), ROW_FORMAT=COMPRESSED and PAGE_COMPRESSED
 # encrypted tables and an ENCRYPTED=NO one, under writes:
 #  - xbak --backup completes (encrypted pages are checked by their post-encryption checksums, no
-#    key needed) and xbak --verify passes;
-#  - backup-my.cnf names the plugin and its key file as mariabackup's does (not a literal filekey);
-#  - xbak --prepare refuses the backup by name before writing anything (every file unchanged):
-#    it cannot decrypt yet; before this test an earlier xbak looked for the wrong crypt-data magic
-#    and would have applied the log to ciphertext;
-#  - mariabackup --prepare of xbak's backup works from its backup-my.cnf alone, xbak --copy-back
-#    restores it, the server (same key file) starts, CHECK TABLE EXTENDED passes and the load's
-#    invariant holds;
-#  - an incremental under writes verifies, is refused by xbak --prepare, and mariabackup --prepare
-#    applies it onto the base; the restored chain passes CHECK TABLE and the invariant;
-#  - with innodb_encrypt_log=ON (FORMAT_ENC_11), xbak --backup copies the encrypted log as it is
-#    (framed and checksummed without the key) under writes, to a directory and as a stream;
-#    --verify walks it; xbak --prepare refuses it by name (every file unchanged); mariabackup
-#    --prepare of xbak's backup works and the restore passes CHECK TABLE and the invariant.
+#    key needed), xbak --verify passes, backup-my.cnf names the plugin and its key file as
+#    mariabackup's does (never a literal filekey);
+#  - xbak --prepare (keys from backup-my.cnf) and mariabackup --prepare of copies of the backup give
+#    identical pages; the xbak copy restored, started with the same keys, passes CHECK TABLE EXTENDED
+#    and the load's invariant;
+#  - an incremental taken while the rotation threads decrypt every DEFAULT table
+#    (innodb_encrypt_tables turned OFF just before it): both tools apply it, identical pages, the
+#    xbak chain restored and checked;
+#  - the keys: a key file moved away is refused by name, and so is a wrong algorithm (its pages
+#    would decrypt into garbage), before anything is written; --file-key-management-filename and an
+#    OpenSSL-encrypted copy of the key file with --file-key-management-filekey=FILE:... work;
+#  - innodb_encrypt_log=ON (FORMAT_ENC_11): the encrypted log is copied as it is, to a directory and
+#    as a stream; xbak --prepare decrypts it; identical pages to mariabackup's; restored and checked.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
@@ -83,55 +82,88 @@ assert_contains "$W/bk/backup-my.cnf" "^file_key_management_filename=$W/keys/key
 assert_contains "$W/bk/backup-my.cnf" "^file_key_management_encryption_algorithm=aes_ctr$"
 assert_contains "$W/bk/backup-my.cnf" "^innodb_encrypt_tables=ON$"
 
-step "xbak --prepare refuses by name, writes nothing"
-(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before.md5"
-if "$XBAK" --prepare --target-dir="$W/bk" 2> "$W/prep.log"; then fail "xbak --prepare of an encrypted backup ran"; fi
-cat "$W/prep.log" >&2
-assert_contains "$W/prep.log" "encrypted tablespaces are not supported by xbak --prepare yet"
-(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after.md5"
-cmp -s "$W/before.md5" "$W/after.md5" || { diff "$W/before.md5" "$W/after.md5" >&2; fail "the refused prepare changed files"; }
+# prepare_both NAME DIR [xbak options...]: DIR prepared by xbak, a copy DIR-mb by mariabackup
+# (with the incremental INC_DIR if set), then every page compared (decrypting pages that only one
+# side holds encrypted with CMP_KEYS).
+prepare_both() {
+  local name=$1 dir=$2
+  shift 2
+  "$XBAK" --prepare --target-dir="$dir" --parallel=2 ${INC_DIR:+--incremental-dir="$INC_DIR"} "$@" 2> "$W/$name-prep.log" ||
+    { tail -n 20 "$W/$name-prep.log" >&2; fail "$name: xbak --prepare"; }
+  mariabackup --prepare --target-dir="$dir-mb" ${INC_DIR:+--incremental-dir="$INC_DIR-mb"} > "$W/$name-mb.log" 2>&1 ||
+    { tail -n 20 "$W/$name-mb.log" >&2; fail "$name: mariabackup --prepare"; }
+  python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$dir-mb" "$dir" ${CMP_KEYS:+"--keys=$CMP_KEYS" --algorithm=aes_ctr} > "$W/$name-compare.log" ||
+    { head -n 30 "$W/$name-compare.log" >&2; fail "$name: xbak and mariabackup prepared different pages"; }
+  tail -n 1 "$W/$name-compare.log"
+}
 
-step "mariabackup --prepare of xbak's backup, restored by xbak, started with the same keys"
-mariabackup --prepare --target-dir="$W/bk" > "$W/mb.log" 2>&1 || { tail -n 20 "$W/mb.log" >&2; fail "mariabackup --prepare"; }
+step "xbak --prepare and mariabackup --prepare of copies: identical pages"
+cp -a "$W/bk" "$W/bk-mb"
+prepare_both full "$W/bk"
+grep -q "pages written" "$W/full-prep.log" || fail "xbak --prepare applied nothing"
+
+step "the xbak-prepared backup restored, started with the same keys"
 copy_back_start full "$W/bk" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b (inserted in one transaction)"
 assert_eq 3000 "$(sb_sql dst "SELECT COUNT(*) FROM e.k2")" "rows of e.k2"
 sb_stop dst
 
-step "an incremental of the encrypted server under writes, prepared by mariabackup onto the base"
+step "an incremental while the rotation threads decrypt the DEFAULT tables; both tools apply it"
+sb_sql src "SET GLOBAL innodb_encrypt_tables = OFF"
 loop_start churn
 sleep 1
 xbak --backup --defaults-file="$cnf" --parallel=2 --incremental-basedir="$W/bk" --target-dir="$W/inc" 2> "$W/inc.log" ||
   { tail -n 20 "$W/inc.log" >&2; fail "incremental backup of an encrypted server"; }
 loop_stop
+sb_sql src "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
+  WHERE NAME LIKE 'e/%' ORDER BY NAME"
 "$XBAK" --verify --target-dir="$W/inc" > "$W/inc-verify.log" 2>&1 || { tail "$W/inc-verify.log" >&2; fail "verify inc"; }
-(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before-inc.md5"
-if "$XBAK" --prepare --target-dir="$W/bk" --incremental-dir="$W/inc" 2> "$W/inc-prep.log"; then
-  fail "xbak applied an incremental of an encrypted server"
-fi
-assert_contains "$W/inc-prep.log" "not supported by xbak --prepare yet"
-# (It once wrote the deltas into the base and removed its xtrabackup_checkpoints before the redo
-# step refused: the base then took no incremental from mariabackup either.)
-(cd "$W/bk" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after-inc.md5"
-cmp -s "$W/before-inc.md5" "$W/after-inc.md5" || fail "the refused incremental apply changed the base"
-mariabackup --prepare --target-dir="$W/bk" --incremental-dir="$W/inc" > "$W/mb-inc.log" 2>&1 ||
-  { tail -n 20 "$W/mb-inc.log" >&2; fail "mariabackup --prepare --incremental-dir of xbak's incremental"; }
+cp -a "$W/inc" "$W/inc-mb"
+# mariabackup writes pages of the tablespaces being decrypted encrypted, although their crypt data
+# say "unencrypted" by the end of the log; xbak writes them as the server's flush would, plain.
+# Those pages are compared decrypted (docs/encryption.md).
+INC_DIR="$W/inc" CMP_KEYS="$W/keys/keys.txt" prepare_both inc "$W/bk"
 copy_back_start chain "$W/bk" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b after the incremental"
 sb_stop dst
+sb_sql src "SET GLOBAL innodb_encrypt_tables = ON"
 
-step "after a restart (the encryption no longer in the log): page 0's crypt data is found, nothing written"
+step "the keys: a missing key file and a wrong algorithm are refused before anything is written"
 sb_stop src
 sb_start src
+loop_start churn
 xbak --backup --defaults-file="$cnf" --target-dir="$W/bk2" 2> "$W/bk2.log" || { tail "$W/bk2.log" >&2; fail "backup 2"; }
-(cd "$W/bk2" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before2.md5"
-if "$XBAK" --prepare --target-dir="$W/bk2" 2> "$W/prep2.log"; then fail "xbak --prepare of an encrypted backup ran"; fi
+loop_stop
+md5tree() { (cd "$1" && find . -type f -exec md5sum {} + | LC_ALL=C sort); }
+md5tree "$W/bk2" > "$W/before2.md5"
+mkdir -p "$W/keys2"
+mv "$W/keys/keys.txt" "$W/keys2/moved.txt"
+if "$XBAK" --prepare --target-dir="$W/bk2" 2> "$W/prep2.log"; then fail "xbak --prepare ran without the key file"; fi
 cat "$W/prep2.log" >&2
-assert_contains "$W/prep2.log" "encrypted tablespace \(key id [0-9]+\): encrypted tablespaces are not supported"
-(cd "$W/bk2" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after2.md5"
-cmp -s "$W/before2.md5" "$W/after2.md5" || fail "the refused prepare changed files"
+assert_contains "$W/prep2.log" "keys/keys.txt.*--file-key-management-filename"
+if "$XBAK" --prepare --target-dir="$W/bk2" --file-key-management-filename="$W/keys2/moved.txt" \
+  --file-key-management-encryption-algorithm=aes_cbc 2> "$W/prep2b.log"; then
+  fail "xbak --prepare ran with the wrong algorithm"
+fi
+cat "$W/prep2b.log" >&2
+assert_contains "$W/prep2b.log" "does not decrypt into a valid page.*algorithm"
+md5tree "$W/bk2" > "$W/after2.md5"
+cmp -s "$W/before2.md5" "$W/after2.md5" || fail "a refused prepare changed files"
+# The same keys in an OpenSSL-encrypted key file, its password in a file.
+printf 'a filekey password\n' > "$W/keys2/filekey"
+openssl enc -aes-256-cbc -md sha1 -pass file:"$W/keys2/filekey" -in "$W/keys2/moved.txt" -out "$W/keys2/keys.enc" 2> /dev/null
+cp -a "$W/bk2" "$W/bk2-mb"
+# (mariabackup takes the moved key file with its loose- option.)
+"$XBAK" --prepare --target-dir="$W/bk2" --file-key-management-filename="$W/keys2/keys.enc" \
+  --file-key-management-filekey="FILE:$W/keys2/filekey" 2> "$W/prep2c.log" ||
+  { tail -n 20 "$W/prep2c.log" >&2; fail "xbak --prepare with an encrypted key file"; }
+mariabackup --prepare --target-dir="$W/bk2-mb" --loose-file-key-management-filename="$W/keys2/moved.txt" > "$W/mb2.log" 2>&1 ||
+  { tail -n 20 "$W/mb2.log" >&2; fail "mariabackup --prepare with the moved key file"; }
+python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$W/bk2-mb" "$W/bk2" > "$W/bk2-compare.log" ||
+  { head -n 30 "$W/bk2-compare.log" >&2; fail "bk2: different pages"; }
+mv "$W/keys2/moved.txt" "$W/keys/keys.txt"
 
 step "innodb_encrypt_log=ON: the encrypted log is copied as it is, without the key, under writes"
 sb_stop src
@@ -154,14 +186,18 @@ mkdir -p "$W/enclog-x"
 "$XBAK" --extract -C "$W/enclog-x" < "$W/enclog.xb" 2> "$W/enclog-x.log" || { cat "$W/enclog-x.log" >&2; fail "extract"; }
 "$XBAK" --verify --target-dir="$W/enclog-x" > "$W/enclog-xverify.log" 2>&1 ||
   { tail -n 20 "$W/enclog-xverify.log" >&2; fail "xbak --verify of the streamed backup of an encrypted log"; }
-(cd "$W/enclog" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/before3.md5"
-if "$XBAK" --prepare --target-dir="$W/enclog" 2> "$W/prep3.log"; then fail "xbak --prepare of an encrypted log ran"; fi
-assert_contains "$W/prep3.log" "the redo log is encrypted .*use mariabackup --prepare"
-(cd "$W/enclog" && find . -type f -exec md5sum {} + | LC_ALL=C sort) > "$W/after3.md5"
-cmp -s "$W/before3.md5" "$W/after3.md5" || fail "the refused prepare changed files"
 
-step "mariabackup --prepare of xbak's backup of an encrypted log, restored and checked"
-mariabackup --prepare --target-dir="$W/enclog" > "$W/mb3.log" 2>&1 || { tail -n 20 "$W/mb3.log" >&2; fail "mariabackup --prepare"; }
+step "xbak --prepare decrypts the log: identical pages to mariabackup's, restored and checked"
+cp -a "$W/enclog" "$W/enclog-mb"
+mv "$W/keys/keys.txt" "$W/keys2/moved.txt"
+md5tree "$W/enclog" > "$W/before3.md5"
+if "$XBAK" --prepare --target-dir="$W/enclog" 2> "$W/prep3.log"; then fail "xbak --prepare of an encrypted log ran without its key"; fi
+assert_contains "$W/prep3.log" "the redo log is encrypted .*cannot read the key file"
+md5tree "$W/enclog" > "$W/after3.md5"
+cmp -s "$W/before3.md5" "$W/after3.md5" || fail "the refused prepare changed files"
+mv "$W/keys2/moved.txt" "$W/keys/keys.txt"
+prepare_both enclog "$W/enclog"
+head -c 4 "$W/enclog/ib_logfile0" | od -An -tx1 | grep -q "50 68 79 73" || fail "the prepared log is not the plain format"
 copy_back_start enclog "$W/enclog" "${ENC[@]}"
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM e.a")" "$(sb_sql dst "SELECT COUNT(*) FROM e.b")" \
   "rows of e.a and e.b after the encrypted-log backup"

@@ -26,16 +26,23 @@
 #                            the same with each provider algorithm (Debian's mariadb-plugin-provider-*;
 #                            mariabackup --prepare loads it from the plugin_load line xbak writes in
 #                            backup-my.cnf)
+#   enc enc_p4k_crc32 enc_pcomp
+#                            data-at-rest encryption (file_key_management, innodb_encrypt_tables=ON,
+#                            innodb_encrypt_log=ON, rotation threads): aes_cbc at 16k; aes_ctr at 4k
+#                            with the older page format (COMPRESSED pages encrypted too); encrypted
+#                            PAGE_COMPRESSED tables (full_crc32). xbak --prepare decrypts with the key
+#                            file backup-my.cnf names, applies the log and encrypts again
+#                            (docs/encryption.md)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
 command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"
 
 CMP=(python3 "$XBAK_SRC/tests/integration/compare_pages.py")
-ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4 pcomp_lzma pcomp_bzip2 pcomp_lzo pcomp_snappy"
+ALL_CELLS="p4k p8k p16k p32k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4 pcomp_lzma pcomp_bzip2 pcomp_lzo pcomp_snappy enc enc_p4k_crc32 enc_pcomp"
 case "${XBAK_LAYOUTS:-ci}" in
   quick) CELLS="p4k multi pcomp" ;;
-  ci) CELLS="p4k p16k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4" ;;
+  ci) CELLS="p4k p16k p64k crc32 dirs multi pcomp pcomp_crc32 pcomp_lz4 enc_p4k_crc32" ;;
   all) CELLS=$ALL_CELLS ;;
   *) CELLS=$XBAK_LAYOUTS ;;
 esac
@@ -60,20 +67,29 @@ cell_options() {
     dirs) printf '%s\n' "innodb_undo_directory=DIR/undo" "innodb_undo_tablespaces=3" \
       "innodb_log_group_home_dir=DIR/redo" "innodb_data_home_dir=DIR/sys" ;;
     multi) printf "%s\n" "innodb_data_file_path=ibdata1:3M;ibdata2:4M:autoextend" "innodb_undo_tablespaces=0" ;;
+    enc | enc_p4k_crc32 | enc_pcomp)
+      printf '%s\n' "plugin_load_add=file_key_management" "file_key_management_filename=$W/keys.txt" \
+        "innodb_encrypt_tables=ON" "innodb_encrypt_log=ON" "innodb_encryption_threads=2" "innodb_undo_tablespaces=2"
+      case "$1" in
+        enc) echo "file_key_management_encryption_algorithm=aes_cbc" ;;
+        enc_p4k_crc32) printf '%s\n' "file_key_management_encryption_algorithm=aes_ctr" "innodb_page_size=4k" \
+          "innodb_checksum_algorithm=crc32" ;;
+        enc_pcomp) printf '%s\n' "file_key_management_encryption_algorithm=aes_ctr" "innodb_compression_algorithm=zlib" ;;
+      esac ;;
     *) fail "unknown layout cell '$1' (cells: $ALL_CELLS)" ;;
   esac
 }
 
 # page_kb CELL : the cell's innodb_page_size in KiB
 page_kb() {
-  case "$1" in p4k) echo 4 ;; p8k) echo 8 ;; p32k) echo 32 ;; p64k) echo 64 ;; *) echo 16 ;; esac
+  case "$1" in p4k | enc_p4k*) echo 4 ;; p8k) echo 8 ;; p32k) echo 32 ;; p64k) echo 64 ;; *) echo 16 ;; esac
 }
 
 # table_kinds CELL : "name|table options" for every row format the page size allows
 table_kinds() {
   local kb k
   kb=$(page_kb "$1")
-  case "$1" in pcomp*)
+  case "$1" in pcomp* | enc_pcomp)
     # PAGE_COMPRESSED (the server refuses it with REDUNDANT and COMPRESSED); a table's own level too (recovery writes
     # every page back with innodb_compression_level, mariabackup's and xbak's alike)
     echo "pc_compact|ROW_FORMAT=COMPACT PAGE_COMPRESSED=1"
@@ -147,6 +163,17 @@ run_cell() { # CELL
   sb_start src
   load_tables "$cell"
   echo "[$cell] tables: $(table_kinds "$cell" | cut -d'|' -f1 | tr '\n' ' ')"
+  case "$cell" in enc*)
+    # The rotation threads encrypt the system and undo tablespaces after the start: let them finish,
+    # so that the two preparers see no tablespace half-encrypted (t_encryption.sh covers that case).
+    for _ in $(seq 150); do
+      [ "$(sb_sql src "SELECT COUNT(*) FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
+        WHERE MIN_KEY_VERSION = 0 OR ROTATING_OR_FLUSHING <> 0")" = 0 ] && break
+      sleep 0.2
+    done
+    echo "[$cell] encrypted tablespaces: $(sb_sql src "SELECT COUNT(*) FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
+      WHERE ENCRYPTION_SCHEME = 1")" ;;
+  esac
 
   step "[$cell] xbak --backup under the churn load"
   sb_sql src "CALL lay.churn()" 2> "$W/$cell-churn.err" &
@@ -233,5 +260,10 @@ run_cell() { # CELL
   rm -rf "$W/$cell"
 }
 
+case " $CELLS " in *" enc"*)
+  printf '1;%s\n2;%s\n' "$(openssl rand -hex 32)" "$(openssl rand -hex 16)" > "$W/keys.txt"
+  chmod 755 "$W"
+  chmod 644 "$W/keys.txt" ;;
+esac
 for cell in $CELLS; do run_cell "$cell"; done
 echo "layouts passed: $CELLS"

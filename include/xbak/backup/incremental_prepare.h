@@ -13,6 +13,7 @@
 #include <chrono>
 #include <string>
 
+#include "xbak/backup/prepare_crypt.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -26,6 +27,7 @@ struct IncrementalPrepareOptions {
   uint64_t piece_bytes = 32ull << 20;
   uint64_t use_memory = 256ull << 20;  // for the redo step
   std::chrono::milliseconds progress_interval{2000};
+  KeyOptions keys;  // an encrypted backup's key file, over backup-my.cnf
 };
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);

@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "xbak/backup/prepare_crypt.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -25,6 +26,7 @@ struct PrepareOptions {
   int parallel = 1;
   uint64_t use_memory = 256ull << 20;
   std::chrono::milliseconds progress_interval{2000};
+  KeyOptions keys;  // an encrypted backup's key file, over backup-my.cnf
 };
 
 Status RunPrepare(const PrepareOptions& o);

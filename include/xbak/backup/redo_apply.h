@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "xbak/backup/prepare_crypt.h"
 #include "xbak/backup/table_filter.h"
 #include "xbak/util/status.h"
 
@@ -38,6 +39,8 @@ struct RedoApplyOptions {
   // A partial backup's filter: tables it left out are not brought back from
   // the log (created or re-created during the backup).
   TableFilter filter;
+  // Where the keys of an encrypted backup are, over what backup-my.cnf says.
+  KeyOptions keys;
 };
 
 struct RedoApplyStats {
@@ -51,15 +54,18 @@ struct RedoApplyStats {
   std::set<uint32_t> ignored_spaces;  // their ids
 };
 
-// Checks the whole log first; a corrupt or short log, an encrypted log, a log
-// of another format, and tablespaces xbak cannot apply to (encrypted,
-// page_compressed) are errors before the first byte is written.
+// Checks the whole log first; a corrupt or short log, a log of another
+// format, an encrypted log or tablespace whose key is not at hand, and
+// tablespaces xbak cannot apply to are errors before the first byte is
+// written. Encrypted pages are decrypted to apply the log and written back
+// encrypted as the server would.
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 
 // The checks ApplyRedoLog makes before writing, on their own: the log of
 // `log_dir` (up to `required_lsn`) and the data files of `data_dir`. An
 // incremental's apply runs them (its log, the base's files) before it writes
 // its first delta.
-Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn);
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
+                           const KeyOptions& keys, int parallel);
 
 }  // namespace xbak

@@ -74,5 +74,59 @@ TEST(CryptData, PageKeyVersionIsWhereTheFormatKeepsIt) {
   EXPECT_EQ(PageKeyVersion(page.data(), Flags(16384, 16384, false)), 9u);
 }
 
+// The 27-byte WRITE that write_page0 logs after the magic (seen in a real log:
+// the rotation threads starting on the system tablespace of a 16k server).
+TEST(CryptData, TheWritePage0RecordGivesTheCryptData) {
+  std::vector<uint8_t> w = {0x01, 0x10, 0xfb, 0xf4, 0x9d, 0xbb, 0x5e, 0x95, 0xae,
+                            0x82, 0x6b, 0xb5, 0xd1, 0x2c, 0xc9, 0x63, 0xea, 0xd4,
+                            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00};
+  auto c = CryptDataFromWrite(16384, 10428 + 6, w.data(), w.size());
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->scheme, 1);
+  EXPECT_EQ(c->iv[0], 0xfb);
+  EXPECT_EQ(c->iv[15], 0xd4);
+  EXPECT_EQ(c->min_key_version, 0u);
+  EXPECT_EQ(c->key_id, 1u);
+  EXPECT_EQ(c->mode, 0);
+  // The same fields of a ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8 tablespace sit elsewhere.
+  EXPECT_TRUE(CryptDataFromWrite(16384, 5308 + 6, w.data(), w.size()).has_value());
+  EXPECT_TRUE(CryptDataFromWrite(4096, 1596 + 6, w.data(), w.size()).has_value());
+  // Any other WRITE to page 0 is not it.
+  EXPECT_FALSE(CryptDataFromWrite(16384, 10428, w.data(), w.size()).has_value());
+  EXPECT_FALSE(CryptDataFromWrite(16384, 10428 + 6, w.data(), w.size() - 1).has_value());
+  w[1] = 8;  // IV length other than 16: the server ignores such metadata
+  EXPECT_FALSE(CryptDataFromWrite(16384, 10428 + 6, w.data(), w.size()).has_value());
+}
+
+TEST(CryptData, EncryptsOnWriteAsTheServersFlush) {
+  CryptData c;
+  c.scheme = 1;
+  c.mode = 0;  // DEFAULT: follows innodb_encrypt_tables
+  EXPECT_TRUE(EncryptsOnWrite(c, true));
+  EXPECT_FALSE(EncryptsOnWrite(c, false));
+  c.mode = 1;  // ENCRYPTED=YES
+  EXPECT_TRUE(EncryptsOnWrite(c, false));
+  c.mode = 2;  // ENCRYPTED=NO
+  EXPECT_FALSE(EncryptsOnWrite(c, true));
+  c.mode = 0;
+  c.scheme = 0;  // decrypted by the rotation threads
+  EXPECT_FALSE(EncryptsOnWrite(c, true));
+}
+
+TEST(CryptData, PagesNeverEncrypted) {
+  std::vector<uint8_t> page(16384, 0);
+  const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
+  StoreBE16(page.data() + kFilPageType, kPageTypeIndex);
+  EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 3));
+  EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 7, 0));  // page 0
+  EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 0, 5));  // TRX_SYS
+  EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 5));
+  StoreBE16(page.data() + kFilPageType, kPageTypeXdes);
+  EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 7, 16384));
+  StoreBE16(page.data() + kFilPageType, kPageTypeRtree);
+  EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 4));
+  EXPECT_FALSE(PageTypeMayEncrypt(page.data(), old, 7, 4));
+}
+
 }  // namespace
 }  // namespace xbak::innodb

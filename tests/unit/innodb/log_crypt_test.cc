@@ -58,10 +58,12 @@ TEST(LogCrypt, DecryptsRealMtrsIntoTheirPlainRecords) {
       // FILE_CHECKPOINT: a body shorter than one block (the CBC tail rule only)
       {"fa3d89d6fd127f7eba5c0701000000000000ad74efd1a0b5", "fa0000000000000000ad74"},
       // two WRITEs to page 0's crypt data (magic, then the 27 bytes): one stream over both bodies
-      {"3a62ce9a236ded4c0944a9b00eee7527b33b9398317dfdb42aee2ead9d98b91edb87c8eb384ae5025401000000000000ad8c1e52fb81",
+      {"3a62ce9a236ded4c0944a9b00eee7527b33b9398317dfdb42aee2ead9d98b91edb87c8eb384ae5025401000000000000ad8c1"
+       "e52fb81",
        "3a0000a83c730e0c524574b00e000110fbf49dbb5e95ae826bb5d12cc963ead4000000000000000100"},
       // an insert: an EXTENDED record with a length varint in the IV
-      {"20215b9d9ca3e35bd534b94d5b08ba28ec3b3867e567c7547ada62d14603e8e63f4f0aa3805a71a6d24ec18b49baa1010201000000"
+      {"20215b9d9ca3e35bd534b94d5b08ba28ec3b3867e567c7547ada62d14603e8e63f4f0aa3805a71a6d24ec18b49baa10102010"
+       "00000"
        "000000c5e4c0febd5d",
        "2021050306001000001500800000010000000000138400000134011068656c6c6f20656e6372797074656420776f726c64"},
   };
@@ -69,7 +71,8 @@ TEST(LogCrypt, DecryptsRealMtrsIntoTheirPlainRecords) {
     Bytes raw = FromHex(raw_hex);
     MtrInfo info;
     std::string why;
-    ASSERT_EQ(ParseMtr(raw.data(), raw.size(), true, &info, &why, SIZE_MAX, true), MtrStatus::kComplete) << why;
+    ASSERT_EQ(ParseMtr(raw.data(), raw.size(), true, &info, &why, SIZE_MAX, true), MtrStatus::kComplete)
+        << why;
     Bytes out(info.records_length);
     ASSERT_TRUE(DecryptMtr(raw.data(), info.records_length, *key, CryptMode::kCbc, out.data()).ok());
     EXPECT_EQ(out, FromHex(plain_hex)) << raw_hex;

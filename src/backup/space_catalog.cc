@@ -1,0 +1,260 @@
+#include "xbak/backup/space_catalog.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "xbak/backup/layout.h"
+#include "xbak/backup/metadata.h"
+#include "xbak/innodb/page_compression.h"
+#include "xbak/util/file.h"
+#include "xbak/util/parallel.h"
+
+namespace xbak {
+namespace {
+
+// A PAGE_COMPRESSED space xbak can apply the log to: full_crc32 files name
+// their algorithm in the flags; older files on each page (the server variable
+// at the time of the write), so every page is looked at. Before anything is
+// written, so that an algorithm xbak lacks is refused by name.
+Status CheckCompressedSpace(const File& f, const std::string& path, const innodb::SpaceFlags& flags) {
+  if (flags.full_crc32) {
+    if (!innodb::CompressionSupported(flags.compression_algo))
+      return RefuseCompression(path, flags.compression_algo);
+    return Status::Ok();
+  }
+  const size_t size = flags.logical_size;
+  std::vector<uint8_t> buf(size * 64);
+  for (uint64_t off = 0;; off += buf.size()) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buf.data(), buf.size(), off));
+    for (size_t i = 0; i + size <= n; i += size) {
+      const uint32_t algo = innodb::StoredCompression(buf.data() + i, flags);
+      if (algo != 0 && !innodb::CompressionSupported(algo)) {
+        return RefuseCompression(path + " page " + std::to_string((off + i) / size), algo);
+      }
+    }
+    if (n < buf.size()) break;
+  }
+  return Status::Ok();
+}
+
+std::string KeyId(const innodb::CryptData& c) { return "key id " + std::to_string(c.key_id); }
+
+// A wrong key or algorithm decrypts into garbage without an error: before
+// anything is written, the first encrypted page among the first few of each
+// encrypted tablespace is decrypted and must then be a valid plain page.
+Status ProbeDecrypt(const File& f, const std::string& path, const Space& s, const PrepareCrypt& crypt) {
+  const size_t ps = s.flags.physical_size;
+  std::vector<uint8_t> page(ps);
+  for (uint32_t no = 1; no <= 8; no++) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), ps, uint64_t{no} * ps));
+    if (n < ps) return Status::Ok();
+    if ((s.id == 0 && no == 5) || innodb::PageKeyVersion(page.data(), s.flags) != 1 ||
+        !innodb::CheckPage(page.data(), s.flags, no).encrypted) {
+      continue;
+    }
+    Status st = innodb::DecryptPage(page.data(), s.flags, s.id, *s.key, crypt.mode());
+    if (st.code() == ErrorCode::kUnsupported) return st.With(path + " page " + std::to_string(no));
+    const innodb::PageCheck c = innodb::CheckPage(page.data(), s.flags, no);
+    if (!st.ok() || c.verdict != innodb::PageVerdict::kOk) {
+      return Error(ErrorCode::kInvalidArgument,
+                   path + " page " + std::to_string(no) + " does not decrypt into a valid page (" +
+                       (st.ok() ? c.detail : st.message()) +
+                       "): wrong key file, or wrong file_key_management_encryption_algorithm "
+                       "(aes_cbc or aes_ctr)?; nothing was written");
+    }
+    return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<std::string> BackupRelName(const std::string& logged) {
+  size_t last = logged.rfind('/');
+  if (last == std::string::npos || last == 0) return std::nullopt;
+  size_t prev = logged.rfind('/', last - 1);
+  std::string rel = logged.substr(prev == std::string::npos ? 0 : prev + 1);
+  if (rel.empty() || rel.find("..") != std::string::npos || rel[0] == '/' || rel.starts_with("./"))
+    return std::nullopt;
+  return rel;
+}
+
+std::string PageName(const Space& s, uint32_t page_no) {
+  return s.rel + " page " + std::to_string(page_no) + " (tablespace " + std::to_string(s.id) + ")";
+}
+
+Result<SpaceFiles> OpenSpace(const std::string& dir, const Space& s) {
+  std::vector<std::string> paths = {JoinPath(dir, s.rel)};
+  for (const auto& m : s.more) paths.push_back(JoinPath(dir, m));
+  return SpaceFiles::Open(paths);
+}
+
+Status RefuseCompression(const std::string& where, uint32_t algo) {
+  return Error(ErrorCode::kUnsupported,
+               where + ": PAGE_COMPRESSED with " + innodb::CompressionName(algo) +
+                   " is not supported by this build of xbak --prepare (built without "
+                   "its library); use mariabackup --prepare for this backup");
+}
+
+Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
+                     int parallel, bool check_only) {
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  std::vector<std::string> candidates;
+  const std::set<std::string> further(system.begin() + (system.empty() ? 0 : 1), system.end());
+  for (const auto& n : top) {
+    if (further.count(n) != 0) continue;
+    if ((!system.empty() && n == system.front()) || IsUndoTablespaceName(n)) candidates.push_back(n);
+    if (!IsDirectory(JoinPath(dir, n))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
+    for (const auto& f : files) {
+      if (f.ends_with(".ibd") || (check_only && f.ends_with(".new"))) candidates.push_back(n + "/" + f);
+    }
+  }
+  // Each file's page 0 is read and checked on `parallel` threads (tens of
+  // thousands of tables); the catalog is then built in order.
+  struct Found {
+    bool has_page0 = false;
+    Space space;
+  };
+  std::vector<Found> found(candidates.size());
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      candidates.size(), parallel,
+      [&](size_t i) -> Status {
+        const std::string& rel = candidates[i];
+        const std::string path = JoinPath(dir, rel);
+        std::vector<uint8_t> page(65536);
+        XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+        XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
+        if (!innodb::HasPage0(page.data(), n)) return Status::Ok();  // page 0 comes from the log
+        auto h = innodb::ParseSpaceHeader(page.data(), n);
+        if (!h.ok()) return h.status().With(path + " page 0");
+        if (h->flags.logical_size != page_size) {
+          return Error(ErrorCode::kCorrupt, path + ": page size " + std::to_string(h->flags.logical_size) +
+                                                " differs from innodb_page_size " +
+                                                std::to_string(page_size));
+        }
+        if (check_only && h->flags.page_compressed)
+          XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
+        Space& s = found[i].space;
+        s = Space{h->space_id, rel, {}, h->flags, true, std::nullopt, std::nullopt};
+        XBAK_RETURN_IF_ERROR(SetCrypt(s, innodb::ReadCryptData(page.data(), h->flags), path));
+        if (check_only && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, path, s, *crypt_));
+        found[i].has_page0 = true;
+        return Status::Ok();
+      },
+      &cancel));
+  if (check_only) return Status::Ok();
+  for (size_t i = 0; i < candidates.size(); i++) {
+    const std::string& rel = candidates[i];
+    if (!found[i].has_page0) {
+      unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
+      continue;
+    }
+    Space& sp = found[i].space;
+    const bool sys = !system.empty() && rel == system.front();
+    if (sys && sp.id != 0) {
+      return Error(ErrorCode::kCorrupt,
+                   JoinPath(dir, rel) + ": page 0 says tablespace " + std::to_string(sp.id));
+    }
+    auto [it, fresh] = spaces_.try_emplace(sp.id);
+    if (!fresh) {
+      return Error(ErrorCode::kCorrupt, "two files claim tablespace id " + std::to_string(sp.id) + ": " +
+                                            it->second.rel + " and " + rel);
+    }
+    it->second = std::move(sp);
+    if (sys) {
+      for (const auto& m : further) {
+        if (!PathExists(JoinPath(dir, m))) {
+          return Error(ErrorCode::kNotFound,
+                       JoinPath(dir, m) + ": a file of the system tablespace (innodb_data_file_path in " +
+                           kBackupCnfFile + ") is missing from the backup");
+        }
+      }
+      it->second.more.assign(system.begin() + 1, system.end());
+    }
+  }
+  return Status::Ok();
+}
+
+void Catalog::AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter) {
+  for (const auto& [id, rel] : names.last_name) {
+    if (spaces_.count(id) || names.deleted.count(id)) continue;
+    if (!filter.TakesSpace(rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel)) {
+      continue;  // a table the partial backup left out: its records are ignored
+    }
+    if (unidentified_.count(rel) || !PathExists(JoinPath(dir, rel))) {
+      spaces_[id] = Space{id, rel, {}, {}, false, std::nullopt, std::nullopt};
+    }
+  }
+}
+
+Status Catalog::SetCrypt(Space& s, std::optional<innodb::CryptData> page0, const std::string& where) const {
+  s.crypt = std::move(page0);
+  if (auto it = log_crypt_.find(s.id); it != log_crypt_.end()) s.crypt = it->second;
+  if (!s.crypt) return Status::Ok();
+  const bool may = s.crypt->MayEncrypt();
+  if (may && s.flags.page_compressed && !s.flags.full_crc32) {
+    return Error(ErrorCode::kUnsupported,
+                 where +
+                     ": an encrypted PAGE_COMPRESSED tablespace in the older page format "
+                     "(innodb_checksum_algorithm other than full_crc32 when it was created): not supported "
+                     "by xbak --prepare (use mariabackup --prepare for this backup); nothing was written");
+  }
+  if (crypt_ == nullptr) {
+    if (!may) return Status::Ok();
+    return Error(ErrorCode::kUnsupported,
+                 where + ": encrypted tablespace (" + KeyId(*s.crypt) +
+                     "), but backup-my.cnf names no file_key_management key file: give "
+                     "--file-key-management-filename (xbak reads the keys of that plugin only); nothing was "
+                     "written");
+  }
+  // The key is derived whenever there are crypt data: a tablespace being
+  // decrypted by the rotation threads still has encrypted pages.
+  auto k = crypt_->SpaceKey(*s.crypt, 1);
+  if (k.ok()) {
+    s.key = *k;
+  } else if (may) {
+    return Error(k.status().code(), where + ": encrypted tablespace (" + KeyId(*s.crypt) +
+                                        "): " + k.status().message() + "; nothing was written");
+  }
+  return Status::Ok();
+}
+
+Status Catalog::Resolve(Space& s, const uint8_t* page0, size_t n, uint32_t page_size) {
+  auto h = innodb::ParseSpaceHeader(page0, n);
+  if (!h.ok()) return h.status().With("page 0 of " + s.rel + " as rebuilt from the redo log");
+  if (h->flags.page_compressed && h->flags.full_crc32 &&
+      !innodb::CompressionSupported(h->flags.compression_algo)) {
+    return RefuseCompression(s.rel, h->flags.compression_algo);
+  }
+  if (h->flags.logical_size != page_size) {
+    return Error(ErrorCode::kCorrupt, "page 0 of " + s.rel + " as rebuilt from the redo log has page size " +
+                                          std::to_string(h->flags.logical_size));
+  }
+  s.flags = h->flags;
+  XBAK_RETURN_IF_ERROR(
+      SetCrypt(s, innodb::ReadCryptData(page0, h->flags), s.rel + " (created during the backup)"));
+  s.flags_known = true;
+  return Status::Ok();
+}
+
+Status Catalog::CheckLogCrypt() const {
+  for (const auto& [id, c] : log_crypt_) {
+    if (!c.MayEncrypt()) continue;
+    const std::string what = "the server began encrypting tablespace " + std::to_string(id) +
+                             " during the backup (innodb_encrypt_tables with innodb_encryption_threads)";
+    if (crypt_ == nullptr) {
+      return Error(ErrorCode::kUnsupported,
+                   what +
+                       ", but backup-my.cnf names no file_key_management key file: give "
+                       "--file-key-management-filename; nothing was written");
+    }
+    auto k = crypt_->SpaceKey(c, 1);
+    if (!k.ok())
+      return Error(k.status().code(), what + ": " + k.status().message() + "; nothing was written");
+  }
+  return Status::Ok();
+}
+
+}  // namespace xbak
