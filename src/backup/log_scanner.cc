@@ -131,7 +131,9 @@ void LogScanner::ReleaseMapping(uint64_t upto) {
 }
 
 void LogScanner::Release(uint64_t lsn) {
-  ReleaseMapping(lsn == UINT64_MAX ? size_ : Offset(lsn));
+  const uint64_t upto = lsn == UINT64_MAX ? size_ : Offset(lsn);
+  // In steps of a MiB at least: callers may release after every mtr.
+  if (lsn == UINT64_MAX || upto >= released_ + (1u << 20)) ReleaseMapping(upto);
   while (!plain_.empty() && plain_.front().end_lsn <= lsn) plain_.pop_front();
 }
 

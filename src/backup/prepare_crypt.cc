@@ -1,8 +1,11 @@
 #include "xbak/backup/prepare_crypt.h"
 
+#include <cctype>
+
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/log_crypt.h"
 #include "xbak/util/file.h"
+#include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak {
@@ -29,8 +32,17 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
     return mode.status().With(o.algorithm.empty() ? cnf_path : "--file-key-management-encryption-algorithm");
   }
   c->mode_ = *mode;
-  const std::string et = get("innodb-encrypt-tables");
-  c->encrypt_tables_ = !(et.empty() || et == "0" || et == "OFF" || et == "off");
+  std::string et = get("innodb-encrypt-tables");
+  for (auto& ch : et) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  c->encrypt_tables_ = !(et.empty() || et == "0" || et == "off" || et == "false" || et == "no");
+  if (et.empty()) {
+    // A backup-my.cnf written before the server had the plugin (the full
+    // backup of a chain, say): pages are then written back as with OFF,
+    // which the server reads, and re-encrypts if it is configured to.
+    LogWarning(cnf_path +
+               " does not say innodb_encrypt_tables: pages of tablespaces in the default mode "
+               "(not ENCRYPTED=YES) that the log changes are written back unencrypted");
+  }
   const std::string from = o.filename.empty() ? " (file_key_management_filename in " + cnf_path + ")" : "";
   if (filename.empty()) {
     c->keys_status_ =

@@ -68,7 +68,9 @@ class Applier {
   Status AddMtr(const MtrView& m) {
     // The batch holds its records and index, and keeps the log it spans
     // mapped (resident) until it is applied.
-    if (batch_log_start_ == 0) batch_log_start_ = m.start_lsn;
+    // While nothing is held, the log behind is not needed (a stretch of
+    // records of dropped or left-out tables, or of pages freed later).
+    if (batch_log_start_ == 0 || batch_.empty()) batch_log_start_ = m.start_lsn;
     if (batch_.bytes() + (m.end_lsn - batch_log_start_) > o_.use_memory && !batch_.empty()) {
       XBAK_RETURN_IF_ERROR(Flush());
       batch_log_start_ = m.start_lsn;
@@ -206,6 +208,7 @@ class Applier {
   }
 
   RedoApplyStats& stats() { return stats_; }
+  bool holding() const { return !batch_.empty(); }
   void set_compression_level(int level) { compression_level_ = level; }
 
  private:
@@ -253,10 +256,21 @@ class Applier {
       if (n < fs) std::memset(frame + n, 0, fs - n);  // past the end: reads as zeros, as after extension
       // Encrypted pages are decrypted, as the server's read does (the key
       // version field decides; a tablespace the rotation threads are
-      // encrypting holds plain and encrypted pages side by side).
-      if (page_no != 0 && !(s.id == 0 && page_no == 5) && innodb::PageKeyVersion(frame, s.flags) != 0 &&
-          innodb::CheckPage(frame, s.flags, page_no).encrypted) {
-        XBAK_RETURN_IF_ERROR(Decrypt(s, page_no, frame));
+      // encrypting holds plain and encrypted pages side by side). One that
+      // claims a key version but fails its checksum is damaged: applying the
+      // log to it and encrypting it again would hide that.
+      if (const uint32_t kv = innodb::PageKeyVersion(frame, s.flags);
+          kv != 0 && page_no != 0 && !(s.id == 0 && page_no == 5)) {
+        const innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);
+        if (c.encrypted) {
+          const auto* crypt = catalog_.crypt();
+          XBAK_RETURN_IF_ERROR(
+              DecryptForApply(s, page_no, frame, crypt ? crypt->mode() : innodb::CryptMode::kCbc));
+        } else if (s.crypt || s.flags.full_crc32) {
+          return Error(ErrorCode::kCorrupt, PageName(s, page_no) + " has key version " + std::to_string(kv) +
+                                                " but is not a valid encrypted page: " +
+                                                (c.detail.empty() ? "checksum mismatch" : c.detail));
+        }
       }
       if (s.flags.page_compressed) {
         // The log applies to the plain frame, as in the server's buffer pool.
@@ -297,28 +311,6 @@ class Applier {
     if (Encrypts(s, page_no, frame)) XBAK_RETURN_IF_ERROR(Encrypt(s, page_no, frame));
     XBAK_RETURN_IF_ERROR(file.PWrite(frame, fs, off));
     return true;
-  }
-
-  Status Decrypt(const Space& s, uint32_t page_no, uint8_t* frame) {
-    const uint32_t version = innodb::PageKeyVersion(frame, s.flags);
-    // The catalog derived the key of version 1, the only one
-    // file_key_management has; no other plugin's keys are read.
-    if (!s.key || version != 1) {
-      return Error(ErrorCode::kUnsupported,
-                   PageName(s, page_no) + " is encrypted with key version " + std::to_string(version) +
-                       (s.crypt ? " of key id " + std::to_string(s.crypt->key_id) : std::string()) +
-                       (s.key ? ", which file_key_management never writes"
-                              : ", but its tablespace has no crypt data or key that xbak could find"));
-    }
-    XBAK_RETURN_IF_ERROR(innodb::DecryptPage(frame, s.flags, s.id, *s.key, catalog_.crypt()->mode())
-                             .With(PageName(s, page_no)));
-    // Decrypted with a wrong key, a page is garbage: never apply the log to it.
-    const innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);
-    if (c.verdict != innodb::PageVerdict::kOk) {
-      return Error(ErrorCode::kCorrupt, PageName(s, page_no) + " does not decrypt into a valid page (" +
-                                            c.detail + "): wrong key file or algorithm?");
-    }
-    return Status::Ok();
   }
 
   // As the server's flush decides (buf_page_encrypt), from the tablespace's
@@ -375,8 +367,9 @@ struct LogCheck {
   std::unordered_map<uint64_t, uint64_t> last_init;
   // The start LSN of the last TRIM_PAGES of each undo tablespace.
   std::map<uint32_t, uint64_t> last_trim;
-  // The last crypt data the log writes for each tablespace.
+  // The last crypt data and FSP flags the log writes for each tablespace.
   std::map<uint32_t, innodb::CryptData> log_crypt;
+  std::map<uint32_t, uint32_t> log_flags;
 };
 
 // Pass 1: the whole log must be sound before anything is written.
@@ -421,6 +414,11 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
             if (auto c = innodb::CryptDataFromWrite(page_size, r.offset, r.data, r.length)) {
               out.log_crypt[r.space_id] = *c;
             }
+            // The flags of a tablespace created during the backup, whose
+            // page 0 will only come from the log.
+            if (r.offset <= innodb::kFspSpaceFlags && r.offset + r.length >= innodb::kFspSpaceFlags + 4) {
+              out.log_flags[r.space_id] = LoadBE32(r.data + (innodb::kFspSpaceFlags - r.offset));
+            }
           }
           return Status::Ok();
         });
@@ -453,7 +451,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   o.required_lsn = required_lsn;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
   Catalog probe(crypt, std::move(check.log_crypt));
-  XBAK_RETURN_IF_ERROR(probe.CheckLogCrypt());
+  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags));
   return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, /*check_only=*/true);
 }
 
@@ -472,7 +470,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
     // Unsupported tablespaces, and encrypted ones without their keys, are
     // refused before anything is written.
     Catalog probe(crypt, check.log_crypt);
-    XBAK_RETURN_IF_ERROR(probe.CheckLogCrypt());
+    XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags));
     XBAK_RETURN_IF_ERROR(probe.Scan(o.dir, page_size, system, o.parallel, /*check_only=*/true));
   }
   if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
@@ -496,7 +494,9 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
         progress.AddDone(m.end_lsn - m.start_lsn);
         const uint64_t batches = applier.stats().batches;
         Status st = applier.AddMtr(m);
-        if (applier.stats().batches != batches) scanner.Release(m.start_lsn);  // applied: not needed any more
+        // Applied, or never held: not needed any more (for an encrypted log,
+        // its decrypted copy is freed).
+        if (applier.stats().batches != batches || !applier.holding()) scanner.Release(m.start_lsn);
         return st;
       },
       &end2, &why2));

@@ -6,6 +6,7 @@
 #include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/page_compression.h"
+#include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
 
@@ -42,26 +43,18 @@ std::string KeyId(const innodb::CryptData& c) { return "key id " + std::to_strin
 // A wrong key or algorithm decrypts into garbage without an error: before
 // anything is written, the first encrypted page among the first few of each
 // encrypted tablespace is decrypted and must then be a valid plain page.
-Status ProbeDecrypt(const File& f, const std::string& path, const Space& s, const PrepareCrypt& crypt) {
+Status ProbeDecrypt(const File& f, const Space& s, const PrepareCrypt& crypt) {
   const size_t ps = s.flags.physical_size;
   std::vector<uint8_t> page(ps);
   for (uint32_t no = 1; no <= 8; no++) {
     XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), ps, uint64_t{no} * ps));
     if (n < ps) return Status::Ok();
-    if ((s.id == 0 && no == 5) || innodb::PageKeyVersion(page.data(), s.flags) != 1 ||
+    if ((s.id == 0 && no == 5) || innodb::PageKeyVersion(page.data(), s.flags) == 0 ||
         !innodb::CheckPage(page.data(), s.flags, no).encrypted) {
       continue;
     }
-    Status st = innodb::DecryptPage(page.data(), s.flags, s.id, *s.key, crypt.mode());
-    if (st.code() == ErrorCode::kUnsupported) return st.With(path + " page " + std::to_string(no));
-    const innodb::PageCheck c = innodb::CheckPage(page.data(), s.flags, no);
-    if (!st.ok() || c.verdict != innodb::PageVerdict::kOk) {
-      return Error(ErrorCode::kInvalidArgument,
-                   path + " page " + std::to_string(no) + " does not decrypt into a valid page (" +
-                       (st.ok() ? c.detail : st.message()) +
-                       "): wrong key file, or wrong file_key_management_encryption_algorithm "
-                       "(aes_cbc or aes_ctr)?; nothing was written");
-    }
+    Status st = DecryptForApply(s, no, page.data(), crypt.mode());
+    if (!st.ok()) return Error(st.code(), st.message() + "; nothing was written");
     return Status::Ok();
   }
   return Status::Ok();
@@ -139,7 +132,7 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
         Space& s = found[i].space;
         s = Space{h->space_id, rel, {}, h->flags, true, std::nullopt, std::nullopt};
         XBAK_RETURN_IF_ERROR(SetCrypt(s, innodb::ReadCryptData(page.data(), h->flags), path));
-        if (check_only && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, path, s, *crypt_));
+        if (check_only && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, s, *crypt_));
         found[i].has_page0 = true;
         return Status::Ok();
       },
@@ -189,6 +182,47 @@ void Catalog::AddDeferred(const std::string& dir, const FileNames& names, const 
   }
 }
 
+Status DecryptForApply(const Space& s, uint32_t page_no, uint8_t* frame, innodb::CryptMode mode) {
+  const uint32_t version = innodb::PageKeyVersion(frame, s.flags);
+  // The catalog derived the key of version 1, the only one
+  // file_key_management has; no other plugin's keys are read.
+  if (!s.key || version != 1) {
+    return Error(ErrorCode::kUnsupported,
+                 PageName(s, page_no) + " is encrypted with key version " + std::to_string(version) +
+                     (s.crypt ? " of key id " + std::to_string(s.crypt->key_id) : std::string()) +
+                     (s.key ? ", which file_key_management never writes"
+                            : ", but its tablespace has no crypt data or key that xbak could find"));
+  }
+  XBAK_RETURN_IF_ERROR(innodb::DecryptPage(frame, s.flags, s.id, *s.key, mode).With(PageName(s, page_no)));
+  // Decrypted with a wrong key or algorithm, a page is garbage: never apply
+  // the log to it. A PAGE_COMPRESSED page must decompress into a frame
+  // whose trailer repeats its LSN (its checksum was just recomputed).
+  const size_t ps = s.flags.physical_size;
+  std::string why;
+  const uint16_t type = LoadBE16(frame + innodb::kFilPageType);
+  if (s.flags.full_crc32 && (type & innodb::kPageTypeFcrc32CompressedMarker)) {
+    std::vector<uint8_t> plain(ps);
+    auto d = innodb::DecompressPage(frame, s.flags, plain.data());
+    if (!d.ok()) {
+      why = d.status().message();
+    } else if (std::memcmp(plain.data() + ps - innodb::kFilPageFcrc32EndLsn,
+                           plain.data() + innodb::kFilPageLsn + 4, 4) != 0 ||
+               LoadBE32(plain.data() + innodb::kFilPageOffset) != page_no) {
+      why = "its decompressed frame is not a page " + std::to_string(page_no);
+    }
+  } else if (innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);
+             c.verdict != innodb::PageVerdict::kOk) {
+    why = c.detail;
+  }
+  if (!why.empty()) {
+    return Error(
+        ErrorCode::kInvalidArgument,
+        PageName(s, page_no) + " does not decrypt into a valid page (" + why +
+            "): wrong key file, or wrong file_key_management_encryption_algorithm (aes_cbc or aes_ctr)?");
+  }
+  return Status::Ok();
+}
+
 Status Catalog::SetCrypt(Space& s, std::optional<innodb::CryptData> page0, const std::string& where) const {
   s.crypt = std::move(page0);
   if (auto it = log_crypt_.find(s.id); it != log_crypt_.end()) s.crypt = it->second;
@@ -209,12 +243,13 @@ Status Catalog::SetCrypt(Space& s, std::optional<innodb::CryptData> page0, const
                      "--file-key-management-filename (xbak reads the keys of that plugin only); nothing was "
                      "written");
   }
-  // The key is derived whenever there are crypt data: a tablespace being
-  // decrypted by the rotation threads still has encrypted pages.
+  // The key is derived whenever there are crypt data, and needed unless
+  // they say ENCRYPTED=NO: a tablespace the rotation threads were
+  // decrypting (scheme 0 by the end) may still hold encrypted pages.
   auto k = crypt_->SpaceKey(*s.crypt, 1);
   if (k.ok()) {
     s.key = *k;
-  } else if (may) {
+  } else if (may || s.crypt->mode != 2) {
     return Error(k.status().code(), where + ": encrypted tablespace (" + KeyId(*s.crypt) +
                                         "): " + k.status().message() + "; nothing was written");
   }
@@ -239,7 +274,21 @@ Status Catalog::Resolve(Space& s, const uint8_t* page0, size_t n, uint32_t page_
   return Status::Ok();
 }
 
-Status Catalog::CheckLogCrypt() const {
+Status Catalog::CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags) const {
+  for (const auto& [id, raw] : flags) {
+    auto f = innodb::DecodeSpaceFlags(raw);
+    if (!f.ok() || !f->page_compressed) continue;
+    const std::string where = "tablespace " + std::to_string(id) + " (created or changed during the backup)";
+    if (f->full_crc32 && !innodb::CompressionSupported(f->compression_algo)) {
+      return RefuseCompression(where, f->compression_algo);
+    }
+    if (auto c = log_crypt_.find(id); !f->full_crc32 && c != log_crypt_.end() && c->second.MayEncrypt()) {
+      return Error(ErrorCode::kUnsupported,
+                   where +
+                       ": an encrypted PAGE_COMPRESSED tablespace in the older page format: not supported by "
+                       "xbak --prepare (use mariabackup --prepare for this backup); nothing was written");
+    }
+  }
   for (const auto& [id, c] : log_crypt_) {
     if (!c.MayEncrypt()) continue;
     const std::string what = "the server began encrypting tablespace " + std::to_string(id) +

@@ -90,6 +90,10 @@ prepare_both() {
   shift 2
   "$XBAK" --prepare --target-dir="$dir" --parallel=2 ${INC_DIR:+--incremental-dir="$INC_DIR"} "$@" 2> "$W/$name-prep.log" ||
     { tail -n 20 "$W/$name-prep.log" >&2; fail "$name: xbak --prepare"; }
+  # Every page xbak wrote has a valid checksum (post-encryption for the encrypted ones): pages
+  # compared decrypted below are then checked in the form they are stored.
+  "$XBAK" --verify --target-dir="$dir" > "$W/$name-verify.log" 2>&1 ||
+    { tail -n 20 "$W/$name-verify.log" >&2; fail "$name: xbak --verify of the prepared backup"; }
   mariabackup --prepare --target-dir="$dir-mb" ${INC_DIR:+--incremental-dir="$INC_DIR-mb"} > "$W/$name-mb.log" 2>&1 ||
     { tail -n 20 "$W/$name-mb.log" >&2; fail "$name: mariabackup --prepare"; }
   python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$dir-mb" "$dir" ${CMP_KEYS:+"--keys=$CMP_KEYS" --algorithm=aes_ctr} > "$W/$name-compare.log" ||
@@ -151,6 +155,25 @@ cat "$W/prep2b.log" >&2
 assert_contains "$W/prep2b.log" "does not decrypt into a valid page.*algorithm"
 md5tree "$W/bk2" > "$W/after2.md5"
 cmp -s "$W/before2.md5" "$W/after2.md5" || fail "a refused prepare changed files"
+# A damaged encrypted page (a byte of ciphertext flipped, its post-encryption checksum now wrong)
+# is reported, never decrypted into garbage or taken for a plain page and encrypted again.
+cp -a "$W/bk2" "$W/bk2-bad"
+python3 - "$W/bk2-bad/e/a.ibd" << 'PY'
+import sys
+path = sys.argv[1]
+with open(path, "r+b") as f:
+    data = bytearray(f.read())
+    for p in range(4, len(data) // 16384):
+        if data[p * 16384:p * 16384 + 4] != b"\0\0\0\0":  # key version set: encrypted
+            data[p * 16384 + 1000] ^= 0x55
+    f.seek(0)
+    f.write(data)
+PY
+if "$XBAK" --prepare --target-dir="$W/bk2-bad" --file-key-management-filename="$W/keys2/moved.txt" 2> "$W/prep2d.log"; then
+  fail "xbak --prepare applied the log to damaged encrypted pages"
+fi
+assert_contains "$W/prep2d.log" "e/a.ibd page [0-9]+ .*has key version 1 but is not a valid encrypted page"
+rm -rf "$W/bk2-bad"
 # The same keys in an OpenSSL-encrypted key file, its password in a file.
 printf 'a filekey password\n' > "$W/keys2/filekey"
 openssl enc -aes-256-cbc -md sha1 -pass file:"$W/keys2/filekey" -in "$W/keys2/moved.txt" -out "$W/keys2/keys.enc" 2> /dev/null

@@ -49,6 +49,12 @@ Result<SpaceFiles> OpenSpace(const std::string& dir, const Space& s);
 // this build cannot decompress (its library was not found at build time).
 Status RefuseCompression(const std::string& where, uint32_t algo);
 
+// Decrypts an encrypted page of `s` in place (its key version field is set
+// and its post-encryption checksum holds) and checks that the result is a
+// valid page: a wrong key or algorithm gives garbage, never an error of its
+// own. PAGE_COMPRESSED pages stay compressed.
+Status DecryptForApply(const Space& s, uint32_t page_no, uint8_t* frame, innodb::CryptMode mode);
+
 // The FILE_ records of the whole log: each tablespace's last name.
 struct FileNames {
   std::map<uint32_t, std::string> last_name;  // rel name after the last FILE_ record
@@ -79,9 +85,10 @@ class Catalog {
   // crypt data.
   Status Resolve(Space& s, const uint8_t* page0, size_t n, uint32_t page_size);
 
-  // The crypt data of tablespaces the log encrypts but the catalog does not
-  // hold (yet): their keys must be there too.
-  Status CheckLogCrypt() const;
+  // Before anything is written, what the log alone says of tablespaces:
+  // the keys of those it encrypts must be there, and those it creates
+  // (`flags`: the FSP flags it writes to page 0) must be ones xbak applies to.
+  Status CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags) const;
 
   Space* Find(uint32_t id) {
     auto it = spaces_.find(id);
