@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     MtrInfo info;
     std::string why;
     while (pos < buf.size()) {
-      if (ParseMtr(buf.data() + pos, buf.size() - pos, true, &info, &why, SIZE_MAX, true) != MtrStatus::kComplete)
+      if (ParseMtr(buf.data() + pos, buf.size() - pos, true, &info, &why, SIZE_MAX, true) !=
+          MtrStatus::kComplete)
         break;
       if (info.records_length + kMtrTrailerSize + kMtrNonceSize != info.length) std::abort();
       std::vector<uint8_t> plain(info.records_length);
