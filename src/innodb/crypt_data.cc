@@ -15,37 +15,40 @@ size_t CryptDataOffset(uint32_t logical_size, uint32_t physical_size) {
   return kFilPageData + kFspHeaderEnd + xdes_size * physical_size / extent;
 }
 
+namespace {
+
+// The 27 bytes after the magic: scheme, IV length (16), IV, minimum key
+// version, key id, mode. The one reading of them, for page 0 and for the
+// log record that writes them.
+std::optional<CryptData> ParseFields(const uint8_t* f) {
+  if (f[1] != 16) return std::nullopt;  // IV length: the server ignores other values too
+  CryptData c;
+  c.scheme = f[0];
+  std::memcpy(c.iv.data(), f + 2, 16);
+  c.min_key_version = LoadBE32(f + 18);
+  c.key_id = LoadBE32(f + 22);
+  c.mode = f[26];
+  return c;
+}
+
+}  // namespace
+
 std::optional<CryptData> ReadCryptData(const uint8_t* page0, const SpaceFlags& flags) {
   const size_t off = CryptDataOffset(flags.logical_size, flags.physical_size);
   if (off + kCryptDataSize > flags.physical_size) return std::nullopt;
   const uint8_t* p = page0 + off;
   if (std::memcmp(p, kCryptMagic, sizeof kCryptMagic) != 0) return std::nullopt;
-  if (p[7] != 16) return std::nullopt;  // IV length: the server ignores other values too
-  CryptData c;
-  c.scheme = p[6];
-  std::memcpy(c.iv.data(), p + 8, 16);
-  c.min_key_version = LoadBE32(p + 24);
-  c.key_id = LoadBE32(p + 28);
-  c.mode = p[32];
-  return c;
+  return ParseFields(p + sizeof kCryptMagic);
 }
 
 std::optional<CryptData> CryptDataFromWrite(uint32_t logical_size, uint32_t offset, const uint8_t* data,
                                             size_t length) {
-  constexpr size_t kFields = kCryptDataSize - sizeof kCryptMagic;
-  if (length != kFields || data[1] != 16) return std::nullopt;
+  if (length != kCryptDataSize - sizeof kCryptMagic) return std::nullopt;
   bool at = offset == CryptDataOffset(logical_size, logical_size) + sizeof kCryptMagic;
   for (uint32_t zip = 1024; zip <= 16384 && zip < logical_size && !at; zip *= 2) {
     at = offset == CryptDataOffset(logical_size, zip) + sizeof kCryptMagic;
   }
-  if (!at) return std::nullopt;
-  CryptData c;
-  c.scheme = data[0];
-  std::memcpy(c.iv.data(), data + 2, 16);
-  c.min_key_version = LoadBE32(data + 18);
-  c.key_id = LoadBE32(data + 22);
-  c.mode = data[26];
-  return c;
+  return at ? ParseFields(data) : std::nullopt;
 }
 
 bool EncryptsOnWrite(const CryptData& c, bool encrypt_tables) {
