@@ -71,12 +71,26 @@ Status RenameSuffixes(const std::string& dir, const std::string& from, const std
   return Status::Ok();
 }
 
+Status WritePrivateFile(const std::string& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("create", path, errno);
+  const bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  const int err = errno;
+  ::close(fd);
+  return ok ? Status::Ok() : ErrnoError("write", path, err);
+}
+
 // The server started on the backup; killed if still running when dropped.
 class ExportServer {
  public:
   // `data_file_path`: innodb_data_file_path with the backup's file names.
   ExportServer(const ExportOptions& o, std::string run_dir, std::string data_file_path)
       : o_(o), run_(std::move(run_dir)), data_file_path_(std::move(data_file_path)) {}
+  // A key file password handed over in a file never outlives the export
+  // (the server read it at its start), whatever way it ends.
+  ~ExportServer() { (void)::unlink(JoinPath(run_, "filekey").c_str()); }
+  ExportServer(const ExportServer&) = delete;
+  ExportServer& operator=(const ExportServer&) = delete;
 
   std::string log() const { return JoinPath(run_, "server.log"); }
   // The end of what it wrote, for error messages.
@@ -112,6 +126,22 @@ class ExportServer {
         "--innodb-fast-shutdown=0",
     };
     if (!data_file_path_.empty()) argv.push_back("--innodb-data-file-path=" + data_file_path_);
+    // The key file where the prepare found it (its options are the
+    // plugin's, known only once backup-my.cnf loaded it: hence loose-).
+    if (!o_.keys.filename.empty()) argv.push_back("--loose-file-key-management-filename=" + o_.keys.filename);
+    if (!o_.keys.filekey.empty()) {
+      std::string fk = o_.keys.filekey;
+      if (fk.rfind("FILE:", 0) != 0) {
+        // A password given to xbak itself goes to the server in a file only
+        // we read (in our private run directory), never on its command line.
+        XBAK_RETURN_IF_ERROR(WritePrivateFile(JoinPath(run_, "filekey"), fk));
+        fk = "FILE:" + JoinPath(run_, "filekey");
+      }
+      argv.push_back("--loose-file-key-management-filekey=" + fk);
+    }
+    if (!o_.keys.algorithm.empty()) {
+      argv.push_back("--loose-file-key-management-encryption-algorithm=" + o_.keys.algorithm);
+    }
     // mariadbd refuses to run as root unless told to.
     if (::geteuid() == 0) argv.push_back("--user=root");
     LogInfo("starting " + program + " on " + d + " (no network; its log: " + log() + ")");
@@ -413,6 +443,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   // The server's log is of no further use once it stopped cleanly.
   (void)::unlink(JoinPath(run, "server.log").c_str());
   (void)::unlink(JoinPath(run, "stderr").c_str());
+  (void)::unlink(JoinPath(run, "filekey").c_str());
   (void)::rmdir(run.c_str());
   LogInfo(
       "exported " + std::to_string(res.exported) + " tables (" + std::to_string(cfgs) + " .cfg files)" +

@@ -570,6 +570,7 @@ int main(int argc, char** argv) {
     eo.buffer_pool = use_memory;
     eo.tmpdir = str("tmpdir");
     eo.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    eo.keys = key_options;
     auto r = xbak::ExportTables(eo);
     return r.ok() ? 0 : Fail(r.status());
   };

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "xbak/backup/prepare_crypt.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -41,6 +42,9 @@ struct ExportOptions {
   std::string tmpdir;  // for the server's socket and log ("": $TMPDIR or /tmp)
   std::chrono::seconds start_timeout{1800};
   std::chrono::milliseconds progress_interval{2000};
+  // An encrypted backup's key file where it is on this host (as for the
+  // prepare): given to the server, over what backup-my.cnf says.
+  KeyOptions keys;
 };
 
 struct ExportResult {
