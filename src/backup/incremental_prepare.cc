@@ -494,23 +494,12 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // tablespace, an algorithm this build lacks) is refused now, before the
   // first delta goes in.
   if (!resuming) {
-    XBAK_RETURN_IF_ERROR(
-        CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys, o.parallel));
-    XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(full, o.keys));
+    std::vector<std::pair<std::string, innodb::CryptData>> incoming;
     for (const auto& j : scan.deltas) {
-      if (!j.crypt) continue;
-      const std::string what =
-          j.delta + ": an encrypted tablespace (key id " + std::to_string(j.crypt->key_id) + ")";
-      if (crypt == nullptr) {
-        return Error(ErrorCode::kUnsupported,
-                     what +
-                         ", but backup-my.cnf names no file_key_management key "
-                         "file: give --file-key-management-filename; nothing was written");
-      }
-      auto k = crypt->SpaceKey(*j.crypt, 1);
-      if (!k.ok())
-        return Error(k.status().code(), what + ": " + k.status().message() + "; nothing was written");
+      if (j.crypt) incoming.emplace_back(j.delta, *j.crypt);
     }
+    XBAK_RETURN_IF_ERROR(
+        CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys, o.parallel, incoming));
   }
 
   // 3. From here FULL changes: first make it unmistakably "in progress".

@@ -259,8 +259,8 @@ class Applier {
       // encrypting holds plain and encrypted pages side by side). One that
       // claims a key version but fails its checksum is damaged: applying the
       // log to it and encrypting it again would hide that.
-      if (const uint32_t kv = innodb::PageKeyVersion(frame, s.flags);
-          kv != 0 && page_no != 0 && !(s.id == 0 && page_no == 5)) {
+      if (innodb::ClaimsEncryption(frame, s.flags, s.id, page_no)) {
+        const uint32_t kv = innodb::PageKeyVersion(frame, s.flags);
         const innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);
         if (c.encrypted) {
           const auto* crypt = catalog_.crypt();
@@ -440,7 +440,8 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
 }  // namespace
 
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
-                           const KeyOptions& keys, int parallel) {
+                           const KeyOptions& keys, int parallel,
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
@@ -451,7 +452,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   o.required_lsn = required_lsn;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
   Catalog probe(crypt, std::move(check.log_crypt));
-  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags));
+  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags, incoming));
   return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, /*check_only=*/true);
 }
 

@@ -40,6 +40,30 @@ Status CheckCompressedSpace(const File& f, const std::string& path, const innodb
 
 std::string KeyId(const innodb::CryptData& c) { return "key id " + std::to_string(c.key_id); }
 
+// The key of a tablespace that needs one (`what` names it), or why there is
+// none: the one wording of that refusal, wherever the need is found.
+Result<innodb::AesKey> RequireKey(const PrepareCrypt* crypt, const innodb::CryptData& c,
+                                  const std::string& what) {
+  if (crypt == nullptr) {
+    return Error(ErrorCode::kUnsupported,
+                 what +
+                     ", but backup-my.cnf names no file_key_management key file: give "
+                     "--file-key-management-filename (xbak reads the keys of that plugin only); nothing was "
+                     "written");
+  }
+  auto k = crypt->SpaceKey(c, 1);
+  if (!k.ok()) return Error(k.status().code(), what + ": " + k.status().message() + "; nothing was written");
+  return k;
+}
+
+Status RefuseEncryptedOlderPageCompressed(const std::string& where) {
+  return Error(ErrorCode::kUnsupported,
+               where +
+                   ": an encrypted PAGE_COMPRESSED tablespace in the older page format "
+                   "(innodb_checksum_algorithm other than full_crc32 when it was created): not supported "
+                   "by xbak --prepare (use mariabackup --prepare for this backup); nothing was written");
+}
+
 // A wrong key or algorithm decrypts into garbage without an error: before
 // anything is written, the first encrypted page among the first few of each
 // encrypted tablespace is decrypted and must then be a valid plain page.
@@ -49,7 +73,7 @@ Status ProbeDecrypt(const File& f, const Space& s, const PrepareCrypt& crypt) {
   for (uint32_t no = 1; no <= 8; no++) {
     XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), ps, uint64_t{no} * ps));
     if (n < ps) return Status::Ok();
-    if ((s.id == 0 && no == 5) || innodb::PageKeyVersion(page.data(), s.flags) == 0 ||
+    if (!innodb::ClaimsEncryption(page.data(), s.flags, s.id, no) ||
         !innodb::CheckPage(page.data(), s.flags, no).encrypted) {
       continue;
     }
@@ -228,32 +252,19 @@ Status Catalog::SetCrypt(Space& s, std::optional<innodb::CryptData> page0, const
   if (auto it = log_crypt_.find(s.id); it != log_crypt_.end()) s.crypt = it->second;
   if (!s.crypt) return Status::Ok();
   const bool may = s.crypt->MayEncrypt();
-  if (may && s.flags.page_compressed && !s.flags.full_crc32) {
-    return Error(ErrorCode::kUnsupported,
-                 where +
-                     ": an encrypted PAGE_COMPRESSED tablespace in the older page format "
-                     "(innodb_checksum_algorithm other than full_crc32 when it was created): not supported "
-                     "by xbak --prepare (use mariabackup --prepare for this backup); nothing was written");
-  }
-  if (crypt_ == nullptr) {
-    if (!may) return Status::Ok();
-    return Error(ErrorCode::kUnsupported,
-                 where + ": encrypted tablespace (" + KeyId(*s.crypt) +
-                     "), but backup-my.cnf names no file_key_management key file: give "
-                     "--file-key-management-filename (xbak reads the keys of that plugin only); nothing was "
-                     "written");
-  }
+  if (may && s.flags.page_compressed && !s.flags.full_crc32) return RefuseEncryptedOlderPageCompressed(where);
   // The key is derived whenever there are crypt data, and needed unless
   // they say ENCRYPTED=NO: a tablespace the rotation threads were
   // decrypting (scheme 0 by the end) may still hold encrypted pages.
-  auto k = crypt_->SpaceKey(*s.crypt, 1);
-  if (k.ok()) {
-    s.key = *k;
-  } else if (may || s.crypt->mode != 2) {
-    return Error(k.status().code(), where + ": encrypted tablespace (" + KeyId(*s.crypt) +
-                                        "): " + k.status().message() + "; nothing was written");
+  if (crypt_ != nullptr) {
+    if (auto k = crypt_->SpaceKey(*s.crypt, 1); k.ok()) {
+      s.key = *k;
+      return Status::Ok();
+    }
   }
-  return Status::Ok();
+  if (!may && (crypt_ == nullptr || s.crypt->mode == 2)) return Status::Ok();
+  return RequireKey(crypt_.get(), *s.crypt, where + ": encrypted tablespace (" + KeyId(*s.crypt) + ")")
+      .status();
 }
 
 Status Catalog::Resolve(Space& s, const uint8_t* page0, size_t n, uint32_t page_size) {
@@ -274,7 +285,8 @@ Status Catalog::Resolve(Space& s, const uint8_t* page0, size_t n, uint32_t page_
   return Status::Ok();
 }
 
-Status Catalog::CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags) const {
+Status Catalog::CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags,
+                               const std::vector<std::pair<std::string, innodb::CryptData>>& incoming) const {
   for (const auto& [id, raw] : flags) {
     auto f = innodb::DecodeSpaceFlags(raw);
     if (!f.ok() || !f->page_compressed) continue;
@@ -283,25 +295,20 @@ Status Catalog::CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags) const 
       return RefuseCompression(where, f->compression_algo);
     }
     if (auto c = log_crypt_.find(id); !f->full_crc32 && c != log_crypt_.end() && c->second.MayEncrypt()) {
-      return Error(ErrorCode::kUnsupported,
-                   where +
-                       ": an encrypted PAGE_COMPRESSED tablespace in the older page format: not supported by "
-                       "xbak --prepare (use mariabackup --prepare for this backup); nothing was written");
+      return RefuseEncryptedOlderPageCompressed(where);
     }
   }
   for (const auto& [id, c] : log_crypt_) {
     if (!c.MayEncrypt()) continue;
-    const std::string what = "the server began encrypting tablespace " + std::to_string(id) +
-                             " during the backup (innodb_encrypt_tables with innodb_encryption_threads)";
-    if (crypt_ == nullptr) {
-      return Error(ErrorCode::kUnsupported,
-                   what +
-                       ", but backup-my.cnf names no file_key_management key file: give "
-                       "--file-key-management-filename; nothing was written");
-    }
-    auto k = crypt_->SpaceKey(c, 1);
-    if (!k.ok())
-      return Error(k.status().code(), what + ": " + k.status().message() + "; nothing was written");
+    XBAK_RETURN_IF_ERROR(RequireKey(crypt_.get(), c,
+                                    "the server began encrypting tablespace " + std::to_string(id) +
+                                        " during the backup (innodb_encrypt_tables with "
+                                        "innodb_encryption_threads)")
+                             .status());
+  }
+  for (const auto& [what, c] : incoming) {
+    XBAK_RETURN_IF_ERROR(
+        RequireKey(crypt_.get(), c, what + ": an encrypted tablespace (" + KeyId(c) + ")").status());
   }
   return Status::Ok();
 }

@@ -68,6 +68,10 @@ bool PageTypeMayEncrypt(const uint8_t* page, const SpaceFlags& flags, uint32_t s
   }
 }
 
+bool ClaimsEncryption(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no) {
+  return page_no != 0 && !(space_id == 0 && page_no == 5) && PageKeyVersion(page, flags) != 0;
+}
+
 uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags) {
   return flags.full_crc32 ? LoadBE32(page) : LoadBE32(page + kFilPageFileFlushLsn);
 }

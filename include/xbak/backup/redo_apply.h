@@ -18,9 +18,12 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "xbak/backup/prepare_crypt.h"
 #include "xbak/backup/table_filter.h"
+#include "xbak/innodb/crypt_data.h"
 #include "xbak/util/status.h"
 
 namespace xbak {
@@ -64,8 +67,10 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 // The checks ApplyRedoLog makes before writing, on their own: the log of
 // `log_dir` (up to `required_lsn`) and the data files of `data_dir`. An
 // incremental's apply runs them (its log, the base's files) before it writes
-// its first delta.
+// its first delta; `incoming` names the encrypted tablespaces its deltas
+// bring (their crypt data), whose keys are checked with the others.
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
-                           const KeyOptions& keys, int parallel);
+                           const KeyOptions& keys, int parallel,
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {});
 
 }  // namespace xbak

@@ -88,7 +88,10 @@ class Catalog {
   // Before anything is written, what the log alone says of tablespaces:
   // the keys of those it encrypts must be there, and those it creates
   // (`flags`: the FSP flags it writes to page 0) must be ones xbak applies to.
-  Status CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags) const;
+  // `incoming`: tablespaces that arrive before the log is applied (an
+  // incremental's deltas, named), whose keys must be there too.
+  Status CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags,
+                        const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {}) const;
 
   Space* Find(uint32_t id) {
     auto it = spaces_.find(id);

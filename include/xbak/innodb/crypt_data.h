@@ -54,6 +54,11 @@ bool EncryptsOnWrite(const CryptData& c, bool encrypt_tables);
 // nor SPATIAL index pages in the older format (fil_space_encrypt_valid_page_type).
 bool PageTypeMayEncrypt(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no);
 
+// Whether a page as read may be encrypted (buf_page_decrypt_after_read): not
+// page 0, not the TRX_SYS page of the system tablespace, and its key version
+// field set. Its post-encryption checksum then tells (CheckPage).
+bool ClaimsEncryption(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no);
+
 // The key version field of a page (0: not encrypted): bytes 0..3 in the
 // full_crc32 format, 26..29 in the older one. Meaningless for page 0.
 uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags);

@@ -113,6 +113,20 @@ TEST(CryptData, EncryptsOnWriteAsTheServersFlush) {
   EXPECT_FALSE(EncryptsOnWrite(c, true));
 }
 
+TEST(CryptData, APageClaimsEncryptionByItsKeyVersion) {
+  std::vector<uint8_t> page(16384, 0);
+  const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
+  EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 7, 3));
+  StoreBE32(page.data(), 1);  // full_crc32: key version at 0
+  EXPECT_TRUE(ClaimsEncryption(page.data(), fc, 7, 3));
+  EXPECT_FALSE(ClaimsEncryption(page.data(), old, 7, 3));
+  StoreBE32(page.data() + 26, 1);  // older format: at 26
+  EXPECT_TRUE(ClaimsEncryption(page.data(), old, 7, 3));
+  EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 7, 0));  // page 0: never
+  EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 0, 5));  // TRX_SYS: never
+  EXPECT_TRUE(ClaimsEncryption(page.data(), fc, 7, 5));
+}
+
 TEST(CryptData, PagesNeverEncrypted) {
   std::vector<uint8_t> page(16384, 0);
   const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
