@@ -21,8 +21,8 @@
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
-# integration tests' servers). Exit status: non-zero if anything fails. The last lines are the
-# summary of the last ctest run and one line per pass.
+# integration tests' servers). Exit status: non-zero if anything fails. The last lines name each
+# failed test with the end of its output, then one line per pass.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -113,7 +113,9 @@ run_pass() { # NAME
     { cat "$build/configure.log" >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
   banner "[$name] build (-j$(nproc))"
   cmake --build "$build" -j"$(nproc)"
-  ctest_args=(--test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)")
+  ctest_args=(--test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)"
+    --output-junit "$repo/$build/ctest-results.xml")
+  junit_files+=("$name:$repo/$build/ctest-results.xml")
   if [ "$unit_only" = 1 ]; then ctest_args+=(-L '^unit$'); fi
   # TSan: the unit tests, which drive every threaded part (copier, queues, FIFO writers,
   # compression pool, extract readers) directly.
@@ -124,6 +126,7 @@ run_pass() { # NAME
 }
 
 results=()
+junit_files=()
 status=0
 for p in "${passes[@]}"; do
   t_pass=$SECONDS
@@ -132,6 +135,11 @@ for p in "${passes[@]}"; do
   echo "run-tests: pass $p: $r after $((SECONDS - t_pass)) s ($((SECONDS - t_start)) s in all)"
 done
 echo
+# Each failed test named again with the end of its output: CI keeps the tail of this log.
+if [ "$status" != 0 ]; then
+  for j in "${junit_files[@]}"; do python3 scripts/ctest-failures.py "${j%%:*}" "${j#*:}" 40; done
+  echo
+fi
 echo "(all passes took $((SECONDS - t_start)) s)"
 printf '%s\n' "${results[@]}"
 exit $status
