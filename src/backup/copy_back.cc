@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "xbak/backup/export.h"
-#include "xbak/backup/layout.h"
 #include "xbak/backup/metadata.h"
+#include "xbak/backup/restore_places.h"
 #include "xbak/innodb/isl.h"
+#include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
-#include "xbak/util/sparse.h"
 
 namespace xbak {
 namespace {
@@ -34,93 +34,7 @@ struct Item {
   uint64_t size;
 };
 
-bool IsMetadataFile(const std::string& name) {
-  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile ||
-         name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") || name.ends_with(".pmap") ||
-         name.ends_with(".tmp") || name.ends_with(".delta") || name.ends_with(".meta") ||
-         name.ends_with(".xbpartial");
-}
-
-Status Walk(const std::string& root, const std::string& rel,
-            std::vector<std::pair<std::string, uint64_t>>* out) {
-  std::string dir = rel.empty() ? root : JoinPath(root, rel);
-  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-  if (!d) return ErrnoError("cannot read backup directory", dir, errno);
-  while (struct dirent* e = ::readdir(d.get())) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    std::string r = rel.empty() ? n : rel + "/" + n;
-    struct stat st {};
-    if (::lstat(JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", JoinPath(root, r), errno);
-    if (S_ISLNK(st.st_mode)) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "backup contains a symbolic link " + JoinPath(root, r) + "; refusing to follow it");
-    }
-    if (S_ISDIR(st.st_mode)) {
-      if (!rel.empty()) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "unexpected nested directory " + JoinPath(root, r) + " in backup");
-      }
-      XBAK_RETURN_IF_ERROR(Walk(root, r, out));
-      out->push_back({r + "/", 0});  // the directory itself, even if empty
-    } else if (S_ISREG(st.st_mode)) {
-      out->push_back({r, static_cast<uint64_t>(st.st_size)});
-    }
-  }
-  return Status::Ok();
-}
-
 constexpr const char* kInProgressFile = "xbak_copy_back_in_progress";
-
-// Copies through a temporary name and a rename, so that a file is either
-// absent or whole, and an interrupted restore can be resumed over its own
-// files.
-Status CopyOne(const Item& it, bool move, Progress& progress) {
-  if (move) {
-    if (::rename(it.src.c_str(), it.dest.c_str()) == 0) {
-      progress.AddDone(it.size);
-      progress.FileDone();
-      return Status::Ok();
-    }
-    if (errno != EXDEV) return ErrnoError("rename " + it.src + " to", it.dest, errno);
-  }
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(it.src));
-  const std::string tmp = it.dest + ".xbtmp";
-  ::unlink(tmp.c_str());
-  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(tmp));
-  SparseWriter sparse(out);  // zero blocks stay holes (PAGE_COMPRESSED tables are sparse)
-  std::vector<uint8_t> buf(4 << 20);
-  uint64_t off = 0;
-  for (;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(sparse.Write(buf.data(), n));
-    off += n;
-    progress.AddDone(n);
-  }
-  XBAK_RETURN_IF_ERROR(sparse.Finish());
-  XBAK_RETURN_IF_ERROR(out.Sync());
-  XBAK_RETURN_IF_ERROR(out.Close());
-  if (::rename(tmp.c_str(), it.dest.c_str()) != 0) return ErrnoError("rename " + tmp + " to", it.dest, errno);
-  if (move && ::unlink(it.src.c_str()) != 0) return ErrnoError("remove", it.src, errno);
-  progress.FileDone();
-  return Status::Ok();
-}
-
-// "db/t.ibd" -> the path its "db/t.isl" in the backup names (DATA DIRECTORY
-// tables). A broken .isl fails the restore before anything is written.
-Result<std::map<std::string, std::string>> RemoteTablespaces(
-    const std::string& backup_dir, const std::vector<std::pair<std::string, uint64_t>>& entries) {
-  std::map<std::string, std::string> out;
-  for (const auto& [rel, size] : entries) {
-    if (rel.find('/') == std::string::npos || !rel.ends_with(innodb::kIslSuffix)) continue;
-    const std::string path = JoinPath(backup_dir, rel);
-    XBAK_ASSIGN_OR_RETURN(std::string content, ReadSmallFile(path, 64 * 1024));
-    XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(content, path));
-    out[rel.substr(0, rel.size() - 4) + ".ibd"] = ibd;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -143,9 +57,9 @@ Status RunCopyBack(const CopyBackOptions& o) {
                  "the backup in " + o.backup_dir + " is not prepared (backup_type = " + cp.backup_type +
                      "); run --prepare first: restoring it as it is would give an inconsistent server");
   }
-  std::string log_dir = o.log_dir.empty() ? o.datadir : o.log_dir;
-  std::string home = o.data_home_dir.empty() ? o.datadir : o.data_home_dir;
-  std::string undo = o.undo_dir.empty() ? o.datadir : o.undo_dir;
+  const RestoreDirs dirs =
+      RestoreDirs{o.datadir, o.log_dir, o.data_home_dir, o.undo_dir, o.remote_to_datadir}.Resolved();
+  const std::string &log_dir = dirs.log_dir, &home = dirs.data_home_dir, &undo = dirs.undo_dir;
   // A restore that was interrupted left this marker: everything in the
   // datadir came from it, so it may be resumed over its own files.
   const std::string marker = JoinPath(o.datadir, kInProgressFile);
@@ -174,7 +88,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
     }
   }
   std::vector<std::pair<std::string, uint64_t>> entries;
-  XBAK_RETURN_IF_ERROR(Walk(o.backup_dir, "", &entries));
+  XBAK_RETURN_IF_ERROR(ListBackupTree(o.backup_dir, &entries));
   for (const auto& [rel, size] : entries) {
     if (rel.ends_with(kHiddenIslSuffix)) {
       return Error(ErrorCode::kInvalidArgument,
@@ -200,25 +114,12 @@ Status RunCopyBack(const CopyBackOptions& o) {
       subdirs.push_back(JoinPath(o.datadir, rel.substr(0, rel.size() - 1)));
       continue;
     }
-    std::string name = rel.substr(rel.rfind('/') == std::string::npos ? 0 : rel.rfind('/') + 1);
-    bool top = rel.find('/') == std::string::npos;
-    if (top && IsMetadataFile(name)) continue;
-    if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial")))
-      continue;
-    if (!top && name.ends_with(innodb::kIslSuffix) && o.remote_to_datadir) continue;  // the .ibd comes home
-    std::string dest_dir = o.datadir;
-    if (top && name == "ib_logfile0")
-      dest_dir = log_dir;
-    else if (top && name.rfind("ibdata", 0) == 0)
-      dest_dir = home;
-    else if (top && IsUndoTablespaceName(name))
-      dest_dir = undo;
-    Item it{JoinPath(o.backup_dir, rel), JoinPath(dest_dir, rel), size};
+    Item it{JoinPath(o.backup_dir, rel), RestoreDestination(rel, dirs, remote), size};
+    if (it.dest.empty()) continue;
     auto r = remote.find(rel);
     if (r != remote.end() && !o.remote_to_datadir) {
       // Back to its DATA DIRECTORY, as the .isl (restored beside the table
       // definition) says; the place must not hold anything yet.
-      it.dest = r->second;
       const std::string dir = it.dest.substr(0, it.dest.rfind('/'));
       XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(dir));
       if (!empty && !o.force_non_empty && !resuming && remote_dirs.count(dir) == 0) {
@@ -234,7 +135,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
       return Error(ErrorCode::kAlreadyExists,
                    it.dest + " exists already; existing files are never overwritten");
     }
-    if (top && name == "ib_logfile0") {
+    if (rel == "ib_logfile0") {
       log_item = it;  // last: the server refuses a datadir without it
     } else {
       items.push_back(it);
@@ -251,18 +152,22 @@ Status RunCopyBack(const CopyBackOptions& o) {
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(RunParallel(
-      items.size(), o.parallel, [&](size_t i) { return CopyOne(items[i], o.move, progress); }, &cancel));
+      items.size(), o.parallel,
+      [&](size_t i) {
+        return PlaceFile(items[i].src, items[i].dest, {o.move, true}, &progress);
+      },
+      &cancel));
   // Make the new directory entries durable.
-  std::vector<std::string> dirs = {o.datadir, log_dir, home, undo};
-  for (auto& it : items) dirs.push_back(it.dest.substr(0, it.dest.rfind('/')));
-  std::sort(dirs.begin(), dirs.end());
-  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-  for (auto& d : dirs) XBAK_RETURN_IF_ERROR(SyncDir(d));
+  std::vector<std::string> written = {o.datadir, log_dir, home, undo};
+  for (auto& it : items) written.push_back(it.dest.substr(0, it.dest.rfind('/')));
+  std::sort(written.begin(), written.end());
+  written.erase(std::unique(written.begin(), written.end()), written.end());
+  for (auto& d : written) XBAK_RETURN_IF_ERROR(SyncDir(d));
   // Only now the redo log: until it is there, mariadbd refuses to start on
   // the datadir, so a restore killed earlier can never be mistaken for a
   // complete one. Then the marker goes.
   if (log_item) {
-    XBAK_RETURN_IF_ERROR(CopyOne(*log_item, o.move, progress));
+    XBAK_RETURN_IF_ERROR(PlaceFile(log_item->src, log_item->dest, {o.move, true}, &progress));
     XBAK_RETURN_IF_ERROR(SyncDir(log_item->dest.substr(0, log_item->dest.rfind('/'))));
   }
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);

@@ -291,6 +291,8 @@ static Status FinishRedo(const IncrementalPrepareOptions& o) {
   po.use_memory = o.use_memory;
   po.progress_interval = o.progress_interval;
   po.keys = o.keys;
+  if (o.log_from_incremental) po.log_dir = o.incremental_dir;
+  po.prepared_log = o.prepared_log;
   return ApplyLogAndMarkPrepared(po);
 }
 
@@ -365,16 +367,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
                                                   " is not prepared (backup_type = " + fcp.backup_type +
                                                   "); run xbak --prepare --target-dir=" + full + " first");
   }
-  if (fcp.to_lsn != icp.from_lsn) {
-    return Error(ErrorCode::kInvalidArgument,
-                 fcp.to_lsn < icp.from_lsn
-                     ? "gap in the chain: " + full + " ends at LSN " + std::to_string(fcp.to_lsn) + " but " +
-                           inc + " starts at LSN " + std::to_string(icp.from_lsn) +
-                           " (an incremental is missing)"
-                     : "wrong order: " + inc + " starts at LSN " + std::to_string(icp.from_lsn) + " but " +
-                           full + " is already at LSN " + std::to_string(fcp.to_lsn) +
-                           " (already applied, or an older incremental)");
-  }
+  XBAK_RETURN_IF_ERROR(CheckChainLink(fcp, full, icp, inc));
   XBAK_ASSIGN_OR_RETURN(BackupCnf fcnf, ReadBackupCnf(full));
   const uint32_t fps = fcnf.page_size;
   XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(inc));
@@ -614,6 +607,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // settings the chain's pages are written back with (innodb_encrypt_tables,
   // innodb_compression_level) are the same whichever tool prepares it.
   for (const char* meta : {kBinlogInfoFile, kInfoFile, "ib_logfile0"}) {
+    if (o.log_from_incremental && std::string_view(meta) == "ib_logfile0") continue;
     if (PathExists(JoinPath(inc, meta)))
       XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
   }

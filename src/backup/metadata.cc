@@ -40,6 +40,19 @@ Result<uint64_t> ParseLsn(const OptionMap& m, const std::string& field, const st
 }
 }  // namespace
 
+Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, const Checkpoints& next,
+                      const std::string& next_dir) {
+  if (next.from_lsn == prev.to_lsn) return Status::Ok();
+  return Error(ErrorCode::kInvalidArgument,
+               prev.to_lsn < next.from_lsn
+                   ? "gap in the chain: " + prev_dir + " ends at LSN " + std::to_string(prev.to_lsn) +
+                         " but " + next_dir + " starts at LSN " + std::to_string(next.from_lsn) +
+                         " (an incremental is missing)"
+                   : "wrong order: " + next_dir + " starts at LSN " + std::to_string(next.from_lsn) +
+                         " but " + prev_dir + " is already at LSN " + std::to_string(prev.to_lsn) +
+                         " (already applied, an older incremental, or one given twice)");
+}
+
 Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin) {
   // The file has no [group]; parse it as the body of one.
   XBAK_ASSIGN_OR_RETURN(OptionMap m, ParseOptionText("[x]\n" + text, origin, {"x"}));

@@ -101,6 +101,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
 
   RedoApplyOptions ro;
   ro.dir = dir;
+  ro.log_dir = o.log_dir;
   ro.parallel = o.parallel;
   ro.use_memory = o.use_memory;
   ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
@@ -116,8 +117,9 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   // FILE_CHECKPOINT mtr) before the end of the applied log, so that the
   // restored server's LSN continues exactly where the backup's log ended.
   const auto log = innodb::MakePreparedLogFile(st.end_lsn - 16, LogCreator(dir));
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(
-      JoinPath(dir, "ib_logfile0"), std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
+  XBAK_RETURN_IF_ERROR(
+      WriteFileAtomic(o.prepared_log.empty() ? JoinPath(dir, "ib_logfile0") : o.prepared_log,
+                      std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
   cp.backup_type = "log-applied";
   XBAK_RETURN_IF_ERROR(WriteFileAtomic(cp_path, FormatCheckpoints(cp)));
   XBAK_RETURN_IF_ERROR(SyncDir(dir));

@@ -458,7 +458,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
 
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
-  const std::string log_path = JoinPath(o.dir, "ib_logfile0");
+  const std::string log_path = JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
   const uint32_t page_size = cnf.page_size;
   const std::vector<std::string>& system = cnf.system_files;

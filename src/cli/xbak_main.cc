@@ -18,6 +18,7 @@
 #include "xbak/backup/incremental_prepare.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
+#include "xbak/backup/restore.h"
 #include "xbak/backup/verify.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/fifo.h"
@@ -41,13 +42,17 @@ constexpr const char* kUsage =
     "                 an incremental's deltas and redo log onto a prepared full backup\n"
     "  --copy-back    restore a prepared backup into an empty --datadir\n"
     "  --move-back    like --copy-back, but moves the files\n"
+    "  --restore      a chain straight into an empty --datadir, in one pass, without changing the\n"
+    "                 backups: --target-dir=FULL [--incremental-dir=INC ...] (repeated, in order;\n"
+    "                 unprepared, as they were taken); re-run the same command to resume it\n"
     "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
     "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n"
     "  --verify       check a backup in --target-dir (and its incrementals: --incremental-dir=INC,\n"
     "                 repeated, in order) without changing it: page checksums, deltas, redo log,\n"
     "                 promised files, LSN chain; one line per problem, exit status 0 only if sound\n\n"
     "Option files: --defaults-file=F replaces ~/.my.cnf; groups [client] and [xbak] give the\n"
-    "connection, [mysqld]/[mariadbd] give datadir for --copy-back. The password may also come from\n"
+    "connection, [mysqld]/[mariadbd] give datadir for --copy-back and --restore. The password may also come "
+    "from\n"
     "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
 
 int Fail(const xbak::Status& st) {
@@ -68,9 +73,9 @@ int main(int argc, char** argv) {
   po::options_description modes("Modes");
   modes.add_options()("backup", "take a backup")("prepare", "prepare a backup")(
       "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
-      "extract,x", "unpack an xbstream")("decompress", "decompress a compressed backup")(
-      "verify", "check a backup (and its incrementals)")("help", "show this help")("version",
-                                                                                   "show the version");
+      "restore", "restore a chain in one pass")("extract,x", "unpack an xbstream")(
+      "decompress", "decompress a compressed backup")("verify", "check a backup (and its incrementals)")(
+      "help", "show this help")("version", "show the version");
 
   po::options_description conn("Connection (also from [client]/[xbak] in option files)");
   conn.add_options()("user,u", po::value<std::string>(), "user name")(
@@ -277,22 +282,23 @@ int main(int argc, char** argv) {
     }
   }
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
-                                vm.count("move-back") + vm.count("extract") + vm.count("decompress") +
-                                vm.count("verify"));
+                                vm.count("restore") + vm.count("move-back") + vm.count("extract") +
+                                vm.count("decompress") + vm.count("verify"));
   if (nmodes != 1) {
-    std::cerr << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --extract, "
-                 "--decompress, --verify (see --help)\n";
+    std::cerr
+        << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --restore, --extract, "
+           "--decompress, --verify (see --help)\n";
     return 2;
   }
   auto str = [&](const char* k) {
     if (!vm.count(k)) return std::string();
-    // --incremental-dir may repeat (for --verify); other modes take one.
+    // --incremental-dir may repeat (--verify, --restore); other modes take one.
     if (auto* v = boost::any_cast<std::vector<std::string>>(&vm[k].value())) return v->back();
     return vm[k].as<std::string>();
   };
   if (vm.count("incremental-dir") && vm["incremental-dir"].as<std::vector<std::string>>().size() > 1 &&
-      !vm.count("verify")) {
-    std::cerr << "xbak: --incremental-dir may be repeated only with --verify\n";
+      !vm.count("verify") && !vm.count("restore")) {
+    std::cerr << "xbak: --incremental-dir may be repeated only with --verify and --restore\n";
     return 2;
   }
   int parallel = vm["parallel"].as<int>();
@@ -534,6 +540,25 @@ int main(int argc, char** argv) {
     po.keys = key_options;
     xbak::Status st = xbak::RunPrepare(po);
     return st.ok() ? export_tables(po.target_dir) : Fail(st);
+  }
+  if (vm.count("restore")) {
+    if (vm.count("force-non-empty-directories")) {
+      std::cerr << "xbak: --restore writes only into empty directories; --force-non-empty-directories is "
+                   "for --copy-back\n";
+      return 2;
+    }
+    xbak::RestoreOptions ro;
+    ro.full_dir = str("target-dir");
+    if (vm.count("incremental-dir"))
+      ro.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
+    ro.dirs = {str("datadir"), str("innodb-log-group-home-dir"), str("innodb-data-home-dir"),
+               str("innodb-undo-directory"), vm.count("remote-tablespaces-to-datadir") > 0};
+    ro.parallel = parallel;
+    ro.use_memory = use_memory;
+    ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
+    ro.keys = key_options;
+    xbak::Status st = xbak::RunRestore(ro);
+    return st.ok() ? 0 : Fail(st);
   }
   xbak::CopyBackOptions o;
   o.backup_dir = str("target-dir");

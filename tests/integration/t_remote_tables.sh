@@ -73,6 +73,8 @@ assert_file "$W/s/r/t2.isl" "its .isl in the stream"
 rm -rf "$W/s" "$W/s.xb"
 
 step "prepare full + incremental: xbak and mariabackup give identical pages"
+cp -a "$W/full" "$W/rfull"  # unprepared, for xbak --restore below
+cp -a "$W/inc" "$W/rinc"
 cp -a "$W/full" "$W/mb"
 cp -a "$W/inc" "$W/mb-inc"
 mariabackup --no-defaults --prepare --target-dir="$W/mb" > "$W/mb.log" 2>&1 ||
@@ -130,3 +132,25 @@ sb_checksums dst > "$W/remote.sum"
 sb_stop dst
 sb_compare_checksums "$W/datadir.sum" "$W/remote.sum" || fail "the two restores differ"
 echo "both restores: $(wc -l < "$W/remote.sum") tables, identical"
+
+step "xbak --restore of the unprepared chain: refused while the DATA DIRECTORYs hold files, then put back there"
+rm -rf "$W/dst"
+sb_init_from_datadir dst "$dst_port" "$W/dst/data"
+rm -rf "$W/dst/data"
+if "$XBAK" --restore --datadir="$W/dst/data" --target-dir="$W/rfull" --incremental-dir="$W/rinc" 2> "$W/rs-refused.log"; then
+  fail "xbak --restore wrote over a DATA DIRECTORY"
+fi
+assert_contains "$W/rs-refused.log" "$R1/r is not empty"
+[ ! -e "$W/dst/data" ] || fail "the refused restore wrote into the datadir"
+rm -rf "$R1" "$R2"
+"$XBAK" --restore --parallel=2 --datadir="$W/dst/data" --target-dir="$W/rfull" --incremental-dir="$W/rinc" \
+  2> "$W/rs.log" || { tail -n 20 "$W/rs.log" >&2; fail "xbak --restore with DATA DIRECTORY tables"; }
+assert_file "$R1/r/t1.ibd" "r.t1 back in its DATA DIRECTORY"
+assert_file "$W/dst/data/r/t1.isl" "its .isl in the datadir"
+[ ! -e "$W/dst/data/r/t1.ibd" ] || fail "r.t1.ibd left in the datadir as well"
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/dst/data" "$R1" "$R2"; fi
+sb_start dst
+sb_check_all dst EXTENDED
+sb_checksums dst > "$W/restore.sum"
+sb_stop dst
+sb_compare_checksums "$W/remote.sum" "$W/restore.sum" || fail "xbak --restore differs from --prepare + --copy-back"

@@ -36,6 +36,14 @@ std::string FormatCheckpoints(const Checkpoints& c);
 // `origin` names the file in error messages.
 Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin);
 
+// The rule of a backup chain: incremental `next` (in next_dir) continues the
+// backup `prev` (in prev_dir) when it starts at the LSN where prev ends.
+// Otherwise an error that says which way it is broken: a gap (an incremental
+// missing in between) or the wrong order (already applied, older, or given
+// twice).
+Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, const Checkpoints& next,
+                      const std::string& next_dir);
+
 struct BinlogPosition {
   std::string file;  // empty when the server has no binary log
   uint64_t position = 0;

@@ -27,6 +27,12 @@ struct PrepareOptions {
   uint64_t use_memory = 256ull << 20;
   std::chrono::milliseconds progress_interval{2000};
   KeyOptions keys;  // an encrypted backup's key file, over backup-my.cnf
+  // Where the redo log to apply is read (default: target_dir), and where the
+  // fresh ib_logfile0 of the prepared state is written (default:
+  // target_dir/ib_logfile0). `xbak --restore` reads each backup's log where
+  // it is and keeps the new one aside until the whole chain is in.
+  std::string log_dir;
+  std::string prepared_log;
 };
 
 Status RunPrepare(const PrepareOptions& o);

@@ -29,7 +29,10 @@
 namespace xbak {
 
 struct RedoApplyOptions {
-  std::string dir;  // backup directory: ib_logfile0, ibdata1, undo*, db/*.ibd
+  std::string dir;  // backup directory: ibdata1, undo*, db/*.ibd, backup-my.cnf
+  // Where ib_logfile0 is read (default: `dir`). `xbak --restore` applies the
+  // log where the backup keeps it, to the files it wrote into the datadir.
+  std::string log_dir;
   int parallel = 1;
   uint64_t use_memory = 256ull << 20;  // parsed log of one batch (log bytes + index)
   // The log must reach this LSN (xtrabackup_checkpoints' last_lsn), or the

@@ -1,0 +1,50 @@
+// Where each file of a prepared backup goes when it is restored: the rules
+// `--copy-back`, `--move-back` and `--restore` share. The redo log goes to
+// innodb_log_group_home_dir, ibdata files to innodb_data_home_dir, undo
+// tablespaces to innodb_undo_directory, a DATA DIRECTORY table's .ibd to the
+// place its .isl names (or, with --remote-tablespaces-to-datadir, into the
+// datadir without its .isl), everything else to the same path in the datadir;
+// the backup's own metadata (xtrabackup_*, backup-my.cnf, deltas) nowhere.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct RestoreDirs {
+  std::string datadir;
+  std::string log_dir;        // default: datadir
+  std::string data_home_dir;  // default: datadir
+  std::string undo_dir;       // default: datadir
+  bool remote_to_datadir = false;
+
+  // The four directories, defaults filled in.
+  RestoreDirs Resolved() const;
+};
+
+// Every regular file and directory under `root`, as '/'-separated paths
+// relative to it ("db/t.ibd", "db/" for the directory itself) with sizes.
+// A backup holds one level of directories; a symbolic link or a deeper
+// directory is refused (a restore must not follow links out of the backup).
+Status ListBackupTree(const std::string& root, std::vector<std::pair<std::string, uint64_t>>* out);
+
+// A top-level file the backup keeps for itself, never restored.
+bool IsBackupMetadataFile(const std::string& name);
+
+// "db/t.ibd" -> the path "db/t.isl" in `dir` names, for every .isl among
+// `entries`. A broken .isl is an error naming it.
+Result<std::map<std::string, std::string>> RemoteTablespaces(
+    const std::string& dir, const std::vector<std::pair<std::string, uint64_t>>& entries);
+
+// Where backup file `rel` goes ("" for none), given the resolved
+// directories and RemoteTablespaces(). Directories ("db/") are not asked.
+std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
+                               const std::map<std::string, std::string>& remote);
+
+}  // namespace xbak

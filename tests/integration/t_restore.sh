@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Issue 20, one-pass restore: `xbak --restore --target-dir=FULL --incremental-dir=INC1 ... --datadir=D`.
+#  - a chain (full + 3 incrementals) taken under writes and DDL of every kind (CREATE, DROP,
+#    RENAME, TRUNCATE, ALTER with a rebuild, during and between the backups);
+#  - restored in one pass, it gives the same files as the two-step path (--prepare of a copy,
+#    each incremental applied, --copy-back), and the same CHECKSUM TABLE for every table; the
+#    server starts on it and CHECK TABLE EXTENDED passes; the chain's files are byte-identical
+#    before and after (md5 of every file);
+#  - a restore killed (SIGKILL) at random points leaves a datadir the server refuses to start on,
+#    and the same command run again finishes it, with the same files as the uninterrupted one;
+#  - broken chains (an incremental missing, two swapped, one given twice, an incremental as the
+#    full) and a non-empty datadir are refused before anything is written;
+#  - a restore with the log, ibdata and undo tablespaces in directories of their own.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xbak
+
+W=$TEST_WORK
+src_port=$(alloc_port)
+dst_port=$(alloc_port)
+sb_init src "$src_port" "innodb_undo_tablespaces=2"
+sb_start src
+cnf=$(sb_cnf src)
+
+step "data: sysbench tables, 200 small tables, a and b written together"
+sb_load_sample src
+sb_load_sysbench src 2 5000
+sb_load_many src 200
+sb_sql src "CREATE DATABASE r; USE r;
+  CREATE TABLE a (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL, v VARCHAR(200), KEY (n));
+  CREATE TABLE b (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL, v VARCHAR(200));
+  INSERT INTO a (n, v) SELECT seq, REPEAT(MD5(seq), 4) FROM seq_1_to_20000;
+  INSERT INTO b (n, v) SELECT n, v FROM a;
+  CREATE TABLE to_drop (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_100;
+  CREATE TABLE to_rename (id INT PRIMARY KEY, v INT) SELECT seq id, seq v FROM seq_1_to_100;
+  CREATE TABLE to_truncate (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_100;
+  CREATE TABLE to_alter (id INT PRIMARY KEY, v INT) SELECT seq id, seq v FROM seq_1_to_1000"
+
+churn() { # a and b in one transaction; many small tables and sysbench updated
+  local i=$1
+  sb_sql src "USE r; START TRANSACTION; INSERT INTO a (n, v) VALUES ($i, MD5($i)); INSERT INTO b (n, v) VALUES ($i, MD5($i));
+    COMMIT; UPDATE a SET n = n + 1 WHERE id % 97 = $i % 97; UPDATE many.t$(printf %05d $((i % 200))) SET v = MD5($i) WHERE id = 1;
+    UPDATE sbtest.sbtest1 SET k = k + 1 WHERE id % 53 = $i % 53" || true
+}
+ddl() { # tables created, renamed and dropped while the backups run
+  local i=$1
+  sb_sql src "USE r; CREATE TABLE d_$i (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM seq_1_to_300;
+    RENAME TABLE d_$((i - 1)) TO e_$((i - 1)); DROP TABLE IF EXISTS e_$((i - 3)); TRUNCATE TABLE to_truncate;
+    INSERT INTO to_truncate VALUES ($i)" 2> /dev/null || true
+  sleep 0.3
+}
+backup() { # NAME [xbak options]
+  local name=$1
+  shift
+  loop_start churn
+  loop_start ddl
+  sleep 1
+  xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$W/$name" "$@" 2> "$W/$name.log" ||
+    { tail -n 20 "$W/$name.log" >&2; fail "backup $name"; }
+  loop_stop
+}
+
+step "a full backup and three incrementals, each under writes and DDL, DDL in between"
+backup full
+sb_sql src "USE r; DROP TABLE to_drop; RENAME TABLE to_rename TO renamed; ALTER TABLE to_alter ADD COLUMN w INT DEFAULT 5, ALGORITHM=COPY"
+backup inc1 --incremental-basedir="$W/full"
+sb_sql src "USE r; ALTER TABLE renamed ADD INDEX (v); CREATE TABLE late (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_500;
+  DROP TABLE many.t00007"
+backup inc2 --incremental-basedir="$W/inc1"
+sb_sql src "USE r; RENAME TABLE late TO later; TRUNCATE TABLE renamed; OPTIMIZE TABLE to_alter" > /dev/null
+backup inc3 --incremental-basedir="$W/inc2"
+CHAIN=(--target-dir="$W/full" --incremental-dir="$W/inc1" --incremental-dir="$W/inc2" --incremental-dir="$W/inc3")
+md5tree() { (cd "$1" && find . -type f -exec md5sum {} + | LC_ALL=C sort); }
+for d in full inc1 inc2 inc3; do md5tree "$W/$d"; done > "$W/chain-before.md5"
+
+step "broken chains and a non-empty datadir are refused before anything is written"
+refused() { # LABEL REGEX ARGS... : xbak --restore ARGS into $W/refused fails, saying REGEX, writing nothing
+  local label=$1 re=$2
+  shift 2
+  if "$XBAK" --restore --datadir="$W/refused" "$@" 2> "$W/refused-$label.log"; then fail "$label: restored"; fi
+  assert_contains "$W/refused-$label.log" "$re" "$label"
+  [ ! -e "$W/refused" ] || [ -z "$(ls -A "$W/refused")" ] || fail "$label: wrote into the datadir"
+  head -n 1 "$W/refused-$label.log" | sed "s/^/  $label: /"
+}
+refused missing "gap in the chain" --target-dir="$W/full" --incremental-dir="$W/inc1" --incremental-dir="$W/inc3"
+refused swapped "wrong order" --target-dir="$W/full" --incremental-dir="$W/inc2" --incremental-dir="$W/inc1"
+refused twice "given twice" --target-dir="$W/full" --incremental-dir="$W/inc1" --incremental-dir="$W/inc1"
+refused inc-as-full "is an incremental backup" --target-dir="$W/inc1"
+mkdir -p "$W/refused"
+echo "precious" > "$W/refused/keep.txt"
+if "$XBAK" --restore --datadir="$W/refused" "${CHAIN[@]}" 2> "$W/refused-nonempty.log"; then fail "restored into a non-empty datadir"; fi
+assert_contains "$W/refused-nonempty.log" "is not empty"
+[ "$(ls -A "$W/refused")" = keep.txt ] || fail "the refused restore wrote into the non-empty datadir"
+
+step "one-pass restore of the chain"
+t0=$(date +%s.%N)
+xbak --restore --parallel=2 --datadir="$W/onepass" "${CHAIN[@]}" 2> "$W/onepass.log" ||
+  { tail -n 30 "$W/onepass.log" >&2; fail "xbak --restore"; }
+restore_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+echo "one-pass restore took $restore_s s"
+for d in full inc1 inc2 inc3; do md5tree "$W/$d"; done > "$W/chain-after.md5"
+cmp -s "$W/chain-before.md5" "$W/chain-after.md5" ||
+  { diff "$W/chain-before.md5" "$W/chain-after.md5" | head >&2; fail "xbak --restore changed the backups"; }
+[ ! -e "$W/onepass/xbak_restore_in_progress" ] || fail "the finished restore left its journal"
+ls "$W/onepass" | grep -qE '^xtrabackup_|^backup-my.cnf$' && fail "backup metadata left in the datadir"
+md5tree "$W/onepass" > "$W/onepass.md5"
+
+step "the two-step path on copies: the same files"
+for d in full inc1 inc2 inc3; do cp -a "$W/$d" "$W/ts-$d"; done
+"$XBAK" --prepare --parallel=2 --target-dir="$W/ts-full" 2> "$W/ts-prep.log" || { tail "$W/ts-prep.log" >&2; fail "prepare"; }
+for d in inc1 inc2 inc3; do
+  "$XBAK" --prepare --parallel=2 --target-dir="$W/ts-full" --incremental-dir="$W/ts-$d" 2> "$W/ts-$d.log" ||
+    { tail "$W/ts-$d.log" >&2; fail "prepare $d"; }
+done
+"$XBAK" --copy-back --target-dir="$W/ts-full" --datadir="$W/twostep" 2> "$W/ts-cb.log" || { tail "$W/ts-cb.log" >&2; fail "copy-back"; }
+md5tree "$W/twostep" > "$W/twostep.md5"
+diff "$W/twostep.md5" "$W/onepass.md5" > "$W/files.diff" ||
+  { head -n 20 "$W/files.diff" >&2; fail "one-pass and two-step restores differ"; }
+echo "one-pass = two-step: $(wc -l < "$W/onepass.md5") identical files"
+
+step "both start; CHECKSUM TABLE of every table equal; CHECK TABLE EXTENDED; a and b agree"
+start_on() { # DATADIR
+  sb_stop dst
+  rm -rf "$W/dst"
+  sb_init_from_datadir dst "$dst_port" "$1"
+  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$1"; fi
+  sb_start dst
+}
+start_on "$W/twostep"
+sb_checksums dst > "$W/twostep.sum"
+start_on "$W/onepass"
+sb_checksums dst > "$W/onepass.sum"
+sb_compare_checksums "$W/twostep.sum" "$W/onepass.sum"
+sb_check_all dst
+assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM r.a")" "$(sb_sql dst "SELECT COUNT(*) FROM r.b")" \
+  "rows of r.a and r.b (inserted in one transaction)"
+assert_eq 500 "$(sb_sql dst "SELECT COUNT(*) FROM r.later")" "r.later (created and renamed between backups)"
+sb_stop dst
+
+step "restores killed at random points: refused by the server, finished by the same command"
+for round in 1 2 3 4 5; do
+  d="$W/killed$round"
+  # A point anywhere in the restore: from the start to past its measured length.
+  delay=$(awk -v s="$restore_s" -v r="$RANDOM" 'BEGIN { printf "%.2f", (r / 32768) * s * 1.1 }')
+  "$XBAK" --restore --parallel=2 --datadir="$d" "${CHAIN[@]}" 2> "$d.log" &
+  pid=$!
+  sleep "$delay"
+  kill -9 "$pid" 2> /dev/null || true
+  wait "$pid" 2> /dev/null || true
+  if [ -e "$d/xbak_restore_in_progress" ]; then
+    echo "round $round: killed after $delay s, unfinished"
+    if [ "$round" -le 2 ] && [ -d "$d/mysql" ]; then
+      # The server must refuse it (on a copy: a server that starts would write into it).
+      rm -rf "$W/probe" && cp -a "$d" "$W/probe"
+      sb_stop dst
+      rm -rf "$W/dst"
+      sb_init_from_datadir dst "$dst_port" "$W/probe"
+      if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/probe"; fi
+      if SB_START_TIMEOUT=20 sb_start dst 2> "$W/probe.log"; then
+        sb_stop dst
+        fail "round $round: the server started on an unfinished restore"
+      fi
+      grep -m1 -E "ib_logfile0|InnoDB" "$W/probe.log" | sed 's/^/  server: /' || true
+    fi
+    "$XBAK" --restore --parallel=2 --datadir="$d" "${CHAIN[@]}" 2> "$d-rerun.log" ||
+      { tail -n 20 "$d-rerun.log" >&2; fail "round $round: the re-run restore failed"; }
+    assert_contains "$d-rerun.log" "resuming the interrupted restore"
+  elif [ -e "$d/ib_logfile0" ]; then
+    echo "round $round: killed after $delay s, already finished"
+    # A finished restore is a datadir like any other: never written into again.
+    if "$XBAK" --restore --datadir="$d" "${CHAIN[@]}" 2> "$d-again.log"; then fail "restored over a finished restore"; fi
+    assert_contains "$d-again.log" "is not empty"
+  else
+    echo "round $round: killed after $delay s, before it wrote anything"
+    "$XBAK" --restore --parallel=2 --datadir="$d" "${CHAIN[@]}" 2> "$d-rerun.log" ||
+      { tail -n 20 "$d-rerun.log" >&2; fail "round $round: the restore after an early kill failed"; }
+  fi
+  md5tree "$d" > "$d.md5"
+  diff "$W/onepass.md5" "$d.md5" > "$d.diff" || { head "$d.diff" >&2; fail "round $round: the resumed restore differs"; }
+  rm -rf "$d" "$W/probe"
+done
+for d in full inc1 inc2 inc3; do md5tree "$W/$d"; done > "$W/chain-after2.md5"
+cmp -s "$W/chain-before.md5" "$W/chain-after2.md5" || fail "the killed restores changed the backups"
+
+step "a restore with the log, ibdata and undo tablespaces in directories of their own"
+xbak --restore --parallel=2 --datadir="$W/split/data" --innodb-log-group-home-dir="$W/split/log" \
+  --innodb-data-home-dir="$W/split/home" --innodb-undo-directory="$W/split/undo" "${CHAIN[@]}" 2> "$W/split.log" ||
+  { tail -n 20 "$W/split.log" >&2; fail "restore into split directories"; }
+assert_file "$W/split/log/ib_logfile0"
+assert_file "$W/split/home/ibdata1"
+assert_file "$W/split/undo/undo001"
+[ ! -e "$W/split/data/ibdata1" ] && [ ! -e "$W/split/data/ib_logfile0" ] && [ ! -e "$W/split/data/undo001" ] ||
+  fail "files left in the datadir that belong elsewhere"
+sb_stop dst
+rm -rf "$W/dst"
+sb_init_from_datadir dst "$dst_port" "$W/split/data" "innodb_log_group_home_dir=$W/split/log" \
+  "innodb_data_home_dir=$W/split/home" "innodb_undo_directory=$W/split/undo" "innodb_undo_tablespaces=2"
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/split"; fi
+sb_start dst
+sb_checksums dst > "$W/split.sum"
+sb_compare_checksums "$W/onepass.sum" "$W/split.sum"
+sb_stop dst
+echo "restore: ok"
