@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -173,8 +174,8 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
   return chain;
 }
 
-std::string Identity(const std::vector<Link>& chain) {
-  std::string s = "xbak restore\n";
+std::string Identity(const std::vector<Link>& chain, bool streamed) {
+  std::string s = streamed ? std::string(kStreamRestoreJournalHead) : "xbak restore\n";
   for (const Link& l : chain) {
     s += "chain: " + l.real + " " + std::to_string(l.cp.from_lsn) + " " + std::to_string(l.cp.to_lsn) + " " +
          std::to_string(l.cp.last_lsn) + "\n";
@@ -226,7 +227,7 @@ class Journal {
 // The full backup's files into the datadir, each once, on `parallel`
 // threads; its log stays where it is (unless it is already a prepared one).
 // xtrabackup_checkpoints goes last, once everything else is durable.
-Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full) {
+Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full, bool move) {
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(full.dir, &entries));
   struct Item {
@@ -252,14 +253,14 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
       [&](size_t i) {
         const std::string dest = items[i].rel == "ib_logfile0" ? JoinPath(dirs.log_dir, kStagedLog)
                                                                : JoinPath(dirs.datadir, items[i].rel);
-        return PlaceFile(JoinPath(full.dir, items[i].rel), dest, {false, false}, &progress);
+        return PlaceFile(JoinPath(full.dir, items[i].rel), dest, {move, false}, &progress);
       },
       &cancel));
   // One syncfs for the lot, not one fsync per file (thousands of tables).
   XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
   if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.log_dir));
   XBAK_RETURN_IF_ERROR(PlaceFile(JoinPath(full.dir, kCheckpointsFile),
-                                 JoinPath(dirs.datadir, kCheckpointsFile), {false, true}, nullptr));
+                                 JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
   XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
   progress.Finish(true);
   return Status::Ok();
@@ -330,7 +331,21 @@ void ReportBinlog(const std::string& last_dir) {
 
 }  // namespace
 
+Status WritePlaceholderLog(const RestoreDirs& dirs) {
+  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
+  if (PathExists(log)) return Status::Ok();
+  std::string ph(kPlaceholderText);
+  ph.resize(kPlaceholderSize, '\0');
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(log, ph));
+  return SyncDir(dirs.log_dir);
+}
+
 Status RunRestore(const RestoreOptions& o) {
+  if (!o.streams.empty()) return RunRestoreFromStreams(o);
+  return RestoreChain(o, /*streamed=*/false);
+}
+
+Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (o.full_dir.empty())
     return Error(ErrorCode::kInvalidArgument, "--restore needs --target-dir (the full backup)");
   if (o.dirs.datadir.empty()) {
@@ -342,14 +357,20 @@ Status RunRestore(const RestoreOptions& o) {
   XBAK_ASSIGN_OR_RETURN(std::vector<Link> chain, ReadChain(o, &remote));
   const Link& full = chain[0];
 
-  Journal journal(JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain));
-  XBAK_ASSIGN_OR_RETURN(bool resuming, journal.Load(dirs.datadir));
+  Journal journal(JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain, streamed));
+  // Streamed: the caller checked the directories, marked the datadir and
+  // staged the chain in it; a failed run is started over, never resumed.
+  bool resuming = false;
+  if (!streamed) {
+    XBAK_ASSIGN_OR_RETURN(resuming, journal.Load(dirs.datadir));
+  }
   if (resuming) {
     LogWarning("resuming the interrupted restore into " + dirs.datadir);
   } else {
     // Nothing of what is there may be overwritten: every directory the
     // restore writes into must be empty (or not exist yet).
-    std::set<std::string> targets{dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
+    std::set<std::string> targets;
+    if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
     for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
     for (const std::string& t : targets) {
       XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
@@ -372,20 +393,15 @@ Status RunRestore(const RestoreOptions& o) {
   // From here the datadir is ours, and marked unfinished first.
   for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
     XBAK_RETURN_IF_ERROR(MakeDirs(t));
-  if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());
+  if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
   const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
-  if (!PathExists(log)) {
-    std::string ph(kPlaceholderText);
-    ph.resize(kPlaceholderSize, '\0');
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(log, ph));
-    XBAK_RETURN_IF_ERROR(SyncDir(dirs.log_dir));
-  }
+  XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   LogInfo("restoring " + full.dir +
           (chain.size() > 1 ? " and " + std::to_string(chain.size() - 1) + " incremental(s)" : "") +
-          " into " + dirs.datadir + " (the backups are only read)");
+          " into " + dirs.datadir + (streamed ? "" : " (the backups are only read)"));
 
   if (!journal.Done("copy")) {
-    XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full));
+    XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("copy"));
   }
   const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
@@ -419,6 +435,18 @@ Status RunRestore(const RestoreOptions& o) {
       XBAK_RETURN_IF_ERROR(RunIncrementalPrepare(ip).With("applying " + chain[k].dir));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
+    if (streamed) {
+      // Applied: its staged copy goes (the disk the staging needs is the largest
+      // incremental, not the chain).
+      std::error_code ec;
+      std::filesystem::remove_all(chain[k].dir, ec);
+      if (ec) return ErrnoError("remove", chain[k].dir, ec.value());
+    }
+  }
+  if (streamed) {
+    std::error_code ec;
+    std::filesystem::remove_all(JoinPath(dirs.datadir, kStagingDir), ec);
+    if (ec) return ErrnoError("remove", JoinPath(dirs.datadir, kStagingDir), ec.value());
   }
   if (!PathExists(staged)) {
     // Fine only if an earlier run put it in place already.

@@ -44,7 +44,8 @@ constexpr const char* kUsage =
     "  --move-back    like --copy-back, but moves the files\n"
     "  --restore      a chain straight into an empty --datadir, in one pass, without changing the\n"
     "                 backups: --target-dir=FULL [--incremental-dir=INC ...] (repeated, in order;\n"
-    "                 unprepared, as they were taken); re-run the same command to resume it\n"
+    "                 unprepared, as they were taken) or --from-stream=FULL.xb --from-stream=INC.xb ...;\n"
+    "                 re-run the same command to resume it (see docs/restore.md)\n"
     "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
     "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n"
     "  --verify       check a backup in --target-dir (and its incrementals: --incremental-dir=INC,\n"
@@ -150,6 +151,9 @@ int main(int argc, char** argv) {
                                                      "copy-back: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
+      "from-stream", po::value<std::vector<std::string>>(),
+      "--restore from xbstreams instead of directories: a file, named pipe or - (stdin), repeated: the "
+      "full backup's first, then each incremental's, in order (e.g. pipes fed by xbcloud get)")(
       "progress-interval", po::value<unsigned>()->default_value(2),
       "seconds between progress lines (0: none)");
 
@@ -549,6 +553,7 @@ int main(int argc, char** argv) {
     }
     xbak::RestoreOptions ro;
     ro.full_dir = str("target-dir");
+    if (vm.count("from-stream")) ro.streams = vm["from-stream"].as<std::vector<std::string>>();
     if (vm.count("incremental-dir"))
       ro.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
     ro.dirs = {str("datadir"), str("innodb-log-group-home-dir"), str("innodb-data-home-dir"),

@@ -18,6 +18,9 @@
 // records the chain and the steps done. Running the same command again after
 // a crash or kill resumes after the last finished step (each step is itself
 // restartable); another chain is refused.
+//
+// From streams (RestoreOptions::streams), e.g. `xbcloud get` into named pipes:
+// see restore_streams.cc.
 #pragma once
 
 #include <chrono>
@@ -39,10 +42,34 @@ struct RestoreOptions {
   uint64_t use_memory = 256ull << 20;  // for each redo step
   std::chrono::milliseconds progress_interval{2000};
   KeyOptions keys;
+  // --from-stream, instead of directories: xbstreams (files, named pipes, or
+  // "-" for stdin), the full backup's first, then each incremental's, each
+  // read once to its end. Each is unpacked into D/xbak-restore-staging (on the
+  // datadir's filesystem: the full backup's files are then renamed into
+  // place, not copied; .zst/.lz4 files decompressed there), and the chain is
+  // restored as above; an incremental's staged files are removed once it is
+  // applied. A restore from streams that failed is started over by the same
+  // command (streams cannot be read twice): what it had written is removed
+  // first, as its journal proves the directories were empty before it.
+  std::vector<std::string> streams;
 };
 
 inline constexpr const char* kRestoreMarkerFile = "xbak_restore_in_progress";
+// Where a restore from streams unpacks them, inside the datadir.
+inline constexpr const char* kStagingDir = "xbak-restore-staging";
+// The first line of the journal of a restore from streams.
+inline constexpr const char* kStreamRestoreJournalHead = "xbak restore from streams\n";
 
 Status RunRestore(const RestoreOptions& o);
+
+// The parts: the chain of directories (o.full_dir, o.incremental_dirs) into
+// the datadir; `streamed` when they were staged in it by
+// RunRestoreFromStreams (the full backup's files are then moved, not copied,
+// and each staged incremental removed once applied).
+Status RestoreChain(const RestoreOptions& o, bool streamed);
+Status RunRestoreFromStreams(const RestoreOptions& o);
+// The ib_logfile0 an unfinished restore leaves in dirs.log_dir (if there is
+// none yet): too small to be a redo log, so mariadbd refuses to start.
+Status WritePlaceholderLog(const RestoreDirs& dirs);
 
 }  // namespace xbak

@@ -1,0 +1,144 @@
+// `xbak --restore --from-stream=FULL --from-stream=INC1 ... --datadir=D`:
+// each xbstream is read once, in order, and unpacked into
+// D/xbak-restore-staging/K, on the datadir's filesystem, so that the full
+// backup's files are renamed into place rather than written a second time.
+// Then the staged chain is restored as from directories (restore.cc).
+//
+// Why stage the incrementals instead of applying their deltas as they arrive:
+// an xbstream carries xtrabackup_checkpoints at its end, so the chain can only
+// be checked once the stream is whole, and a broken chain must be refused
+// before its pages go in. An incremental is staged only until it is applied.
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <set>
+
+#include "xbak/backup/metadata.h"
+#include "xbak/backup/restore.h"
+#include "xbak/sink/compress.h"
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+
+namespace xbak {
+namespace {
+
+Status RemoveAll(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return ErrnoError("remove", path, ec.value());
+  return Status::Ok();
+}
+
+// A restore from streams that did not finish: its journal proves the
+// directories were empty before it, so what is in them is its own, and goes.
+Status StartOver(const RestoreDirs& dirs) {
+  LogWarning("an earlier restore from streams into " + dirs.datadir +
+             " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
+  XBAK_ASSIGN_OR_RETURN(auto names, ListDir(dirs.datadir));
+  for (const auto& n : names) {
+    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(RemoveAll(JoinPath(dirs.datadir, n)));
+  }
+  // The files it may have put in directories of their own.
+  for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+    if (d == dirs.datadir || !IsDirectory(d)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(d));
+    for (const auto& f : files) {
+      if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0)
+        XBAK_RETURN_IF_ERROR(RemoveAll(JoinPath(d, f)));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Unpack(const std::string& source, const std::string& dir, int parallel) {
+  ExtractOptions eo;
+  eo.target_dir = dir;
+  eo.fsync = false;  // one syncfs later; a crash starts the restore over anyway
+  XBAK_RETURN_IF_ERROR(MakeDirs(dir));
+  LogInfo("reading " + (source == "-" ? std::string("stdin") : source) + " into " + dir);
+  Status st;
+  if (source == "-") {
+    st = ExtractStream(STDIN_FILENO, eo);
+  } else {
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(source));
+    st = ExtractStream(f.fd(), eo);
+  }
+  XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
+  if (!PathExists(JoinPath(dir, kCheckpointsFile))) {
+    return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + kCheckpointsFile +
+                                          ": it is not a whole backup (was its upload or download cut?)");
+  }
+  DecompressOptions d;
+  d.target_dir = dir;
+  d.parallel = parallel;
+  d.remove_original = true;
+  return DecompressBackup(d);
+}
+
+}  // namespace
+
+Status RunRestoreFromStreams(const RestoreOptions& o) {
+  if (!o.full_dir.empty() || !o.incremental_dirs.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--from-stream gives the whole chain (the full backup's stream first): --target-dir and "
+                 "--incremental-dir do not go with it");
+  }
+  if (o.dirs.datadir.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--restore needs --datadir (or datadir= in the [mysqld] group of --defaults-file)");
+  }
+  std::set<std::string> seen;
+  for (const auto& s : o.streams) {
+    if (!seen.insert(s).second)
+      return Error(ErrorCode::kInvalidArgument, "the stream " + s + " is given twice");
+  }
+  const RestoreDirs dirs = o.dirs.Resolved();
+  const std::string journal = JoinPath(dirs.datadir, kRestoreMarkerFile);
+  bool again = false;
+  if (PathExists(journal)) {
+    XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(journal));
+    if (text.rfind(kStreamRestoreJournalHead, 0) != 0) {
+      return Error(ErrorCode::kAlreadyExists,
+                   "an interrupted restore from backup directories is in " + dirs.datadir + " (" + journal +
+                       "): finish it with the command that started it, or empty it");
+    }
+    again = true;
+  } else {
+    for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+      if (!empty) {
+        return Error(ErrorCode::kAlreadyExists,
+                     t + " is not empty; --restore writes only into empty directories (nothing was written)");
+      }
+    }
+  }
+  for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
+    XBAK_RETURN_IF_ERROR(MakeDirs(t));
+  if (again) {
+    XBAK_RETURN_IF_ERROR(StartOver(dirs));
+  } else {
+    std::string text = kStreamRestoreJournalHead;
+    for (const auto& s : o.streams) text += "stream: " + s + "\n";
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(journal, text));
+    XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  }
+  // Before the first byte of data: the server refuses the datadir from now on.
+  XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
+  RestoreOptions chain = o;
+  chain.streams.clear();
+  const std::string staging = JoinPath(dirs.datadir, kStagingDir);
+  for (size_t k = 0; k < o.streams.size(); k++) {
+    const std::string dir = JoinPath(staging, std::to_string(k));
+    XBAK_RETURN_IF_ERROR(Unpack(o.streams[k], dir, o.parallel));
+    if (k == 0)
+      chain.full_dir = dir;
+    else
+      chain.incremental_dirs.push_back(dir);
+  }
+  XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
+  return RestoreChain(chain, /*streamed=*/true);
+}
+
+}  // namespace xbak
