@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Restore from object storage (issue 20): a chain (full + 3 incrementals) of a sysbench database
+# taken under oltp_write_only load, each streamed by `xbak --backup --stream | xbcloud put` into a
+# local MinIO; then, in one run, three ways back to a datadir the server starts on:
+#   xbak    `xbcloud get` of each backup into a named pipe, `xbak --restore --from-stream ...`
+#   anchor  `xbcloud get | mbstream -x` of each, `mariabackup --prepare` of the full and of each
+#           incremental in turn, `mariabackup --copy-back`  (what mariabackup users do today)
+#   floor   `xbcloud get` of each into a file in the target directory: the bytes downloaded and
+#           written, nothing else
+# Each starts with the page cache dropped and ends with a sync (both inside its time). The xbak and
+# anchor datadirs are then started: CHECK TABLE passes and every table's CHECKSUM is equal.
+# Records wall time and the peak RSS of xbak --restore and of the largest mariabackup step.
+#   benchmarks/restore_bench.sh [--quick] [--rows N] [--parallel N] [--out FILE.json]
+# Default: 8 tables x 1,125,000 rows (about 2.1 GiB of InnoDB files). Results:
+# docs/results/restore-bench.json.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+TABLES=8; ROWS=1125000; PAR=2; QUICK=0; OUT="$ROOT/docs/results/restore-bench.json"; LOAD_S=20
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; ROWS=40000; LOAD_S=5; OUT="$ROOT/.work/restore-bench-quick.json" ;;
+    --rows) ROWS=$2; shift ;;
+    --parallel) PAR=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--rows N] [--parallel N] [--out FILE]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+bash scripts/install-deps.sh > /dev/null
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak xbcloud > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+XBAK=$BUILD/xbak
+XBCLOUD=$BUILD/xbcloud
+scripts/build-go-tools.sh > /dev/null
+
+export XBAK_WORK=$ROOT/.work/restore-bench
+. scripts/lib/sandbox.sh
+. scripts/lib/objstore.sh
+sb_kill_all
+rm -rf "$XBAK_WORK"; mkdir -p "$XBAK_WORK" "$(dirname "$OUT")"
+trap 'sb_cleanup; os_cleanup' EXIT
+W=$XBAK_WORK
+S3PORT=23960
+os_minio_start "$S3PORT" "$W/minio"
+os_bucket_create "$S3PORT" bench
+S3=(--s3-endpoint="http://127.0.0.1:$S3PORT" --s3-bucket=bench --progress-interval=0)
+export AWS_ACCESS_KEY_ID=$OS_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$OS_SECRET_KEY
+
+sb_init bench 23416 "innodb_log_file_size=512M" "innodb_buffer_pool_size=1G"
+sb_start bench
+CNF=$(sb_cnf bench)
+t0=$(date +%s)
+echo "loading: sysbench ${TABLES}x${ROWS}" >&2
+sb_load_sysbench bench "$TABLES" "$ROWS"
+echo "loaded in $(($(date +%s) - t0)) s; $(du -sh "$(sb_datadir bench)/sbtest" | cut -f1) in sbtest" >&2
+
+load() { # SECONDS : sysbench oltp_write_only in the background (pid in LOAD_PID)
+  sb_sysbench bench oltp_write_only --tables="$TABLES" --table-size="$ROWS" --threads=1 --time="$1" \
+    --report-interval=0 run > "$W/load.log" 2>&1 &
+  LOAD_PID=$!
+}
+NAMES=(full inc1 inc2 inc3)
+for i in 0 1 2 3; do
+  name=${NAMES[$i]}
+  base=()
+  [ "$i" -gt 0 ] && base=(--incremental-basedir="$W/lsn$((i - 1))")
+  load 600
+  sleep "$LOAD_S"
+  echo "backup $name under load" >&2
+  "$XBAK" --backup --defaults-file="$CNF" --parallel=2 --stream=xbstream --progress-interval=0 \
+    --extra-lsndir="$W/lsn$i" "${base[@]}" 2> "$W/b-$name.log" |
+    "$XBCLOUD" put "${S3[@]}" --parallel=8 "$name" 2> "$W/put-$name.log" ||
+    { tail "$W/b-$name.log" "$W/put-$name.log" >&2; exit 1; }
+  kill "$LOAD_PID" 2> /dev/null || true
+  wait "$LOAD_PID" 2> /dev/null || true
+done
+sb_stop bench
+CHAIN_BYTES=$(du -sb "$W/minio" | cut -f1)
+echo "chain in MinIO: $((CHAIN_BYTES >> 20)) MiB" >&2
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+echo "== xbak --restore from xbcloud get pipes" >&2
+drop_caches
+mkdir -p "$W/pipes"
+t=$(now)
+pids=()
+for n in "${NAMES[@]}"; do
+  mkfifo "$W/pipes/$n"
+  "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/pipes/$n" 2> "$W/get-x-$n.log" &
+  pids+=($!)
+done
+/usr/bin/time -f '%M' -o "$W/xbak.rss" "$XBAK" --restore --parallel="$PAR" --progress-interval=0 \
+  --datadir="$W/xbak-data" "${NAMES[@]/#/--from-stream=$W/pipes/}" 2> "$W/xbak-restore.log" ||
+  { tail -n 30 "$W/xbak-restore.log" >&2; exit 1; }
+for p in "${pids[@]}"; do wait "$p"; done
+sync
+XBAK_S=$(secs "$t" "$(now)")
+XBAK_RSS=$(cat "$W/xbak.rss")
+echo "xbak: $XBAK_S s, peak RSS $((XBAK_RSS / 1024)) MiB" >&2
+
+echo "== anchor: get | mbstream -x, mariabackup --prepare per step, --copy-back" >&2
+drop_caches
+t=$(now)
+MB_RSS=0
+mbtime() { # mariabackup ARGS : runs it, keeps the largest peak RSS
+  /usr/bin/time -f '%M' -o "$W/mb.rss" mariabackup "$@" >> "$W/anchor.log" 2>&1 || { tail -n 30 "$W/anchor.log" >&2; exit 1; }
+  local r; r=$(cat "$W/mb.rss"); [ "$r" -gt "$MB_RSS" ] && MB_RSS=$r
+  return 0
+}
+for n in "${NAMES[@]}"; do
+  mkdir -p "$W/anchor/$n"
+  "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" 2> "$W/get-a-$n.log" | mbstream -x -C "$W/anchor/$n" ||
+    { tail "$W/get-a-$n.log" >&2; exit 1; }
+done
+mbtime --prepare --target-dir="$W/anchor/full"
+for n in inc1 inc2 inc3; do mbtime --prepare --target-dir="$W/anchor/full" --incremental-dir="$W/anchor/$n"; done
+mbtime --copy-back --target-dir="$W/anchor/full" --datadir="$W/anchor-data"
+sync
+ANCHOR_S=$(secs "$t" "$(now)")
+echo "anchor: $ANCHOR_S s, largest mariabackup peak RSS $((MB_RSS / 1024)) MiB" >&2
+rm -rf "$W/anchor"
+
+echo "== floor: the bytes downloaded and written" >&2
+drop_caches
+mkdir -p "$W/floor"
+t=$(now)
+for n in "${NAMES[@]}"; do "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/floor/$n.xb" 2> /dev/null; done
+sync
+FLOOR_S=$(secs "$t" "$(now)")
+FLOOR_BYTES=$(du -cb "$W"/floor/*.xb | tail -n 1 | cut -f1)
+echo "floor: $FLOOR_S s ($((FLOOR_BYTES >> 20)) MiB)" >&2
+rm -rf "$W/floor"
+
+echo "== both datadirs start; CHECK TABLE; CHECKSUM TABLE equal" >&2
+check() { # LABEL DATADIR
+  sb_init_from_datadir "$1" 23417 "$2" "innodb_log_file_size=512M" "innodb_buffer_pool_size=1G"
+  chown -R mysql:mysql "$2" 2> /dev/null || true
+  sb_start "$1"
+  sb_check_all "$1" QUICK
+  sb_checksums "$1" > "$W/$1.sum"
+  sb_stop "$1"
+}
+check xb "$W/xbak-data"
+check mb "$W/anchor-data"
+sb_compare_checksums "$W/mb.sum" "$W/xb.sum"
+
+python3 - "$OUT" "$QUICK" "$TABLES" "$ROWS" "$PAR" "$CHAIN_BYTES" "$FLOOR_BYTES" "$XBAK_S" "$XBAK_RSS" \
+  "$ANCHOR_S" "$MB_RSS" "$FLOOR_S" << 'PY'
+import json, sys, platform, subprocess, datetime
+(out, quick, tables, rows, par, chain_bytes, floor_bytes, xs, xrss, as_, mrss, fs) = sys.argv[1:]
+xs, as_, fs = float(xs), float(as_), float(fs)
+doc = {
+    "suite": "restore", "quick": quick == "1",
+    "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
+    "machine": {"arch": platform.machine(), "cores": len(__import__("os").sched_getaffinity(0))},
+    "xbak": subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip(),
+    "dataset": {"sysbench_tables": int(tables), "rows_per_table": int(rows), "chain": "full + 3 incrementals under oltp_write_only",
+                "stored_bytes": int(chain_bytes), "stream_bytes": int(floor_bytes)},
+    "parallel": int(par),
+    "results": {"xbak_restore_s": xs, "xbak_peak_rss_kb": int(xrss), "anchor_s": as_,
+                "anchor_largest_peak_rss_kb": int(mrss), "floor_s": fs},
+    "ratios": {"anchor_over_xbak": round(as_ / xs, 2), "xbak_over_floor": round(xs / fs, 2)},
+}
+json.dump(doc, open(out, "w"), indent=1)
+print(json.dumps(doc["results"]), json.dumps(doc["ratios"]))
+PY
