@@ -6,7 +6,7 @@
 #    each incremental applied, --copy-back), and the same CHECKSUM TABLE for every table; the
 #    server starts on it and CHECK TABLE EXTENDED passes; the chain's files are byte-identical
 #    before and after (md5 of every file);
-#  - a restore killed (SIGKILL) at random points leaves a datadir the server refuses to start on,
+#  - a restore killed (SIGKILL) at random points (XBAK_RESTORE_KILLS times, default 5) leaves a datadir the server refuses to start on,
 #    and the same command run again finishes it, with the same files as the uninterrupted one;
 #  - broken chains (an incremental missing, two swapped, one given twice, an incremental as the
 #    full) and a non-empty datadir are refused before anything is written;
@@ -138,7 +138,7 @@ assert_eq 500 "$(sb_sql dst "SELECT COUNT(*) FROM r.later")" "r.later (created a
 sb_stop dst
 
 step "restores killed at random points: refused by the server, finished by the same command"
-for round in 1 2 3 4 5; do
+for round in $(seq 1 "${XBAK_RESTORE_KILLS:-5}"); do
   d="$W/killed$round"
   # A point anywhere in the restore: from the start to past its measured length.
   delay=$(awk -v s="$restore_s" -v r="$RANDOM" 'BEGIN { printf "%.2f", (r / 32768) * s * 1.1 }')
