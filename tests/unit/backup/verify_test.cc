@@ -3,6 +3,8 @@
 #include "xbak/backup/verify.h"
 
 #include <gtest/gtest.h>
+
+#include "synthetic_chain.h"
 #include <stdlib.h>
 
 #include <filesystem>
@@ -20,27 +22,10 @@
 namespace xbak {
 namespace {
 
-constexpr uint32_t kPs = 4096;
-constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
+using testing::kFlags;
+using testing::kPs;
+using testing::MakePage;
 constexpr uint64_t kCkpt = 20000;  // the backup log's checkpoint LSN
-
-std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, uint32_t fsp_size = 0) {
-  std::vector<uint8_t> p(kPs, 0);
-  std::fill(p.begin() + innodb::kFilPageData, p.end() - 8, fill);
-  StoreBE32(p.data() + innodb::kFilPageOffset, no);
-  StoreBE32(p.data() + innodb::kFilPageSpaceId, space);
-  StoreBE64(p.data() + innodb::kFilPageLsn, 1500);
-  if (no == 0) {
-    std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
-    StoreBE32(p.data() + innodb::kFspSpaceId, space);
-    StoreBE32(p.data() + innodb::kFspSize, fsp_size);
-    StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
-  }
-  auto flags = innodb::DecodeSpaceFlags(kFlags);
-  EXPECT_TRUE(flags.ok());
-  innodb::StampPageChecksum(p.data(), *flags);
-  return p;
-}
 
 std::vector<uint8_t> Tablespace(uint32_t space, uint32_t pages) {
   std::vector<uint8_t> out;
