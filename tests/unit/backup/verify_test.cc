@@ -3,14 +3,13 @@
 #include "xbak/backup/verify.h"
 
 #include <gtest/gtest.h>
-
-#include "synthetic_chain.h"
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
+#include "synthetic_chain.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
