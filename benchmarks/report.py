@@ -438,6 +438,36 @@ def section_redo(doc, name):
     return out + save_chart(fig, name)
 
 
+def section_restore(doc, name):
+    r, d = doc["results"], doc["dataset"]
+    out = [f"## Restore from object storage: xbak --restore against the mariabackup pipeline "
+           f"({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/restore_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cores']} cores; xbak {doc['xbak']}. "
+               f"A sysbench database of {d['sysbench_tables']} x {d['rows_per_table']:,} rows, {d['chain']}, "
+               f"each streamed by `xbak --backup --stream | xbcloud put` into a local MinIO "
+               f"({d['stream_bytes'] / 1048576:,.0f} MiB of streams). Each way back starts with the page cache "
+               f"dropped and ends with a sync; both restored datadirs start, pass CHECK TABLE and have equal "
+               f"CHECKSUM TABLE for every table. One repetition.")
+    out.append("")
+    out.append("| way | s | vs anchor | vs floor | peak RSS |")
+    out.append("|---|---|---|---|---|")
+    a, f = r["anchor_s"], r["floor_s"]
+    out.append(f"| floor: `xbcloud get` of each stream into a file | {f:.2f} | {a / f:.2f}x | 1.00x | - |")
+    out.append(f"| xbak: `xbcloud get` into pipes, `xbak --restore --from-stream ... --parallel={doc['parallel']}` "
+               f"| {r['xbak_restore_s']:.2f} | {a / r['xbak_restore_s']:.2f}x | {r['xbak_restore_s'] / f:.2f}x "
+               f"| {r['xbak_peak_rss_kb'] / 1024:.0f} MiB |")
+    out.append(f"| anchor: `xbcloud get \\| mbstream -x` each, `mariabackup --prepare` per step, `--copy-back` "
+               f"| {a:.2f} | 1.00x | {a / f:.2f}x | {r['anchor_largest_peak_rss_kb'] / 1024:.0f} MiB (largest step) |")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 3))
+    labels = ["floor", "xbak --restore", "mariabackup pipeline"]
+    ax.barh(labels, [f, r["xbak_restore_s"], a], color=["grey", "tab:blue", "tab:orange"])
+    ax.set_xlabel("seconds (lower is better)")
+    return out + save_chart(fig, name)
+
+
 SUITE_TEXT = """## The suite: one command, one JSON file, charts
 
 ```sh
@@ -477,7 +507,7 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 
 
 SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
-            "prepare-bench": section_prepare, "impact-bench": section_impact}
+            "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore}
 
 
 def main():
