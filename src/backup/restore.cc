@@ -331,6 +331,17 @@ void ReportBinlog(const std::string& last_dir) {
 
 }  // namespace
 
+Status DropHalfWrittenJournal(const std::string& datadir) {
+  // A restore killed while writing its first journal leaves only that
+  // journal's temporary file: nothing of the backup was written yet.
+  auto names = ListDir(datadir);
+  const std::string tmp = std::string(kRestoreMarkerFile) + ".tmp";
+  if (!names.ok() || names->size() != 1 || names->front() != tmp) return Status::Ok();
+  if (::unlink(JoinPath(datadir, tmp).c_str()) != 0)
+    return ErrnoError("remove", JoinPath(datadir, tmp), errno);
+  return Status::Ok();
+}
+
 Status WritePlaceholderLog(const RestoreDirs& dirs) {
   const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
   if (PathExists(log)) return Status::Ok();
@@ -367,6 +378,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (resuming) {
     LogWarning("resuming the interrupted restore into " + dirs.datadir);
   } else {
+    if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
     // Nothing of what is there may be overwritten: every directory the
     // restore writes into must be empty (or not exist yet).
     std::set<std::string> targets;

@@ -106,6 +106,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
     }
     again = true;
   } else {
+    XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
     for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
       XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
       if (!empty) {

@@ -67,6 +67,16 @@ TEST_F(RestoreTest, ChainGoesIntoTheDatadirAndTheBackupsStayAsTheyWere) {
   EXPECT_FALSE(RunRestore(Options()).ok());
 }
 
+TEST_F(RestoreTest, AKillWhileTheFirstJournalWasWrittenDoesNotBlockTheRerun) {
+  ASSERT_TRUE(MakeDirs(data_).ok());
+  ASSERT_TRUE(WriteFileAtomic(data_ + "/" + kRestoreMarkerFile + ".tmp.x", "").ok());
+  std::filesystem::rename(data_ + "/" + kRestoreMarkerFile + ".tmp.x",
+                          data_ + "/" + kRestoreMarkerFile + ".tmp");
+  Status s = RunRestore(Options());
+  ASSERT_TRUE(s.ok()) << s.message();
+  ExpectTable("t", 5, 6, 0x22, data_);
+}
+
 TEST_F(RestoreTest, BrokenChainsAreRefusedBeforeAnythingIsWritten) {
   // Given twice.
   RestoreOptions o = Options();
