@@ -91,8 +91,61 @@ Status RefuseUnusable(const std::string& dir, const std::vector<std::pair<std::s
   return Status::Ok();
 }
 
-// The whole chain, checked before anything is written.
-Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::string, std::string>* remote) {
+// What an incremental must be besides continuing the chain: a backup this
+// restore can take (see ReadChain).
+Result<Link> ReadIncremental(const std::string& dir, std::set<std::string>* seen) {
+  XBAK_ASSIGN_OR_RETURN(Link inc, ReadLink(dir));
+  if (!seen->insert(inc.real).second) {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir + " is given twice in the chain (each backup is restored once)");
+  }
+  if (inc.cp.backup_type != "incremental") {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir + " is not an incremental backup (backup_type = " + inc.cp.backup_type +
+                     "); only the first backup of the chain (--target-dir) is a full one");
+  }
+  return inc;
+}
+
+// The files of a backup of the chain: the same page size and partial filter
+// as the full backup's, nothing compressed, the DATA DIRECTORY places its
+// .isl files name (into `remote`).
+Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size, const TableFilter& filter,
+                        std::map<std::string, std::string>* remote) {
+  XBAK_ASSIGN_OR_RETURN(uint32_t ps, BackupPageSize(l.dir));
+  if (ps != page_size) {
+    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
+                                                  " in the full backup, " + std::to_string(ps) + " in " +
+                                                  l.dir);
+  }
+  XBAK_ASSIGN_OR_RETURN(TableFilter f, ReadTableFilter(l.dir));
+  if (f.Serialize() != filter.Serialize()) {
+    return Error(ErrorCode::kUnsupported, l.dir +
+                                              " was taken with other --databases/--tables options than the "
+                                              "full backup (compare their " +
+                                              kTableFilterFile + " files)");
+  }
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(ListBackupTree(l.dir, &entries));
+  XBAK_RETURN_IF_ERROR(RefuseUnusable(l.dir, entries));
+  if (!o.dirs.remote_to_datadir) {
+    XBAK_ASSIGN_OR_RETURN(auto r, RemoteTablespaces(l.dir, entries));
+    remote->insert(r.begin(), r.end());
+  }
+  return Status::Ok();
+}
+
+struct ChainFacts {
+  uint32_t page_size = 0;
+  TableFilter filter;
+  std::set<std::string> seen;  // canonical paths of the backups read so far
+};
+
+// The whole chain, checked before anything is written (from streams, with
+// o.await_incremental set: the full backup only; each incremental is read
+// and checked when its stream is whole, before its pages go in).
+Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::string, std::string>* remote,
+                                    ChainFacts* facts) {
   std::vector<Link> chain;
   XBAK_ASSIGN_OR_RETURN(Link full, ReadLink(o.full_dir));
   if (full.cp.backup_type == "incremental") {
@@ -115,22 +168,15 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
                      " was exported (xbak --prepare --export started a server on it): it can no "
                      "longer take incrementals");
   }
-  XBAK_ASSIGN_OR_RETURN(uint32_t page_size, BackupPageSize(o.full_dir));
-  XBAK_ASSIGN_OR_RETURN(TableFilter filter, ReadTableFilter(o.full_dir));
+  XBAK_ASSIGN_OR_RETURN(facts->page_size, BackupPageSize(o.full_dir));
+  XBAK_ASSIGN_OR_RETURN(facts->filter, ReadTableFilter(o.full_dir));
+  facts->seen.insert(full.real);
+  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, full, facts->page_size, facts->filter, remote));
   chain.push_back(std::move(full));
-  std::set<std::string> seen{chain[0].real};
+  if (o.await_incremental) return chain;
   std::vector<Link> incs;
   for (const std::string& dir : o.incremental_dirs) {
-    XBAK_ASSIGN_OR_RETURN(Link inc, ReadLink(dir));
-    if (!seen.insert(inc.real).second) {
-      return Error(ErrorCode::kInvalidArgument,
-                   dir + " is given twice in the chain (each backup is restored once)");
-    }
-    if (inc.cp.backup_type != "incremental") {
-      return Error(ErrorCode::kInvalidArgument,
-                   dir + " is not an incremental backup (backup_type = " + inc.cp.backup_type +
-                       "); only the first backup of the chain (--target-dir) is a full one");
-    }
+    XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(dir, &facts->seen));
     incs.push_back(std::move(inc));
   }
   for (size_t i = 0; i < incs.size(); i++) {
@@ -148,28 +194,8 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
       }
       return link;
     }
-    XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(dir));
-    if (ips != page_size) {
-      return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
-                                                    " in " + o.full_dir + ", " + std::to_string(ips) +
-                                                    " in " + dir);
-    }
-    XBAK_ASSIGN_OR_RETURN(TableFilter ifilter, ReadTableFilter(dir));
-    if (ifilter.Serialize() != filter.Serialize()) {
-      return Error(ErrorCode::kUnsupported, dir + " was taken with other --databases/--tables options than " +
-                                                o.full_dir + " (compare their " + kTableFilterFile +
-                                                " files)");
-    }
+    XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts->page_size, facts->filter, remote));
     chain.push_back(std::move(inc));
-  }
-  for (const Link& l : chain) {
-    std::vector<std::pair<std::string, uint64_t>> entries;
-    XBAK_RETURN_IF_ERROR(ListBackupTree(l.dir, &entries));
-    XBAK_RETURN_IF_ERROR(RefuseUnusable(l.dir, entries));
-    if (!o.dirs.remote_to_datadir) {
-      XBAK_ASSIGN_OR_RETURN(auto r, RemoteTablespaces(l.dir, entries));
-      remote->insert(r.begin(), r.end());
-    }
   }
   return chain;
 }
@@ -365,8 +391,11 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   }
   const RestoreDirs dirs = o.dirs.Resolved();
   std::map<std::string, std::string> remote;
-  XBAK_ASSIGN_OR_RETURN(std::vector<Link> chain, ReadChain(o, &remote));
+  ChainFacts facts;
+  XBAK_ASSIGN_OR_RETURN(std::vector<Link> chain, ReadChain(o, &remote, &facts));
+  chain.reserve(o.incremental_dirs.size() + 1);  // `full` stays valid as it grows
   const Link& full = chain[0];
+  const size_t steps = o.incremental_dirs.size() + 1;
 
   Journal journal(JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain, streamed));
   // Streamed: the caller checked the directories, marked the datadir and
@@ -409,8 +438,8 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   LogInfo("restoring " + full.dir +
-          (chain.size() > 1 ? " and " + std::to_string(chain.size() - 1) + " incremental(s)" : "") +
-          " into " + dirs.datadir + (streamed ? "" : " (the backups are only read)"));
+          (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
+          dirs.datadir + (streamed ? "" : " (the backups are only read)"));
 
   if (!journal.Done("copy")) {
     XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
@@ -431,7 +460,24 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
   }
-  for (size_t k = 1; k < chain.size(); k++) {
+  for (size_t k = 1; k < steps; k++) {
+    if (o.await_incremental) {
+      // From a stream: whole once this returns; checked before its pages go in.
+      XBAK_RETURN_IF_ERROR(o.await_incremental(k));
+      XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
+      auto name = [&](size_t i) {
+        return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir;
+      };
+      XBAK_RETURN_IF_ERROR(CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
+      std::map<std::string, std::string> more;
+      XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
+      for (const auto& [rel, path] : more) {
+        if (remote.count(rel) == 0 && PathExists(path))
+          return Error(ErrorCode::kAlreadyExists,
+                       path + " exists already; existing files are never overwritten");
+      }
+      chain.push_back(std::move(inc));
+    }
     const std::string step = std::to_string(k);
     if (journal.Done(step)) continue;
     if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {

@@ -2,7 +2,8 @@
 // each xbstream is read once, in order, and unpacked into
 // D/xbak-restore-staging/K, on the datadir's filesystem, so that the full
 // backup's files are renamed into place rather than written a second time.
-// Then the staged chain is restored as from directories (restore.cc).
+// Then the staged chain is restored as from directories (restore.cc): step K
+// is applied while stream K+1 is being read, on another thread.
 //
 // Why stage the incrementals instead of applying their deltas as they arrive:
 // an xbstream carries xtrabackup_checkpoints at its end, so the chain can only
@@ -10,9 +11,15 @@
 // before its pages go in. An incremental is staged only until it is applied.
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/restore.h"
@@ -77,6 +84,51 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel) {
   return DecompressBackup(d);
 }
 
+// Reads the streams one after the other on its own thread, each into its
+// staging directory. Wait(K) returns once stream K is whole (or failed).
+// Stop() lets the stream being read finish (a read from a pipe cannot be
+// interrupted) and opens no other.
+class Unpacker {
+ public:
+  Unpacker(const RestoreOptions& o, std::string staging)
+      : o_(o), staging_(std::move(staging)), done_(o.streams.size()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Unpacker() { Stop(); }
+  std::string dir(size_t k) const { return JoinPath(staging_, std::to_string(k)); }
+  Status Wait(size_t k) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return done_[k].has_value(); });
+    return *done_[k];
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    for (size_t k = 0; k < o_.streams.size(); k++) {
+      Status st = stop_
+                      ? Error(ErrorCode::kCancelled, "the restore stopped before the stream " + o_.streams[k])
+                      : Unpack(o_.streams[k], dir(k), o_.parallel);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        done_[k] = st;
+      }
+      cv_.notify_all();
+      if (!st.ok()) stop_ = true;
+    }
+  }
+  const RestoreOptions& o_;
+  const std::string staging_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::optional<Status>> done_;  // guarded by mu_
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 Status RunRestoreFromStreams(const RestoreOptions& o) {
@@ -127,19 +179,16 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   }
   // Before the first byte of data: the server refuses the datadir from now on.
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
+  // One thread reads the streams in order while the steps before are applied.
+  Unpacker unpacker(o, JoinPath(dirs.datadir, kStagingDir));
   RestoreOptions chain = o;
-  chain.streams.clear();
-  const std::string staging = JoinPath(dirs.datadir, kStagingDir);
-  for (size_t k = 0; k < o.streams.size(); k++) {
-    const std::string dir = JoinPath(staging, std::to_string(k));
-    XBAK_RETURN_IF_ERROR(Unpack(o.streams[k], dir, o.parallel));
-    if (k == 0)
-      chain.full_dir = dir;
-    else
-      chain.incremental_dirs.push_back(dir);
-  }
-  XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
-  return RestoreChain(chain, /*streamed=*/true);
+  chain.full_dir = unpacker.dir(0);
+  for (size_t k = 1; k < o.streams.size(); k++) chain.incremental_dirs.push_back(unpacker.dir(k));
+  chain.await_incremental = [&unpacker](size_t k) { return unpacker.Wait(k); };
+  Status st = unpacker.Wait(0);
+  if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
+  unpacker.Stop();
+  return st;
 }
 
 }  // namespace xbak

@@ -94,7 +94,16 @@ assert_file "$TEST_WORK/rs2/xbak_restore_in_progress" "the journal of the failed
   --datadir="$TEST_WORK/rs2" 2> "$TEST_WORK/rs2.log" || { tail -n 20 "$TEST_WORK/rs2.log" >&2; fail "the re-run restore"; }
 assert_contains "$TEST_WORK/rs2.log" "starting over"
 [ ! -e "$TEST_WORK/rs2/xbak_restore_in_progress" ] || fail "the finished restore left its journal"
-rm -rf "$TEST_WORK/rs2" "$TEST_WORK/rfull.xb" "$TEST_WORK/rinc1.xb" "$TEST_WORK/cut.xb"
+# A stream of the wrong kind in the chain: the full backup's stream again where the incremental
+# belongs. Checked when it is whole, before its pages go in; the datadir stays marked unfinished.
+cp "$TEST_WORK/rfull.xb" "$TEST_WORK/rfull2.xb"
+if "$XBAK" --restore --from-stream="$TEST_WORK/rfull.xb" --from-stream="$TEST_WORK/rfull2.xb" \
+  --datadir="$TEST_WORK/rs3" 2> "$TEST_WORK/rs3.log"; then
+  fail "restored a chain of two full backups"
+fi
+assert_contains "$TEST_WORK/rs3.log" "is not an incremental backup"
+assert_file "$TEST_WORK/rs3/xbak_restore_in_progress" "the journal of the refused restore"
+rm -rf "$TEST_WORK/rs2" "$TEST_WORK/rs3" "$TEST_WORK/rfull.xb" "$TEST_WORK/rfull2.xb" "$TEST_WORK/rinc1.xb" "$TEST_WORK/cut.xb"
 
 step "8 FIFOs on both sides, zstd-compressed"
 "$XBCLOUD" put "${S3[@]}" --parallel=8 --fifo-streams=8 --fifo-dir="$TEST_WORK/pf" full8 2> "$TEST_WORK/put8.log" &

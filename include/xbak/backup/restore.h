@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct RestoreOptions {
   // command (streams cannot be read twice): what it had written is removed
   // first, as its journal proves the directories were empty before it.
   std::vector<std::string> streams;
+  // Internal to the restore from streams: incremental_dirs are the staging
+  // directories the streams are being unpacked into, and this returns once
+  // incremental K (1-based) is whole, so that step K-1 is applied while
+  // stream K arrives.
+  std::function<Status(size_t)> await_incremental;
 };
 
 inline constexpr const char* kRestoreMarkerFile = "xbak_restore_in_progress";
