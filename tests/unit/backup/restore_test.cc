@@ -6,6 +6,7 @@
 
 #include "synthetic_chain.h"
 #include "xbak/backup/restore_places.h"
+#include "xbak/stream/xbstream.h"
 
 namespace xbak {
 namespace {
@@ -144,6 +145,55 @@ TEST_F(RestoreTest, AFailedRestoreIsMarkedUnfinishedAndTheSameCommandFinishesIt)
   s = RunRestore(Options());
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(clean, Md5Tree(data_));
+}
+
+// DIR as one xbstream file, as xbak --backup --stream would send it.
+void PackDir(const std::string& dir, const std::string& out) {
+  auto f = File::CreateNew(out);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  XbstreamWriter w(f->fd());
+  std::string last;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = std::filesystem::relative(e.path(), dir).string();
+    if (rel == kCheckpointsFile) {
+      last = rel;  // at the end, as a backup writes it
+      continue;
+    }
+    auto bytes = ReadSmallFile(e.path().string(), 64 << 20);
+    ASSERT_TRUE(bytes.ok());
+    ASSERT_TRUE(w.WritePayload(rel, 0, bytes->data(), bytes->size()).ok());
+    ASSERT_TRUE(w.WriteEof(rel).ok());
+  }
+  auto cp = ReadSmallFile(JoinPath(dir, last));
+  ASSERT_TRUE(cp.ok());
+  ASSERT_TRUE(w.WritePayload(last, 0, cp->data(), cp->size()).ok());
+  ASSERT_TRUE(w.WriteEof(last).ok());
+  ASSERT_TRUE(f->Close().ok());
+}
+
+TEST_F(RestoreTest, FromStreamsTheSameFilesAsFromDirectoriesAndAFailedRunStartsOver) {
+  Status s = RunRestore(Options());
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string from_dirs = Md5Tree(data_);
+  std::filesystem::remove_all(data_);
+  PackDir(full_, root_ + "/full.xb");
+  PackDir(inc_, root_ + "/inc.xb");
+  RestoreOptions o = Options();
+  o.full_dir.clear();
+  o.incremental_dirs.clear();
+  // The incremental's stream first: refused when it is whole, the datadir left marked.
+  o.streams = {root_ + "/inc.xb", root_ + "/full.xb"};
+  s = RunRestore(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is an incremental backup"), std::string::npos) << s.message();
+  EXPECT_TRUE(PathExists(data_ + "/" + kRestoreMarkerFile));
+  // In order: started over, the same datadir as from the directories, no staging left.
+  o.streams = {root_ + "/full.xb", root_ + "/inc.xb"};
+  s = RunRestore(o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(from_dirs, Md5Tree(data_));
+  EXPECT_FALSE(PathExists(data_ + "/" + kStagingDir));
 }
 
 TEST(RestorePlaces, EachFileGoesWhereTheServerLooksForIt) {
