@@ -101,6 +101,11 @@ class Unpacker {
     cv_.wait(l, [&] { return done_[k].has_value(); });
     return *done_[k];
   }
+  // A stream is still being read (or waited for).
+  bool busy() {
+    std::lock_guard<std::mutex> l(mu_);
+    return !done_.empty() && !done_.back().has_value() && !stop_;
+  }
   void Stop() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
@@ -187,6 +192,9 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   chain.await_incremental = [&unpacker](size_t k) { return unpacker.Wait(k); };
   Status st = unpacker.Wait(0);
   if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
+  if (!st.ok() && unpacker.busy()) {
+    LogWarning("the restore failed; the stream being read is read to its end before xbak exits");
+  }
   unpacker.Stop();
   return st;
 }
