@@ -142,15 +142,16 @@ int main(int argc, char** argv) {
       "mariadbd", po::value<std::string>(),
       "--export: the MariaDB server program to use (default: mariadbd in PATH, /usr/sbin, /usr/bin)")(
       "use-memory", po::value<std::string>()->default_value("256M"),
-      "--prepare: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
+      "--prepare, --restore: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
       "applied in several batches")("force-non-empty-directories",
                                     "copy-back into a non-empty datadir (never overwrites files)")(
       "remote-tablespaces-to-datadir",
-      "copy-back: put tables created with DATA DIRECTORY in the datadir, without their .isl, instead "
+      "copy-back, restore: put tables created with DATA DIRECTORY in the datadir, without their .isl, "
+      "instead "
       "of back into the directory their .isl names")("innodb-log-group-home-dir", po::value<std::string>(),
-                                                     "copy-back: where ib_logfile0 goes")(
-      "innodb-data-home-dir", po::value<std::string>(), "copy-back: where ibdata files go")(
-      "innodb-undo-directory", po::value<std::string>(), "copy-back: where undo tablespaces go")(
+                                                     "copy-back, restore: where ib_logfile0 goes")(
+      "innodb-data-home-dir", po::value<std::string>(), "copy-back, restore: where ibdata files go")(
+      "innodb-undo-directory", po::value<std::string>(), "copy-back, restore: where undo tablespaces go")(
       "from-stream", po::value<std::vector<std::string>>(),
       "--restore from xbstreams instead of directories: a file, named pipe or - (stdin), repeated: the "
       "full backup's first, then each incremental's, in order (e.g. pipes fed by xbcloud get)")(
