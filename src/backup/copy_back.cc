@@ -1,8 +1,5 @@
 #include "xbak/backup/copy_back.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
@@ -18,7 +14,6 @@
 #include "xbak/backup/export.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/restore_places.h"
-#include "xbak/innodb/isl.h"
 #include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"

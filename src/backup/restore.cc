@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -496,16 +495,10 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     if (streamed) {
       // Applied: its staged copy goes (the disk the staging needs is the largest
       // incremental, not the chain).
-      std::error_code ec;
-      std::filesystem::remove_all(chain[k].dir, ec);
-      if (ec) return ErrnoError("remove", chain[k].dir, ec.value());
+      XBAK_RETURN_IF_ERROR(RemoveTree(chain[k].dir));
     }
   }
-  if (streamed) {
-    std::error_code ec;
-    std::filesystem::remove_all(JoinPath(dirs.datadir, kStagingDir), ec);
-    if (ec) return ErrnoError("remove", JoinPath(dirs.datadir, kStagingDir), ec.value());
-  }
+  if (streamed) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
   if (!PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
     if (IsPlaceholder(log)) {

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -31,13 +30,6 @@
 namespace xbak {
 namespace {
 
-Status RemoveAll(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (ec) return ErrnoError("remove", path, ec.value());
-  return Status::Ok();
-}
-
 // A restore from streams that did not finish: its journal proves the
 // directories were empty before it, so what is in them is its own, and goes.
 Status StartOver(const RestoreDirs& dirs) {
@@ -45,7 +37,7 @@ Status StartOver(const RestoreDirs& dirs) {
              " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
   XBAK_ASSIGN_OR_RETURN(auto names, ListDir(dirs.datadir));
   for (const auto& n : names) {
-    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(RemoveAll(JoinPath(dirs.datadir, n)));
+    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, n)));
   }
   // The files it may have put in directories of their own.
   for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
@@ -53,7 +45,7 @@ Status StartOver(const RestoreDirs& dirs) {
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(d));
     for (const auto& f : files) {
       if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0)
-        XBAK_RETURN_IF_ERROR(RemoveAll(JoinPath(d, f)));
+        XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(d, f)));
     }
   }
   return Status::Ok();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 namespace xbak {
@@ -257,6 +258,13 @@ Result<bool> IsEmptyOrMissingDir(const std::string& path) {
     if (n != "." && n != "..") return false;
   }
   return true;
+}
+
+Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return ErrnoError("remove", path, ec.value());
+  return Status::Ok();
 }
 
 std::string JoinPath(std::string_view a, std::string_view b) {

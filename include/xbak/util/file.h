@@ -123,6 +123,9 @@ Result<std::vector<std::string>> ListDir(const std::string& dir);
 bool IsDirectory(const std::string& path);
 // True if `path` does not exist or is an empty directory.
 Result<bool> IsEmptyOrMissingDir(const std::string& path);
+// Removes `path` and, if it is a directory, everything under it (symbolic
+// links are removed, never followed). A missing path is not an error.
+Status RemoveTree(const std::string& path);
 // Joins two path parts with exactly one '/'.
 std::string JoinPath(std::string_view a, std::string_view b);
 
