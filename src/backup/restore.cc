@@ -345,13 +345,13 @@ Status Place(const RestoreDirs& dirs) {
   return Status::Ok();
 }
 
-void ReportBinlog(const std::string& last_dir) {
-  auto b = ReadSmallFile(JoinPath(last_dir, kBinlogInfoFile), 64 * 1024);
-  if (!b.ok()) return;
+// The backup's xtrabackup_binlog_info, without its line end ("" if none).
+std::string BinlogLine(const std::string& dir) {
+  auto b = ReadSmallFile(JoinPath(dir, kBinlogInfoFile), 64 * 1024);
+  if (!b.ok()) return "";
   std::string text = *b;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (!text.empty())
-    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + text);
+  return text;
 }
 
 }  // namespace
@@ -492,12 +492,16 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       XBAK_RETURN_IF_ERROR(RunIncrementalPrepare(ip).With("applying " + chain[k].dir));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
-    if (streamed) {
+    if (streamed && k + 1 < steps) {
       // Applied: its staged copy goes (the disk the staging needs is the largest
-      // incremental, not the chain).
+      // incremental, not the chain). The last one goes with the staging below.
       XBAK_RETURN_IF_ERROR(RemoveTree(chain[k].dir));
     }
   }
+  // The binary log position of the last backup, read while it is there: a
+  // staged stream goes below, and a full backup's staged files were moved
+  // into the datadir (whose backup files Place removes).
+  const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
   if (streamed) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
   if (!PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
@@ -508,10 +512,13 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   XBAK_RETURN_IF_ERROR(Place(dirs));
   if (::unlink(journal.path().c_str()) != 0) return ErrnoError("remove", journal.path(), errno);
   XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
-  LogInfo("restored " + chain.back().dir + " (LSN " + std::to_string(chain.back().cp.to_lsn) + ") into " +
-          dirs.datadir +
+  LogInfo("restored " +
+          (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
+          std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
           "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
-  ReportBinlog(chain.back().dir);
+  if (!binlog.empty()) {
+    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
+  }
   return Status::Ok();
 }
 

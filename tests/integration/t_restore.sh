@@ -102,6 +102,7 @@ for d in full inc1 inc2 inc3; do md5tree "$W/$d"; done > "$W/chain-after.md5"
 cmp -s "$W/chain-before.md5" "$W/chain-after.md5" ||
   { diff "$W/chain-before.md5" "$W/chain-after.md5" | head >&2; fail "xbak --restore changed the backups"; }
 [ ! -e "$W/onepass/xbak_restore_in_progress" ] || fail "the finished restore left its journal"
+assert_contains "$W/onepass.log" "binary log position of the restored data \\(xtrabackup_binlog_info\\): $(cat "$W/inc3/xtrabackup_binlog_info")"
 ls "$W/onepass" | grep -qE '^xtrabackup_|^backup-my.cnf$' && fail "backup metadata left in the datadir"
 md5tree "$W/onepass" > "$W/onepass.md5"
 

@@ -71,6 +71,7 @@ g1=$!
 wait "$g0" || { cat "$TEST_WORK/rget0.log" >&2; fail "xbcloud get rfull"; }
 wait "$g1" || { cat "$TEST_WORK/rget1.log" >&2; fail "xbcloud get rinc1"; }
 [ ! -e "$TEST_WORK/rsdata/xbak-restore-staging" ] || fail "the staging directory was left in the datadir"
+assert_contains "$TEST_WORK/rs.log" "binary log position of the restored data .*mysql-bin" "the incremental's binlog position"
 sb_init_from_datadir dst "$dst_port" "$TEST_WORK/rsdata"
 if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/rsdata"; fi
 sb_start dst
