@@ -467,6 +467,65 @@ def section_restore(doc, name):
     ax.set_xlabel("seconds (lower is better)")
     return out + save_chart(fig, name)
 
+STEP_TEXT = {"full": "full backup", "incremental": "incremental backup", "floor": "inc. prepare floor",
+             "inc-prepare": "incremental prepare", "copy-back": "copy-back"}
+
+
+def section_scale(doc, name):
+    out = [f"## Many tables: every step at 20,000 and 100,000 tables ({'quick' if doc['quick'] else 'full'} run, "
+           f"{doc['date']})", ""]
+    out.append(f"Command: `benchmarks/scale_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs, open-files limit "
+               f"{doc['machine']['open_files_limit']:,} (hard; it cannot be raised in this container); xbak "
+               f"{doc.get('xbak', '?')}; {doc['versions']['mariabackup']}. Per scale: N tables of 5 rows "
+               f"(`sb_load_many`), a full backup by each tool at each --parallel (page cache dropped first), one "
+               f"row changed in every table and flushed, an incremental by each tool from its own full; then "
+               f"xbak's chain, prepared on fresh copies: the floor (`benchmarks/floor/xbak_delta_floor`: every "
+               f"delta's pages written at their offsets, one syncfs, nothing else), `xbak --prepare "
+               f"--incremental-dir`, and `mariabackup --prepare --incremental-dir` (which applies deltas one by "
+               f"one whatever --parallel says: run once); then `--copy-back` of the prepared chain into an empty "
+               f"datadir. fds = the most descriptors the process held at once (sampled every 50 ms). One "
+               f"repetition per row. Copy-back is timed until its data is on disk (`&& sync`: mariabackup does "
+               f"not sync, xbak does). The incremental prepare runs on copies in the page cache (as right after "
+               f"a download); xbak's delta step is its log's (everything before the redo step).")
+    out.append("")
+    for sc in doc["scales"]:
+        n = sc["tables"]
+        out.append(f"### {n:,} tables ({sc['deltas']:,} deltas, {sc['delta_bytes'] / 1048576:,.0f} MiB; full backup "
+                   f"{sc['full_bytes'] / 1048576:,.0f} MiB; tables created in {sc['create_s']:.0f} s)")
+        out.append("")
+        out.append("| step | tool | --parallel | s | CPU s | peak RSS | peak fds | result |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for r in [r for r in doc["runs"] if r["tables"] == n]:
+            res = "ok" if r["rc"] == 0 else "FAILED: " + r.get("error", "")[-110:].replace("|", "\\|")
+            if r["rc"] == 0 and "delta_step_seconds" in r:
+                res += f" (delta step {r['delta_step_seconds']:.2f} s)"
+            out.append(f"| {STEP_TEXT.get(r['step'], r['step'])} | {r['tool']} | {r['parallel']} | {r['seconds']:.2f} | "
+                       f"{r['cpu_seconds']:.2f} | {r['peak_rss_kb'] / 1024:.0f} MiB | {r['peak_fds']:,} | {res} |")
+        out.append("")
+        rt = sc.get("ratios", {})
+        if rt:
+            out.append("Ratios (best --parallel of each): " + "; ".join(f"{k.replace('_', ' ')} {v}x" for k, v in rt.items()))
+            out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    steps = ["full", "incremental", "inc-prepare", "copy-back"]
+    scales = [sc["tables"] for sc in doc["scales"]]
+    fig, axes = plt.subplots(1, len(scales), figsize=(5 * len(scales), 3), squeeze=False)
+    for ax, n in zip(axes[0], scales):
+        def best(step, tool):
+            ok = [r["seconds"] for r in doc["runs"] if r["tables"] == n and r["step"] == step and r["tool"] == tool and r["rc"] == 0]
+            return min(ok) if ok else 0
+        x = range(len(steps))
+        ax.bar([i - 0.2 for i in x], [best(s, "xbak") for s in steps], 0.4, label="xbak", color="tab:blue")
+        ax.bar([i + 0.2 for i in x], [best(s, "mariabackup") for s in steps], 0.4, label="mariabackup (0: failed)",
+               color="tab:orange")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([STEP_TEXT[s].replace(" ", "\n", 1) for s in steps], fontsize=7)
+        ax.set_title(f"{n:,} tables", fontsize=9)
+        ax.set_ylabel("seconds, best --parallel")
+        ax.legend(fontsize=7)
+    return out + save_chart(fig, name)
+
 
 SUITE_TEXT = """## The suite: one command, one JSON file, charts
 
@@ -507,7 +566,8 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 
 
 SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
-            "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore}
+            "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore,
+            "scale-bench": section_scale}
 
 
 def main():

@@ -1,0 +1,109 @@
+// The physical floor of an incremental prepare, for benchmarks/scale_bench.sh and
+// benchmarks/prepare_bench.sh: every page of every .delta under INC written into the file of the
+// same relative path under BASE at its page's offset, then one syncfs(). Nothing else: no checksum,
+// no page 0 or size check, no metadata, no redo. What xbak --prepare --incremental-dir must do at
+// the least, so its delta step can be reported as a ratio to this.
+//
+//   xbak_delta_floor BASE INC [THREADS]
+//
+// Threads take whole files from one shared list (the benchmark's deltas are many small files; a
+// big delta is one thread's work here, which favours neither side on that dataset). Prints the
+// files, pages and seconds on stdout.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "xbak/innodb/delta.h"
+#include "xbak/util/file.h"
+
+namespace fs = std::filesystem;
+using namespace xbak;
+
+namespace {
+
+struct Job {
+  std::string delta, meta, target;
+};
+
+Status ApplyOne(const Job& job, uint64_t* pages) {
+  XBAK_ASSIGN_OR_RETURN(std::string meta_text, ReadSmallFile(job.meta));
+  XBAK_ASSIGN_OR_RETURN(innodb::DeltaMeta meta, innodb::ParseDeltaMeta(meta_text, job.meta));
+  uint32_t page_size = meta.zip_size ? meta.zip_size : meta.page_size;
+  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(job.delta));
+  int fd = ::open(job.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return ErrnoError("open", job.target, errno);
+  File out = File::Adopt(UniqueFd(fd), job.target);
+  innodb::DeltaReader reader(in, page_size);
+  for (;;) {
+    XBAK_ASSIGN_OR_RETURN(bool more, reader.Next());
+    if (!more) break;
+    const auto& nos = reader.page_numbers();
+    for (size_t i = 0; i < nos.size(); ++i) {
+      XBAK_RETURN_IF_ERROR(out.PWrite(reader.page(i), page_size, uint64_t{nos[i]} * page_size));
+    }
+    *pages += nos.size();
+  }
+  return out.Close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: %s BASE INC [THREADS]\n", argv[0]);
+    return 2;
+  }
+  const fs::path base = argv[1], inc = argv[2];
+  const int threads = argc == 4 ? std::max(1, std::atoi(argv[3])) : 1;
+  auto t0 = std::chrono::steady_clock::now();
+
+  std::vector<Job> jobs;
+  for (const auto& e : fs::recursive_directory_iterator(inc)) {
+    if (!e.is_regular_file() || e.path().extension() != ".delta") continue;
+    fs::path rel = fs::relative(e.path(), inc);
+    fs::path stem = rel;
+    stem.replace_extension();
+    fs::path meta = e.path();
+    meta.replace_extension(".meta");
+    jobs.push_back({e.path().string(), meta.string(), (base / stem).string()});
+  }
+
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> pages{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      uint64_t mine = 0;
+      for (size_t i; !failed && (i = next++) < jobs.size();) {
+        Status st = ApplyOne(jobs[i], &mine);
+        if (!st.ok()) {
+          std::fprintf(stderr, "xbak_delta_floor: %s\n", st.message().c_str());
+          failed = true;
+        }
+      }
+      pages += mine;
+    });
+  }
+  for (auto& th : pool) th.join();
+  if (failed) return 1;
+
+  // One syncfs for the whole base, as xbak's prepare makes its writes durable.
+  int dfd = ::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || ::syncfs(dfd) != 0) {
+    std::perror(base.c_str());
+    return 1;
+  }
+  ::close(dfd);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("files %zu pages %llu seconds %.3f\n", jobs.size(),
+              static_cast<unsigned long long>(pages.load()), s);
+  return 0;
+}

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Scale benchmark (issue 20): a server of N small InnoDB tables (5 rows each), then one row changed in
+# every table; side by side in one run, xbak against mariabackup at each --parallel:
+#   full         --backup                                   (page cache dropped first)
+#   incremental  --backup --incremental-basedir=<its own full>  (page cache dropped first)
+#   inc-prepare  --prepare --incremental-dir on a fresh copy of the prepared full (xbak's chain for
+#                both tools, so they apply the same deltas; the page cache holds the copies, as right
+#                after `xbcloud get`, as in prepare_bench.sh); mariabackup applies deltas one by one
+#                whatever --parallel says, so it runs once, at the largest. The floor: every delta's
+#                pages written into the same files at their offsets, then one syncfs
+#                (benchmarks/floor/xbak_delta_floor, as many threads as --parallel), nothing else.
+#                xbak's delta step (its log's "delta step": everything before the redo step) is
+#                recorded beside its total.
+#   copy-back    --copy-back of the prepared chain into an empty datadir, then `sync` (mariabackup
+#                does not sync what it wrote, xbak does: both are timed until the data is on disk)
+# Every row: wall s, CPU s, peak RSS and peak open descriptors (benchmarks/measure.py samples
+# /proc/PID/fd). A tool that fails (mariabackup opens every tablespace at once and stops at the
+# shell's open-files limit) is recorded with its error, not retried.
+#
+#   benchmarks/scale_bench.sh [--quick] [--tables "N ..."] [--pars "P ..."] [--out FILE.json]
+#
+# Default: --tables "20000 100000 19000" --pars "1 2 4" (about an hour and a half on 2 cores, 30 GB
+# of disk at 100,000 tables). 20,000 and 100,000 are the scales of issue 20; 19,000 is there because
+# mariabackup --backup opens every tablespace at once and needs one descriptor per table: at 20,000
+# it fails under a hard open-files limit of 20,000 (this machine's, which a container cannot raise),
+# and 19,000 shows every step of both tools side by side. --quick: 500 tables, --pars "1 2". Results: docs/results/scale-bench.json;
+# benchmarks/report.py renders them.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+SCALES="20000 100000 19000"; PARS="1 2 4"; QUICK=0; OUT="$ROOT/docs/results/scale-bench.json"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1; SCALES=500; PARS="1 2" ;;
+    --tables) SCALES=$2; shift ;;
+    --pars) PARS=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--tables \"N ...\"] [--pars \"P ...\"] [--out FILE]" >&2; exit 2 ;;
+  esac
+  shift
+done
+MAXPAR=$(printf '%s\n' $PARS | sort -n | tail -n 1)
+
+bash scripts/install-deps.sh
+BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
+ninja -C "$BUILD" xbak xbak_delta_floor > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+XBAK=$BUILD/xbak
+FLOOR=$BUILD/benchmarks/floor/xbak_delta_floor
+MEASURE=$ROOT/benchmarks/measure.py
+
+export XBAK_WORK=$ROOT/.work/scale-bench
+. scripts/lib/sandbox.sh
+sb_kill_all
+rm -rf "$XBAK_WORK"; mkdir -p "$XBAK_WORK" "$(dirname "$OUT")"
+sb_cleanup_on_exit
+W=$XBAK_WORK
+RES="$W/rows.jsonl"; : > "$RES"
+SCALE_INFO="$W/scales.jsonl"; : > "$SCALE_INFO"
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
+
+# run TABLES STEP TOOL PAR CMD... : one measured row; a failure is recorded with its last error line
+run() {
+  local tables=$1 step=$2 tool=$3 par=$4 log="$W/logs/$2-$3-p$4.log" m err=""
+  shift 4
+  mkdir -p "$W/logs"; : > "$log"
+  m=$("$MEASURE" --log "$log" -- "$@")
+  if [ "$(jq -r .rc <<< "$m")" != 0 ]; then
+    err=$(grep -v '^\s*$' "$log" | grep -i -m 1 -E 'error|fail|too many|refus|cannot' || tail -n 1 "$log")
+    echo "   $step $tool --parallel=$par FAILED: $err" >&2
+  fi
+  # xbak --prepare --incremental-dir ends with "delta step X s, redo step Y s"
+  local ds; ds=$(grep -o 'delta step [0-9.]* s' "$log" | tail -n 1 | awk '{print $3}' || true)
+  jq -c --argjson t "$tables" --arg s "$step" --arg tool "$tool" --argjson p "$par" --arg e "$err" --arg ds "$ds" \
+    '. + {tables: $t, step: $s, tool: $tool, parallel: $p} + (if $e == "" then {} else {error: $e} end)
+       + (if $ds == "" then {} else {delta_step_seconds: ($ds | tonumber)} end)' \
+    <<< "$m" | tee -a "$RES" | jq -r '"   \(.step) \(.tool) p\(.parallel): \(.seconds) s, \(.peak_rss_kb / 1024 | floor) MiB, \(.peak_fds) fds"' >&2
+  [ "$(jq -r .rc <<< "$m")" = 0 ]
+}
+
+write_json() { # the results so far (after each scale: a long run stopped midway keeps them)
+  python3 - "$RES" "$SCALE_INFO" "$OUT" "$QUICK" "$PARS" << 'PY'
+import json, sys, platform, subprocess, datetime, os, resource
+res, info, out, quick, pars = sys.argv[1:6]
+rows = [json.loads(l) for l in open(res) if l.strip()]
+scales = [json.loads(l) for l in open(info) if l.strip()]
+ver = subprocess.run(["mariabackup", "--version"], capture_output=True, text=True)
+git = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+
+def best(n, step, tool):
+    ok = [r for r in rows if r["tables"] == n and r["step"] == step and r["tool"] == tool and r["rc"] == 0]
+    return min(ok, key=lambda r: r["seconds"]) if ok else None
+
+for s in scales:
+    n, ratios = s["tables"], {}
+    xf, xi = best(n, "full", "xbak"), best(n, "incremental", "xbak")
+    if xf and xi:
+        ratios["xbak_incremental_over_full"] = round(xi["seconds"] / xf["seconds"], 2)
+    xp, mp, fl = best(n, "inc-prepare", "xbak"), best(n, "inc-prepare", "mariabackup"), best(n, "floor", "floor")
+    if xp and mp:
+        ratios["mariabackup_over_xbak_inc_prepare"] = round(mp["seconds"] / xp["seconds"], 2)
+    if xp and fl:
+        ratios["xbak_inc_prepare_over_floor"] = round(xp["seconds"] / fl["seconds"], 2)
+        ds = [r["delta_step_seconds"] for r in rows if r["tables"] == n and r["step"] == "inc-prepare"
+              and r["tool"] == "xbak" and r["rc"] == 0 and "delta_step_seconds" in r]
+        if ds:
+            ratios["xbak_delta_step_over_floor"] = round(min(ds) / fl["seconds"], 2)
+    for step in ("full", "incremental", "copy-back"):
+        x, m = best(n, step, "xbak"), best(n, step, "mariabackup")
+        if x and m:
+            ratios[f"mariabackup_over_xbak_{step}"] = round(m["seconds"] / x["seconds"], 2)
+    s["ratios"] = ratios
+    s["failed"] = sorted({f'{r["step"]} {r["tool"]}' for r in rows if r["tables"] == n and r["rc"] != 0})
+doc = {"benchmark": "scale", "quick": quick == "1", "parallel": [int(p) for p in pars.split()],
+       "date": datetime.datetime.now().isoformat(timespec="seconds"), "xbak": git,
+       "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release(),
+                   "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[1]},
+       "versions": {"mariabackup": (ver.stdout or ver.stderr).strip().splitlines()[0]},
+       "scales": scales, "runs": rows}
+json.dump(doc, open(out, "w"), indent=1)
+for s in scales:
+    print(f'{s["tables"]} tables: {json.dumps(s["ratios"])}' + (f' failed: {s["failed"]}' if s["failed"] else ""),
+          file=sys.stderr)
+PY
+}
+
+for N in $SCALES; do
+  echo "== $N tables" >&2
+  sb_kill_all; rm -rf "$W/sc" "$W/data-sc"
+  sb_init sc 23640
+  sb_start sc
+  CNF=$(sb_cnf sc)
+  t=$(date +%s.%N)
+  sb_load_many sc "$N"
+  sb_flush sc > /dev/null
+  CREATE_S=$(echo "$(date +%s.%N) - $t" | bc)
+
+  echo "-- full backups" >&2
+  for p in $PARS; do
+    for tool in xbak mariabackup; do
+      rm -rf "$W/full-$tool"; drop_caches
+      if [ $tool = xbak ]; then
+        run "$N" full xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" --progress-interval=0 \
+          --target-dir="$W/full-xbak" || true
+      else
+        run "$N" full mariabackup "$p" mariabackup --defaults-file="$CNF" --backup --parallel="$p" \
+          --target-dir="$W/full-mariabackup" || true
+      fi
+    done
+  done
+  [ -f "$W/full-xbak/xtrabackup_checkpoints" ] || { echo "xbak's full backup failed" >&2; exit 1; }
+  FULL_BYTES=$(du -sb "$W/full-xbak" | cut -f1)
+
+  echo "-- one row changed in every table" >&2
+  awk -v n="$N" 'BEGIN { print "USE many;"; for (i = 0; i < n; i++) printf "UPDATE t%05d SET v=\"changed\" WHERE id=3;\n", i }' |
+    sb_sql sc
+  sb_flush sc > /dev/null
+
+  echo "-- incremental backups" >&2
+  for p in $PARS; do
+    for tool in xbak mariabackup; do
+      rm -rf "$W/inc-$tool"; drop_caches
+      [ -f "$W/full-$tool/xtrabackup_checkpoints" ] || continue   # its full failed: nothing to base on
+      if [ $tool = xbak ]; then
+        run "$N" incremental xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" \
+          --progress-interval=0 --incremental-basedir="$W/full-xbak" --target-dir="$W/inc-xbak" || true
+      else
+        run "$N" incremental mariabackup "$p" mariabackup --defaults-file="$CNF" --backup --parallel="$p" \
+          --incremental-basedir="$W/full-mariabackup" --target-dir="$W/inc-mariabackup" || true
+      fi
+    done
+  done
+  [ -f "$W/inc-xbak/xtrabackup_checkpoints" ] || { echo "xbak's incremental backup failed" >&2; exit 1; }
+  sb_stop sc
+  rm -rf "$W/full-mariabackup" "$W/inc-mariabackup" "$(sb_datadir sc)"
+  DELTAS=$(find "$W/inc-xbak" -name '*.delta' | wc -l)
+  DELTA_BYTES=$(find "$W/inc-xbak" -name '*.delta' -printf '%s\n' | awk '{t+=$1} END {print t+0}')
+  echo "   $DELTAS deltas, $((DELTA_BYTES >> 20)) MiB; full backup $((FULL_BYTES >> 20)) MiB" >&2
+
+  echo "-- incremental prepare (fresh copies of xbak's prepared full and incremental each run)" >&2
+  "$XBAK" --prepare --progress-interval=0 --target-dir="$W/full-xbak" 2> "$W/logs/prepare-full.log"
+  fresh() { # new copies, written out, then read once: in the page cache as right after a download
+    rm -rf "$W/run" "$W/run-inc"; cp -a "$W/full-xbak" "$W/run"; cp -a "$W/inc-xbak" "$W/run-inc"; sync
+    echo 1 > /proc/sys/vm/drop_caches 2> /dev/null || true
+    find "$W/run" "$W/run-inc" -type f -exec cat {} + > /dev/null
+  }
+  for p in $PARS; do
+    fresh
+    run "$N" floor floor "$p" "$FLOOR" "$W/run" "$W/run-inc" "$p"
+    fresh
+    run "$N" inc-prepare xbak "$p" "$XBAK" --prepare --parallel="$p" --progress-interval=0 \
+      --target-dir="$W/run" --incremental-dir="$W/run-inc"
+  done
+  fresh
+  run "$N" inc-prepare mariabackup "$MAXPAR" mariabackup --prepare --parallel="$MAXPAR" --target-dir="$W/run" \
+    --incremental-dir="$W/run-inc" || true
+  # The chain for copy-back: xbak's prepare of the same copies.
+  fresh
+  "$XBAK" --prepare --parallel="$MAXPAR" --progress-interval=0 --target-dir="$W/run" --incremental-dir="$W/run-inc" \
+    2> "$W/logs/prepare-chain.log"
+  rm -rf "$W/run-inc" "$W/full-xbak" "$W/inc-xbak"
+
+  echo "-- copy-back of the prepared chain into an empty datadir" >&2
+  for p in $PARS; do
+    for tool in xbak mariabackup; do
+      rm -rf "$W/restored"; sync
+      if [ $tool = xbak ]; then
+        run "$N" copy-back xbak "$p" sh -c '"$@" && sync' - "$XBAK" --copy-back --parallel="$p" \
+          --progress-interval=0 --target-dir="$W/run" --datadir="$W/restored" || true
+      else
+        run "$N" copy-back mariabackup "$p" sh -c '"$@" && sync' - mariabackup --no-defaults --copy-back \
+          --parallel="$p" --target-dir="$W/run" --datadir="$W/restored" || true
+      fi
+    done
+  done
+  rm -rf "$W/restored" "$W/run"
+  jq -nc --argjson t "$N" --argjson c "$CREATE_S" --argjson fb "$FULL_BYTES" --argjson d "$DELTAS" \
+    --argjson db "$DELTA_BYTES" '{tables: $t, create_s: $c, full_bytes: $fb, deltas: $d, delta_bytes: $db}' >> "$SCALE_INFO"
+  write_json
+done
+
+echo "results: $OUT" >&2
