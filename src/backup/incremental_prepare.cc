@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,16 +85,9 @@ struct IncScan {
 Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
   const std::string path = JoinPath(inc, rel);
   if (rel.ends_with(".delta")) {
-    DeltaJob j;
+    DeltaJob j;  // its .meta and size: ReadDeltaMeta
     j.rel = rel.substr(0, rel.size() - 6);
     j.delta = path;
-    std::string meta_path = JoinPath(inc, j.rel + ".meta");
-    auto text = ReadSmallFile(meta_path, 4096);
-    if (!text.ok()) return text.status().With("delta " + path + " has no readable .meta");
-    XBAK_ASSIGN_OR_RETURN(j.meta, innodb::ParseDeltaMeta(text.value(), meta_path));
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
-    j.size = static_cast<uint64_t>(st.st_size);
     s->deltas.push_back(std::move(j));
   } else if (rel.ends_with(".new")) {
     s->news.push_back(rel.substr(0, rel.size() - 4));
@@ -110,7 +105,18 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
   return Status::Ok();
 }
 
-Result<IncScan> ScanIncremental(const std::string& inc) {
+Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
+  std::string meta_path = JoinPath(inc, j.rel + ".meta");
+  auto text = ReadSmallFile(meta_path, 4096);
+  if (!text.ok()) return text.status().With("delta " + j.delta + " has no readable .meta");
+  XBAK_ASSIGN_OR_RETURN(j.meta, innodb::ParseDeltaMeta(text.value(), meta_path));
+  struct stat st {};
+  if (::stat(j.delta.c_str(), &st) != 0) return ErrnoError("stat", j.delta, errno);
+  j.size = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
+Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
   IncScan s;
   XBAK_ASSIGN_OR_RETURN(auto top, ListDir(inc));
   for (const auto& n : top) {
@@ -121,27 +127,41 @@ Result<IncScan> ScanIncremental(const std::string& inc) {
       XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
     }
   }
+  // Tens of thousands of small .meta files: read on all threads.
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      s.deltas.size(), parallel, [&](size_t i) { return ReadDeltaMeta(inc, s.deltas[i]); }, &cancel));
   return s;
 }
 
-Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_size) {
+// `special`, when given: set when the redo step would look closer at this
+// tablespace (PAGE_COMPRESSED, or crypt data), see CheckRedoApplicable.
+Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_size, bool* special = nullptr) {
   XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  f.AdviseRandom();
   std::vector<uint8_t> p(page_size);
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(p.data(), p.size(), 0));
   if (n < p.size()) return Error(ErrorCode::kCorrupt, path + ": shorter than one page");
   auto h = innodb::ParseSpaceHeader(p.data(), p.size());
   if (!h.ok()) return h.status().With(path + " page 0");
+  if (special) {
+    *special = h->flags.page_compressed || h->flags.logical_size != page_size ||
+               innodb::ReadCryptData(p.data(), h->flags).has_value();
+  }
   return h;
 }
 
 // Walks a whole delta, checking its structure and every page's checksum,
 // without writing anything.
-Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists) {
+// `base_page0`: the base file's page 0 header when the caller read it already
+// (tens of thousands of tables: each file is opened once less).
+Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists,
+                     const innodb::SpaceHeader* base_page0) {
   XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(j.delta));
   const uint32_t ps = j.meta.page_size;
   std::optional<innodb::SpaceFlags> flags = j.system_flags;
   if (base_exists && j.first_page == 0) {
-    auto h = ReadPage0(base_path, ps);
+    auto h = base_page0 ? Result<innodb::SpaceHeader>(*base_page0) : ReadPage0(base_path, ps);
     if (h.ok()) {
       if (h->space_id != j.meta.space_id) {
         j.replace = true;  // confirmed below by the delta's own page 0
@@ -293,10 +313,39 @@ static Status FinishRedo(const IncrementalPrepareOptions& o) {
   po.keys = o.keys;
   if (o.log_from_incremental) po.log_dir = o.incremental_dir;
   po.prepared_log = o.prepared_log;
+  po.sync_data = o.sync_data;
   return ApplyLogAndMarkPrepared(po);
 }
 
+// Wall time of the apply's phases, for its last log line (benchmarks/
+// scale_bench.sh reads "delta step"): where the time of a large apply went.
+class PhaseClock {
+ public:
+  void Mark(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    parts_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  double Total() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  std::string Summary() const {
+    std::string out;
+    char b[64];
+    for (const auto& [name, secs] : parts_) {
+      std::snprintf(b, sizeof b, "%s%s %.2f s", out.empty() ? "" : ", ", name, secs);
+      out += b;
+    }
+    return out;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
+  std::vector<std::pair<const char*, double>> parts_;
+};
+
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
+  PhaseClock clock;
   const std::string& full = o.target_dir;
   const std::string& inc = o.incremental_dir;
   const std::string marker = JoinPath(full, kInProgressFile);
@@ -377,7 +426,8 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   }
 
   // 2. Validate every delta against the base as it will be after the markers.
-  XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc));
+  XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc, o.parallel));
+  clock.Mark("listing");
   std::map<std::string, std::string> renamed_from;  // new rel -> old rel
   for (auto& [from, to] : scan.rens) renamed_from[to + ".ibd"] = from + ".ibd";
   std::set<std::string> deleted;
@@ -388,6 +438,8 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   // the two backups has its delta under the new name (as in mariabackup, the
   // space id, not the name, says which file a delta belongs to).
   std::map<uint32_t, std::string> base_by_id;
+  std::map<std::string, innodb::SpaceHeader> base_page0;  // rel in the base -> its page 0
+  std::set<std::string> base_special;                     // what CheckRedoApplicable must open again
   std::vector<std::string> base_ibds;
   XBAK_ASSIGN_OR_RETURN(auto base_top, ListDir(full));
   for (const auto& db : base_top) {
@@ -403,20 +455,27 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   }
   {
     // Thousands of small tables: their first pages are read on all threads.
-    std::vector<std::optional<uint32_t>> ids(base_ibds.size());
+    std::vector<std::optional<innodb::SpaceHeader>> heads(base_ibds.size());
+    std::vector<char> special(base_ibds.size(), 0);
     std::atomic<bool> cancel{false};
     XBAK_RETURN_IF_ERROR(RunParallel(
         base_ibds.size(), o.parallel,
         [&](size_t i) {
-          auto h = ReadPage0(JoinPath(full, base_ibds[i]), fps);
-          if (h.ok()) ids[i] = h->space_id;
+          bool s = true;
+          auto h = ReadPage0(JoinPath(full, base_ibds[i]), fps, &s);
+          if (h.ok()) heads[i] = *h;
+          special[i] = s;  // unreadable: the redo step's check looks at it too
           return Status::Ok();
         },
         &cancel));
     for (size_t i = 0; i < base_ibds.size(); i++) {
-      if (ids[i]) base_by_id[*ids[i]] = base_ibds[i];
+      if (special[i]) base_special.insert(base_ibds[i]);
+      if (!heads[i]) continue;
+      base_by_id[heads[i]->space_id] = base_ibds[i];
+      base_page0.emplace(base_ibds[i], *heads[i]);
     }
   }
+  clock.Mark("base page 0s");
   for (auto& [to, from] : renamed_from) {
     for (auto& [id, rel] : base_by_id) {
       if (rel == from) rel = to;  // the marker renames it first
@@ -428,6 +487,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     DeltaJob* job;
     std::string base_path;
     bool base_exists;
+    const innodb::SpaceHeader* base_page0;  // read in the loop above, or null
   };
   std::vector<Validation> to_validate;
   DeltaJob* system_head = nullptr;  // ibdata1's delta, when the system tablespace has several files
@@ -457,8 +517,14 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
       }
     }
     std::string base_path = JoinPath(full, base_rel);
+    // Read above (and not renamed since): it exists, and its page 0 is known.
+    auto known = renamed_from.count(j.rel) ? base_page0.end() : base_page0.find(base_rel);
+    if (known != base_page0.end()) {
+      to_validate.push_back({&j, base_path, true, &known->second});
+      continue;
+    }
     bool exists = !deleted.count(base_rel) && PathExists(base_path);
-    to_validate.push_back({&j, base_path, exists});
+    to_validate.push_back({&j, base_path, exists, nullptr});
   }
   {
     std::atomic<bool> cancel{false};
@@ -466,13 +532,14 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
         to_validate.size(), o.parallel,
         [&](size_t i) {
           const auto& v = to_validate[i];
-          XBAK_RETURN_IF_ERROR(ValidateDelta(*v.job, v.base_path, v.base_exists));
+          XBAK_RETURN_IF_ERROR(ValidateDelta(*v.job, v.base_path, v.base_exists, v.base_page0));
           progress.AddTotal(v.job->size, 1);
           return Status::Ok();
         },
         &cancel));
   }
   LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
+  clock.Mark("validation");
   // Page 0's FSP_SIZE is the size of the whole system tablespace: only its
   // last file grows (the others have the sizes innodb_data_file_path gives).
   uint64_t system_last_size = 0;
@@ -491,10 +558,11 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     for (const auto& j : scan.deltas) {
       if (j.crypt) incoming.emplace_back(j.delta, *j.crypt);
     }
-    XBAK_RETURN_IF_ERROR(
-        CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys, o.parallel, incoming));
+    XBAK_RETURN_IF_ERROR(CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys,
+                                             o.parallel, incoming, &base_special));
   }
 
+  clock.Mark("redo check");
   // 3. From here FULL changes: first make it unmistakably "in progress".
   if (!resuming) {
     XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity + base_cp_text));
@@ -583,6 +651,7 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
         return Status::Ok();
       },
       &cancel));
+  clock.Mark("deltas");
   // 6. Tables dropped between the backups; non-InnoDB files as of the incremental.
   std::set<std::string> known(newfiles.begin(), newfiles.end());
   for (auto& j : scan.deltas) known.insert(j.rel);
@@ -611,11 +680,12 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
     if (PathExists(JoinPath(inc, meta)))
       XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
   }
+  clock.Mark("other files");
   // One syncfs for every file written above, instead of one fsync per file
   // (tens of thousands of small tables would make that a storm); only then
   // is the apply declared done. Until here the in-progress marker makes a
   // crash redo the whole apply, so the order of the writes does not matter.
-  XBAK_RETURN_IF_ERROR(SyncFilesystem(full));
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(full));
   for (const auto& db : top) {
     if (IsDirectory(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
   }
@@ -628,9 +698,16 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
   XBAK_RETURN_IF_ERROR(SyncDir(full));
   progress.Finish(true);
+  clock.Mark("sync");
+  const double delta_step = clock.Total();
   LogInfo("applied " + std::to_string(jobs.size()) + " deltas and " + std::to_string(newfiles.size()) +
-          " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads");
-  return FinishRedo(o);
+          " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads (" + clock.Summary() +
+          ")");
+  XBAK_RETURN_IF_ERROR(FinishRedo(o));
+  char b[128];
+  std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
+                clock.Total(), delta_step, clock.Total() - delta_step);
+  LogInfo(b);
   return Status::Ok();
 }
 

@@ -111,7 +111,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   XBAK_ASSIGN_OR_RETURN(ro.filter, ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.
-  XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
 
   // As mariabackup: the new log's checkpoint is 16 bytes (its one
   // FILE_CHECKPOINT mtr) before the end of the applied log, so that the

@@ -441,7 +441,8 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
 
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
                            const KeyOptions& keys, int parallel,
-                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming) {
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
+                           const std::set<std::string>* only_tables) {
   RaiseOpenFileLimit();
   const std::string log_path = JoinPath(log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
@@ -453,7 +454,8 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
   Catalog probe(crypt, std::move(check.log_crypt));
   XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags, incoming));
-  return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, /*check_only=*/true);
+  return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, Catalog::ScanMode::kCheck,
+                    only_tables);
 }
 
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
@@ -467,19 +469,15 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
   scanner.Rewind();
-  {
-    // Unsupported tablespaces, and encrypted ones without their keys, are
-    // refused before anything is written.
-    Catalog probe(crypt, check.log_crypt);
-    XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags));
-    XBAK_RETURN_IF_ERROR(probe.Scan(o.dir, page_size, system, o.parallel, /*check_only=*/true));
-  }
+  // Unsupported tablespaces, and encrypted ones without their keys, are
+  // refused before anything is written; the same pass over the files builds
+  // the catalog.
+  Catalog catalog(crypt, std::move(check.log_crypt));
+  XBAK_RETURN_IF_ERROR(catalog.CheckLogSpaces(check.log_flags));
+  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel, Catalog::ScanMode::kCheckAndBuild));
   if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
-
-  Catalog catalog(crypt, std::move(check.log_crypt));
-  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel));
   catalog.AddDeferred(o.dir, names, o.filter);
 
   // Pass 2: apply in batches.

@@ -282,8 +282,12 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
       },
       &cancel));
   // One syncfs for the lot, not one fsync per file (thousands of tables).
-  XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
-  if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.log_dir));
+  // Moved from a stream's staging: synced once with the whole chain, at the
+  // end (RestoreChain), since such a restore is started over after a crash.
+  if (!move) {
+    XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
+    if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.log_dir));
+  }
   XBAK_RETURN_IF_ERROR(PlaceFile(JoinPath(full.dir, kCheckpointsFile),
                                  JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
   XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
@@ -455,6 +459,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       po.use_memory = o.use_memory;
       po.progress_interval = o.progress_interval;
       po.keys = o.keys;
+      po.sync_data = !streamed;
       XBAK_RETURN_IF_ERROR(RunPrepare(po).With("applying the redo log of " + full.dir));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
@@ -489,6 +494,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       ip.use_memory = o.use_memory;
       ip.progress_interval = o.progress_interval;
       ip.keys = o.keys;
+      ip.sync_data = !streamed;
       XBAK_RETURN_IF_ERROR(RunIncrementalPrepare(ip).With("applying " + chain[k].dir));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
@@ -502,7 +508,17 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   // staged stream goes below, and a full backup's staged files were moved
   // into the datadir (whose backup files Place removes).
   const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
-  if (streamed) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
+  if (streamed) {
+    // The staging goes first, so that the one syncfs below does not write out
+    // the last stream's files. From streams, no step synced what it wrote (a
+    // crash starts the restore over): all of it is made durable here, before
+    // the prepared log replaces the placeholder.
+    XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
+    std::set<std::string> synced;
+    for (const std::string& d : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+      if (synced.insert(d).second) XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
+    }
+  }
   if (!PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
     if (IsPlaceholder(log)) {

@@ -114,7 +114,8 @@ Status RefuseCompression(const std::string& where, uint32_t algo) {
 }
 
 Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
-                     int parallel, bool check_only) {
+                     int parallel, ScanMode mode, const std::set<std::string>* only_tables) {
+  const bool check = mode != ScanMode::kBuild;
   XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
   std::vector<std::string> candidates;
   const std::set<std::string> further(system.begin() + (system.empty() ? 0 : 1), system.end());
@@ -124,7 +125,9 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
     if (!IsDirectory(JoinPath(dir, n))) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
     for (const auto& f : files) {
-      if (f.ends_with(".ibd") || (check_only && f.ends_with(".new"))) candidates.push_back(n + "/" + f);
+      if (!(f.ends_with(".ibd") || (check && f.ends_with(".new")))) continue;
+      if (mode == ScanMode::kCheck && only_tables && only_tables->count(n + "/" + f) == 0) continue;
+      candidates.push_back(n + "/" + f);
     }
   }
   // Each file's page 0 is read and checked on `parallel` threads (tens of
@@ -140,8 +143,11 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
       [&](size_t i) -> Status {
         const std::string& rel = candidates[i];
         const std::string path = JoinPath(dir, rel);
-        std::vector<uint8_t> page(65536);
+        // One page of innodb_page_size: what page 0 of an uncompressed
+        // tablespace needs, and more than a ROW_FORMAT=COMPRESSED one's.
+        std::vector<uint8_t> page(page_size);
         XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+        f.AdviseRandom();
         XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
         if (!innodb::HasPage0(page.data(), n)) return Status::Ok();  // page 0 comes from the log
         auto h = innodb::ParseSpaceHeader(page.data(), n);
@@ -151,19 +157,19 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
                                                 " differs from innodb_page_size " +
                                                 std::to_string(page_size));
         }
-        if (check_only && h->flags.page_compressed)
-          XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
+        if (check && h->flags.page_compressed) XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
         Space& s = found[i].space;
         s = Space{h->space_id, rel, {}, h->flags, true, std::nullopt, std::nullopt};
         XBAK_RETURN_IF_ERROR(SetCrypt(s, innodb::ReadCryptData(page.data(), h->flags), path));
-        if (check_only && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, s, *crypt_));
+        if (check && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, s, *crypt_));
         found[i].has_page0 = true;
         return Status::Ok();
       },
       &cancel));
-  if (check_only) return Status::Ok();
+  if (mode == ScanMode::kCheck) return Status::Ok();
   for (size_t i = 0; i < candidates.size(); i++) {
     const std::string& rel = candidates[i];
+    if (rel.ends_with(".new")) continue;  // checked only: the markers install it later
     if (!found[i].has_page0) {
       unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
       continue;

@@ -97,6 +97,10 @@ Status File::Truncate(uint64_t size) {
   return Status::Ok();
 }
 
+void File::AdviseRandom() {
+  (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM);  // advice only: its failure changes nothing
+}
+
 void File::PunchHole(uint64_t offset, uint64_t n) {
   (void)::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                     static_cast<off_t>(n));

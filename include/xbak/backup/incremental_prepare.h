@@ -33,6 +33,7 @@ struct IncrementalPrepareOptions {
   // (prepare.h) instead of target_dir/ib_logfile0.
   bool log_from_incremental = false;
   std::string prepared_log;
+  bool sync_data = true;  // as PrepareOptions::sync_data, for both steps
 };
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);

@@ -33,6 +33,12 @@ struct PrepareOptions {
   // it is and keeps the new one aside until the whole chain is in.
   std::string log_dir;
   std::string prepared_log;
+  // false: the pages written are not synced before the prepared state is
+  // declared; the caller makes everything durable at once later (xbak
+  // --restore from streams, which starts over after a crash anyway: a syncfs
+  // per step would also write out the next stream's staged files, which are
+  // deleted soon after).
+  bool sync_data = true;
 };
 
 Status RunPrepare(const PrepareOptions& o);

@@ -72,8 +72,12 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 // incremental's apply runs them (its log, the base's files) before it writes
 // its first delta; `incoming` names the encrypted tablespaces its deltas
 // bring (their crypt data), whose keys are checked with the others.
+// `only_tables`: when the caller read every file-per-table page 0 already, the
+// ones (rel paths) that need a look (PAGE_COMPRESSED, or crypt data); the
+// others are not opened again. Null: every file.
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
                            const KeyOptions& keys, int parallel,
-                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {});
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {},
+                           const std::set<std::string>* only_tables = nullptr);
 
 }  // namespace xbak

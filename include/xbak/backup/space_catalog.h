@@ -69,13 +69,18 @@ class Catalog {
   Catalog(std::shared_ptr<const PrepareCrypt> crypt, std::map<uint32_t, innodb::CryptData> log_crypt)
       : crypt_(std::move(crypt)), log_crypt_(std::move(log_crypt)) {}
 
-  // check_only: also look at the .new files the DDL markers will install,
-  // and only refuse what xbak cannot apply to (before anything is written:
-  // PAGE_COMPRESSED algorithms, keys, a first decryption). `system` names the
-  // system tablespace's files in order (ibdata1 first); only the first has a
-  // page 0. Files are read on `parallel` threads.
+  // kBuild: reads every tablespace's page 0 into the catalog. kCheck: also
+  // looks at the .new files the DDL markers will install, and only refuses
+  // what xbak cannot apply to (before anything is written: PAGE_COMPRESSED
+  // algorithms, keys, a first decryption). kCheckAndBuild: both in one pass
+  // over the files (each opened once: tens of thousands of tables). `system`
+  // names the system tablespace's files in order (ibdata1 first); only the
+  // first has a page 0. Files are read on `parallel` threads. `only_tables`
+  // (kCheck): of the files in database directories, look at these alone.
+  enum class ScanMode { kBuild, kCheck, kCheckAndBuild };
   Status Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
-              int parallel, bool check_only = false);
+              int parallel, ScanMode mode = ScanMode::kBuild,
+              const std::set<std::string>* only_tables = nullptr);
 
   // Tablespaces that the log names but whose file holds no page 0 yet (or no
   // file at all): their page 0 must come from the log.

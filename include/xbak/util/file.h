@@ -70,6 +70,10 @@ class File {
   // Deallocates [offset, offset + n) (it then reads as zeros) where the file
   // system can; elsewhere the bytes stay. Best effort: nothing to report.
   void PunchHole(uint64_t offset, uint64_t n);
+  // Tells the kernel not to read ahead: for reading one page of each of
+  // thousands of small files (page 0s), where readahead would fill the page
+  // cache with the rest of each file, zero-filling its holes (backups are sparse).
+  void AdviseRandom();
   Result<uint64_t> Size() const;
   Status Close();
 
