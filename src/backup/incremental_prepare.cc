@@ -28,6 +28,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/phase_clock.h"
 #include "xbak/util/progress.h"
 
 namespace xbak {
@@ -316,33 +317,6 @@ static Status FinishRedo(const IncrementalPrepareOptions& o) {
   po.sync_data = o.sync_data;
   return ApplyLogAndMarkPrepared(po);
 }
-
-// Wall time of the apply's phases, for its last log line (benchmarks/
-// scale_bench.sh reads "delta step"): where the time of a large apply went.
-class PhaseClock {
- public:
-  void Mark(const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    parts_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
-    last_ = now;
-  }
-  double Total() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  std::string Summary() const {
-    std::string out;
-    char b[64];
-    for (const auto& [name, secs] : parts_) {
-      std::snprintf(b, sizeof b, "%s%s %.2f s", out.empty() ? "" : ", ", name, secs);
-      out += b;
-    }
-    return out;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_ = start_;
-  std::vector<std::pair<const char*, double>> parts_;
-};
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   PhaseClock clock;
