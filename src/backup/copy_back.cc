@@ -1,6 +1,5 @@
 #include "xbak/backup/copy_back.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,12 +159,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
   for (auto& it : items) written.push_back(it.dest.substr(0, it.dest.rfind('/')));
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
-  std::set<dev_t> synced;
-  for (auto& d : written) {
-    struct stat st {};
-    if (::stat(d.c_str(), &st) != 0) return ErrnoError("stat", d, errno);
-    if (synced.insert(st.st_dev).second) XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
-  }
+  XBAK_RETURN_IF_ERROR(SyncFilesystems(written));
   for (auto& d : written) XBAK_RETURN_IF_ERROR(SyncDir(d));
   // Only now the redo log: until it is there, mariadbd refuses to start on
   // the datadir, so a restore killed earlier can never be mistaken for a

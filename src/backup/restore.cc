@@ -514,10 +514,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     // crash starts the restore over): all of it is made durable here, before
     // the prepared log replaces the placeholder.
     XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
-    std::set<std::string> synced;
-    for (const std::string& d : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
-      if (synced.insert(d).second) XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
-    }
+    XBAK_RETURN_IF_ERROR(SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
   }
   if (!PathExists(staged)) {
     // Fine only if an earlier run put it in place already.

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 namespace xbak {
 
@@ -179,6 +180,16 @@ Status SyncFilesystem(const std::string& dir) {
   if (fd < 0) return ErrnoError("open directory", dir, errno);
   UniqueFd guard(fd);
   if (::syncfs(fd) != 0) return ErrnoError("syncfs", dir, errno);
+  return Status::Ok();
+}
+
+Status SyncFilesystems(const std::vector<std::string>& dirs) {
+  std::set<dev_t> done;
+  for (const auto& d : dirs) {
+    struct stat st {};
+    if (::stat(d.c_str(), &st) != 0) return ErrnoError("stat", d, errno);
+    if (done.insert(st.st_dev).second) XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
+  }
   return Status::Ok();
 }
 

@@ -111,6 +111,9 @@ Status SyncDir(const std::string& path);
 // durable in one call instead of one fsync per file (Linux >= 5.8 reports
 // write-back errors of any file through it).
 Status SyncFilesystem(const std::string& dir);
+// One syncfs per filesystem that holds any of `dirs` (several directories of
+// one filesystem are synced once).
+Status SyncFilesystems(const std::vector<std::string>& dirs);
 // Renames `from` to `to` (both relative to directory fd `dir`, or AT_FDCWD)
 // unless `to` exists: then kAlreadyExists, "refusing to overwrite existing
 // <shown>", and nothing is replaced (renameat2 RENAME_NOREPLACE, so no window
