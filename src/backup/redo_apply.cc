@@ -475,7 +475,14 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   Catalog catalog(crypt, std::move(check.log_crypt));
   XBAK_RETURN_IF_ERROR(catalog.CheckLogSpaces(check.log_flags));
   XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel, Catalog::ScanMode::kCheckAndBuild));
-  if (o.before_write) XBAK_RETURN_IF_ERROR(o.before_write());
+  if (o.before_write) {
+    XBAK_RETURN_IF_ERROR(o.before_write());
+    // The DDL markers it installs move files (a .new becomes the .ibd, a
+    // .ren renames one, a .del removes one): the catalog must name the files
+    // as they are now. Backups without markers keep the one pass.
+    if (catalog.saw_ddl_markers())
+      XBAK_RETURN_IF_ERROR(catalog.Rebuild(o.dir, page_size, system, o.parallel));
+  }
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
   catalog.AddDeferred(o.dir, names, o.filter);

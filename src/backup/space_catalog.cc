@@ -125,6 +125,7 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
     if (!IsDirectory(JoinPath(dir, n))) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
     for (const auto& f : files) {
+      if (f.ends_with(".new") || f.ends_with(".ren") || f.ends_with(".del")) saw_ddl_markers_ = true;
       if (!(f.ends_with(".ibd") || (check && f.ends_with(".new")))) continue;
       if (mode == ScanMode::kCheck && only_tables && only_tables->count(n + "/" + f) == 0) continue;
       candidates.push_back(n + "/" + f);
@@ -198,6 +199,14 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
     }
   }
   return Status::Ok();
+}
+
+Status Catalog::Rebuild(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
+                        int parallel) {
+  spaces_.clear();
+  unidentified_.clear();
+  saw_ddl_markers_ = false;
+  return Scan(dir, page_size, system, parallel, ScanMode::kBuild);
 }
 
 void Catalog::AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter) {

@@ -82,6 +82,15 @@ class Catalog {
               int parallel, ScanMode mode = ScanMode::kBuild,
               const std::set<std::string>* only_tables = nullptr);
 
+  // Whether the last Scan saw DDL markers (.new, .ren, .del) in a database
+  // directory. Installing them moves files, so a catalog built before they
+  // run must be rebuilt (Rebuild) before anything is written.
+  bool saw_ddl_markers() const { return saw_ddl_markers_; }
+
+  // Forgets every tablespace and reads the files' page 0s again (kBuild).
+  Status Rebuild(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
+                 int parallel);
+
   // Tablespaces that the log names but whose file holds no page 0 yet (or no
   // file at all): their page 0 must come from the log.
   void AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter);
@@ -114,6 +123,7 @@ class Catalog {
   std::map<uint32_t, innodb::CryptData> log_crypt_;
   std::map<uint32_t, Space> spaces_;
   std::set<std::string> unidentified_;
+  bool saw_ddl_markers_ = false;
 };
 
 }  // namespace xbak
