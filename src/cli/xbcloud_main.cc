@@ -52,11 +52,11 @@ constexpr const char* kUsage =
     "Exit status: 0 done, 1 failed (one line on stderr says what), 2 bad usage.\n\n";
 
 // Options that may come from the [xbcloud] group of an options file.
-const char* const kFileOptions[] = {
-    "storage",       "s3-endpoint",      "s3-region",        "s3-bucket",        "s3-access-key",
-    "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",   "cacert",
-    "insecure",      "parallel",         "max-retries",      "read-buffer-size", "fifo-streams",
-    "fifo-dir",      "fifo-timeout",     "progress-interval"};
+const char* const kFileOptions[] = {"storage",        "s3-endpoint",   "s3-region",        "s3-bucket",
+                                    "s3-access-key",  "s3-secret-key", "s3-session-token", "s3-bucket-lookup",
+                                    "s3-api-version", "cacert",        "insecure",         "parallel",
+                                    "max-retries",    "max-backoff",   "read-buffer-size", "fifo-streams",
+                                    "fifo-dir",       "fifo-timeout",  "progress-interval"};
 
 // Overwrites secret values in our own argv so they do not stay visible in
 // `ps` (as the mysql clients do with --password).
@@ -124,11 +124,14 @@ int main(int argc, char** argv) {
   transfer.add_options()("parallel", po::value<int>()->default_value(4), "requests in flight")(
       "max-retries", po::value<int>()->default_value(10),
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
-      "backoff")("read-buffer-size", po::value<std::string>()->default_value("10M"),
-                 "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory. get "
-                 "checks and writes objects by 1 MiB pieces and holds about max(16M, --parallel M, 4M per "
-                 "--fifo-streams) whatever the object size (backups from before piece MD5s: up to max(4, "
-                 "min(--parallel, 8), --fifo-streams + 2) whole objects)")(
+      "backoff")("max-backoff", po::value<unsigned>()->default_value(20000),
+                 "longest wait before a retry, in milliseconds (waits start at 200 ms, double with each "
+                 "retry of a request, and are drawn at random below that: full jitter)")(
+      "read-buffer-size", po::value<std::string>()->default_value("10M"),
+      "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory. get "
+      "checks and writes objects by 1 MiB pieces and holds about max(16M, --parallel M, 4M per "
+      "--fifo-streams) whatever the object size (backups from before piece MD5s: up to max(4, "
+      "min(--parallel, 8), --fifo-streams + 2) whole objects)")(
       "fifo-streams", po::value<int>()->default_value(1),
       "N>1: put reads, get writes, N named pipes DIR/thread_0..N-1 instead of stdin/stdout")(
       "fifo-dir", po::value<std::string>(), "directory of the named pipes")(
@@ -229,6 +232,12 @@ int main(int argc, char** argv) {
   int max_retries = vm["max-retries"].as<int>();
   if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
   cfg.max_retries = max_retries;
+  const unsigned max_backoff_ms = vm["max-backoff"].as<unsigned>();
+  if (max_backoff_ms < 1 || max_backoff_ms > 3600 * 1000) {
+    return Usage("--max-backoff must be between 1 and 3600000 milliseconds");
+  }
+  cfg.backoff_max_s = max_backoff_ms / 1000.0;
+  cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
   int parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
   size_t object_size = 0;
@@ -306,6 +315,7 @@ int main(int argc, char** argv) {
   o.parallel = parallel;
   o.allow_incomplete = vm.count("allow-incomplete") != 0;
   o.verify_retries = std::min(max_retries, 10);
+  o.verify_backoff_max_s = cfg.backoff_max_s;
   o.progress_interval = progress;
   xbak::Status st = xbak::cloud::CloudGet(loop, **store, fds, names, o);
   owned.clear();  // readers of the FIFOs see the end of their streams

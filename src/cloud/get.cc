@@ -564,7 +564,9 @@ class GetJob {
     slot.received -= slot.parts[k].size();
     slot.parts[k] = std::string();
     backoffs_++;
-    double delay = options_.verify_backoff_s * static_cast<double>(1 << std::min(slot.piece_retries - 1, 6));
+    double delay =
+        std::min(options_.verify_backoff_max_s,
+                 options_.verify_backoff_s * static_cast<double>(1 << std::min(slot.piece_retries - 1, 6)));
     std::weak_ptr<bool> alive = alive_;
     int attempt = slot.attempt;
     loop_.After(delay, [this, alive, index, attempt, k] {
@@ -633,7 +635,8 @@ class GetJob {
     md5_retries_++;
     LogWarning(what + "; downloading it again");
     backoffs_++;
-    double delay = options_.verify_backoff_s * static_cast<double>(1 << std::min(attempt, 6));
+    double delay = std::min(options_.verify_backoff_max_s,
+                            options_.verify_backoff_s * static_cast<double>(1 << std::min(attempt, 6)));
     std::weak_ptr<bool> alive = alive_;
     loop_.After(delay, [this, alive, index, attempt] {
       if (alive.expired()) return;

@@ -171,8 +171,14 @@ fault_pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$fault_port/" && break; sleep 0.1; done
 os_toxi_toxic s3 reset_peer downstream timeout=200 toxicity=0.05
 os_toxi_toxic s3 latency upstream latency=30 jitter=20
-FAULTY=(--s3-endpoint="http://127.0.0.1:$fault_port" --s3-bucket="$bucket" --progress-interval=0 --max-retries=10)
-"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream 2> "$TEST_WORK/bf.log" > "$TEST_WORK/faulty.xbs" ||
+# Waits between retries of at most 1 s (--max-backoff): the faults are as frequent, the test shorter.
+FAULTY=(--s3-endpoint="http://127.0.0.1:$fault_port" --s3-bucket="$bucket" --progress-interval=0 --max-retries=10
+  --max-backoff=1000)
+# A partial backup (sbtest): its large files (system tablespace, undo, sbtest tables) are fetched
+# in byte ranges below, and few small files keep the number of requests, each of which pays the
+# injected latency, low enough for CI.
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream --databases=sbtest 2> "$TEST_WORK/bf.log" \
+  > "$TEST_WORK/faulty.xbs" ||
   { cat "$TEST_WORK/bf.log" >&2; fail "backup failed"; }
 "$XBCLOUD" put "${FAULTY[@]}" --parallel=8 --read-buffer-size=256K faulty < "$TEST_WORK/faulty.xbs" 2> "$TEST_WORK/putf.log" ||
   { cat "$TEST_WORK/putf.log" >&2; fail "put through faults failed"; }
@@ -269,6 +275,10 @@ kill %% 2> /dev/null || true
 expect_error "not an xbstream" 'corrupt stdin at byte 0: bad chunk magic' \
   sh -c "echo 'hello, this is not a backup stream' | '$XBCLOUD' put --s3-endpoint=http://127.0.0.1:$s3_port --s3-bucket=$bucket --progress-interval=0 notxb"
 expect_error "SigV2 asked" 'signature version 2 is not supported' "$XBCLOUD" get "${S3[@]}" --s3-api-version=2 full1
+rc=0
+"$XBCLOUD" get "${S3[@]}" --max-backoff=0 full1 > /dev/null 2> "$TEST_WORK/err.log" || rc=$?
+assert_eq 2 "$rc" "--max-backoff=0: usage error"
+assert_contains "$TEST_WORK/err.log" 'max-backoff must be between 1 and 3600000' "--max-backoff=0"
 
 step "xbcloud get killed (-9) at random moments: the extraction is never complete; a re-run is"
 # full8 is 8 streams; full1 one: the get of full1 into one extraction, killed part way.

@@ -55,6 +55,7 @@ struct GetOptions {
   bool allow_incomplete = false;  // read a backup without its completion marker
   int verify_retries = 3;         // re-downloads of an object that fails its MD5
   double verify_backoff_s = 0.5;
+  double verify_backoff_max_s = 20;  // --max-backoff
   std::chrono::milliseconds progress_interval{5000};
 };
 
