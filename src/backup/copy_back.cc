@@ -151,7 +151,10 @@ Status RunCopyBack(const CopyBackOptions& o) {
       [&](size_t i) {
         // Not fsync'ed one by one (20,000 tables would be 20,000 fsyncs,
         // most of the copy's time): one syncfs per filesystem below.
-        return PlaceFile(items[i].src, items[i].dest, {o.move, false}, &progress);
+        // In place: until the log goes in last, the server refuses the
+        // datadir, and a re-run (resuming) rewrites every file.
+        return PlaceFile(items[i].src, items[i].dest,
+                         {.move = o.move, .sync = false, .in_place = true, .replace = resuming}, &progress);
       },
       &cancel));
   // Make the files and the new directory entries durable.

@@ -278,7 +278,10 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
       [&](size_t i) {
         const std::string dest = items[i].rel == "ib_logfile0" ? JoinPath(dirs.log_dir, kStagedLog)
                                                                : JoinPath(dirs.datadir, items[i].rel);
-        return PlaceFile(JoinPath(full.dir, items[i].rel), dest, {move, false}, &progress);
+        // In place: the journal marks the copy done only after all of it,
+        // and a re-run copies everything again over what it finds.
+        return PlaceFile(JoinPath(full.dir, items[i].rel), dest,
+                         {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
       },
       &cancel));
   // One syncfs for the lot, not one fsync per file (thousands of tables).

@@ -1,8 +1,8 @@
-// Puts one file in its place whole or not at all: copied through DEST.xbtmp
-// and a rename (or, to move it, renamed, and copied then removed where the
-// rename crosses filesystems). Restores use it, so that a file is either
-// absent or complete and an interrupted restore can be run again over its own
-// files. Zero blocks stay holes (sparse.h).
+// Puts one file in its place: copied through DEST.xbtmp and a rename, so that
+// it is absent or complete (or, to move it, renamed, and copied then removed
+// where the rename crosses filesystems). Restores use it so that an
+// interrupted restore can be run again over its own files. Zero blocks stay
+// holes (sparse.h).
 #pragma once
 
 #include <string>
@@ -18,6 +18,13 @@ struct PlaceFileOptions {
   // pass false and sync the filesystem once at the end (SyncFilesystem):
   // one fsync per small file would be a storm.
   bool sync = true;
+  // Write DEST itself, without the temporary file and its rename (one
+  // directory operation per file fewer: 100,000 tables). Only for callers
+  // whose own protocol makes a partial file harmless (copy-back: a marker
+  // file, and the redo log placed last). An existing DEST is an error
+  // unless `replace` (a resumed restore rewrites its own partial files).
+  bool in_place = false;
+  bool replace = false;
 };
 
 // `progress` (may be null) is given the bytes copied and one file done.

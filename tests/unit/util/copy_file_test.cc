@@ -1,0 +1,70 @@
+#include "xbak/util/copy_file.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+struct Tmp {
+  Tmp() {
+    char t[] = "/tmp/xbak-place-XXXXXX";
+    dir = ::mkdtemp(t) ? t : "";
+  }
+  ~Tmp() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string dir;
+};
+
+std::string Content(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 3) s[i] = static_cast<char>(rng());
+  return s;
+}
+
+// Files smaller than a page, larger than the 4 MiB buffer, and empty come
+// out byte for byte, through the temporary file or in place, and nothing
+// else is left beside them.
+TEST(PlaceFile, CopiesAnySizeThroughATemporaryOrInPlace) {
+  Tmp t;
+  for (size_t n : {size_t{0}, size_t{100}, size_t{98304}, size_t{(4 << 20) + 12345}}) {
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE(std::to_string(n) + (in_place ? " in place" : " via tmp"));
+      const std::string src = t.dir + "/src", dest = t.dir + "/dest";
+      ASSERT_TRUE(WriteFileAtomic(src, Content(n, static_cast<unsigned>(n))).ok());
+      ASSERT_TRUE(PlaceFile(src, dest, {.sync = false, .in_place = in_place}, nullptr).ok());
+      auto got = ReadSmallFile(dest, 8 << 20);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_EQ(*got, Content(n, static_cast<unsigned>(n)));
+      EXPECT_FALSE(PathExists(dest + ".xbtmp"));
+      std::filesystem::remove(dest);
+    }
+  }
+}
+
+// In place, an existing destination is refused unless the caller says it
+// may be replaced (a resumed restore rewriting its own partial file).
+TEST(PlaceFile, InPlaceNeverOverwritesUnlessToldTo) {
+  Tmp t;
+  const std::string src = t.dir + "/src", dest = t.dir + "/dest";
+  ASSERT_TRUE(WriteFileAtomic(src, "new content").ok());
+  ASSERT_TRUE(WriteFileAtomic(dest, "someone's file, longer than the new one").ok());
+  auto st = PlaceFile(src, dest, {.sync = false, .in_place = true}, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(dest), std::string::npos) << st.message();
+  EXPECT_EQ(*ReadSmallFile(dest), "someone's file, longer than the new one");
+  ASSERT_TRUE(PlaceFile(src, dest, {.sync = false, .in_place = true, .replace = true}, nullptr).ok());
+  EXPECT_EQ(*ReadSmallFile(dest), "new content");
+}
+
+}  // namespace
+}  // namespace xbak
