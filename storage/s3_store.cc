@@ -558,7 +558,8 @@ class S3Store final : public ObjectStore {
       r->attempt++;
       stats_.retries++;
       double cap = std::min(config_.backoff_max_s, config_.backoff_initial_s * std::pow(2.0, r->attempt - 1));
-      // Full jitter: concurrent requests failing together do not retry together.
+      // Equal jitter (a wait drawn from [cap/2, cap]): concurrent requests
+      // failing together do not retry together, and none retries at once.
       double delay = std::uniform_real_distribution<double>(cap / 2, cap)(rng_);
       r->Reset();
       waiting_.insert(r);

@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
       "max-retries", po::value<int>()->default_value(10),
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
       "backoff")("max-backoff", po::value<unsigned>()->default_value(20000),
-                 "longest wait before a retry, in milliseconds (waits start at 200 ms, double with each "
-                 "retry of a request, and are drawn at random below that: full jitter)")(
+                 "longest wait before a retry, in milliseconds (the n-th retry of a request waits a random "
+                 "time between half of and all of min(200 ms x 2^(n-1), this))")(
       "read-buffer-size", po::value<std::string>()->default_value("10M"),
       "put: object size (bytes, or with K/M/G); put holds --parallel + 2 objects in memory. get "
       "checks and writes objects by 1 MiB pieces and holds about max(16M, --parallel M, 4M per "

@@ -10,7 +10,7 @@
 // sent as UNSIGNED-PAYLOAD with a Content-MD5 that the server verifies, so a
 // body is never hashed twice.
 //
-// Retries (up to max_retries, exponential backoff with full jitter): connection
+// Retries (up to max_retries, exponential backoff with equal jitter): connection
 // failures and resets, timeouts and stalls, HTTP 5xx, 408, 429 (SlowDown),
 // 400 BadDigest/RequestTimeout, and a PUT whose returned ETag is not the MD5
 // of what we sent. A retried PUT resends its own buffer.
