@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/read_range.h"
-#include "stream/stream_test_util.h"
+#include "util/temp_dir.h"
 #include "xbak/storage/md5.h"
 #include "xbak/storage/s3_store.h"
 

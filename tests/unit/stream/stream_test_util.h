@@ -14,31 +14,12 @@
 #include <sstream>
 #include <string>
 
+#include "util/temp_dir.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
 namespace xbak::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_stream_XXXXXX").string();
-    char* p = ::mkdtemp(tmpl.data());
-    if (p != nullptr) path_ = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
- private:
-  std::string path_;
-};
 
 // An fd holding `bytes`, positioned at 0.
 inline UniqueFd MemFd(const std::string& bytes) {
