@@ -19,7 +19,6 @@
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/prepare.h"
 #include "xbak/backup/restore.h"
-#include "xbak/backup/verify.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
@@ -27,6 +26,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 #include "xbak/util/size.h"
+#include "xbak/verify/verify.h"
 
 namespace po = boost::program_options;
 

@@ -76,6 +76,34 @@ Status DeltaWriter::Finish() { return FlushBlock(kDeltaMagicLast); }
 DeltaReader::DeltaReader(const File& file, uint32_t page_size, uint32_t max_page_no)
     : file_(file), page_size_(page_size), max_page_no_(max_page_no) {}
 
+Result<DeltaBlockHeader> ParseDeltaBlockHeader(const uint8_t* slot0, uint32_t page_size,
+                                               uint32_t max_page_no) {
+  const uint32_t magic = LoadBE32(slot0);
+  if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%08x", magic);
+    return Error(ErrorCode::kCorrupt,
+                 "not a delta block (magic " + std::string(b) + ", expected \"xtra\" or \"XTRA\")");
+  }
+  DeltaBlockHeader h;
+  h.last = magic == kDeltaMagicLast;
+  const uint32_t slots = page_size / 4;
+  for (uint32_t i = 1; i < slots; i++) {
+    const uint32_t p = LoadBE32(slot0 + i * 4);
+    if (p == kDeltaListEnd) break;
+    if (p > max_page_no) {
+      return Error(ErrorCode::kCorrupt, "page number " + std::to_string(p) + " in slot " + std::to_string(i) +
+                                            " is past any sane tablespace size");
+    }
+    if (!h.page_nos.empty() && p <= h.page_nos.back()) {
+      return Error(ErrorCode::kCorrupt, "page numbers not increasing (" + std::to_string(h.page_nos.back()) +
+                                            " then " + std::to_string(p) + ") in slot " + std::to_string(i));
+    }
+    h.page_nos.push_back(p);
+  }
+  return h;
+}
+
 Result<bool> DeltaReader::Next() {
   page_nos_.clear();
   if (done_) return false;
@@ -86,29 +114,9 @@ Result<bool> DeltaReader::Next() {
     return Error(ErrorCode::kCorrupt, where + ": delta ends without its last (\"XTRA\") block");
   }
   if (n < header.size()) return Error(ErrorCode::kCorrupt, where + ": truncated delta header block");
-  uint32_t magic = LoadBE32(header.data());
-  if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
-    char b[16];
-    std::snprintf(b, sizeof b, "0x%08x", magic);
-    return Error(ErrorCode::kCorrupt,
-                 where + ": not a delta block (magic " + std::string(b) + ", expected \"xtra\" or \"XTRA\")");
-  }
-  const uint32_t slots = page_size_ / 4;
-  uint32_t prev = 0;
-  for (uint32_t i = 1; i < slots; i++) {
-    uint32_t p = LoadBE32(header.data() + i * 4);
-    if (p == kDeltaListEnd) break;
-    if (p > max_page_no_) {
-      return Error(ErrorCode::kCorrupt, where + ": page number " + std::to_string(p) + " in slot " +
-                                            std::to_string(i) + " is past any sane tablespace size");
-    }
-    if (!page_nos_.empty() && p <= prev) {
-      return Error(ErrorCode::kCorrupt, where + ": page numbers not increasing (" + std::to_string(prev) +
-                                            " then " + std::to_string(p) + ")");
-    }
-    prev = p;
-    page_nos_.push_back(p);
-  }
+  auto h = ParseDeltaBlockHeader(header.data(), page_size_, max_page_no_);
+  if (!h.ok()) return Error(ErrorCode::kCorrupt, where + ": " + h.status().message());
+  page_nos_ = std::move(h->page_nos);
   block_.resize((page_nos_.size() + 1) * size_t{page_size_});
   std::memcpy(block_.data(), header.data(), page_size_);
   size_t body = page_nos_.size() * size_t{page_size_};
@@ -119,7 +127,7 @@ Result<bool> DeltaReader::Next() {
                      " pages but the file holds only " + std::to_string(got / page_size_));
   }
   offset_ += page_size_ + body;
-  if (magic == kDeltaMagicLast) done_ = true;
+  if (h->last) done_ = true;
   return true;
 }
 

@@ -400,34 +400,58 @@ PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expec
   return c;
 }
 
-PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint32_t window_no) {
-  uint32_t pssize = 0;  // PAGE_SSIZE: 16k -> 5, 4k -> 3
-  for (uint32_t s = logical >> 9; s > 1; s >>= 1) pssize++;
-  const uint32_t old_pssize = logical == 16384 ? 0 : pssize;  // the older layout's 0 means 16k
+namespace {
+// PAGE_SSIZE / ZIP_SSIZE of a page size: 16k -> 5, 1k -> 1.
+uint32_t SizeShift(uint32_t size) {
+  uint32_t ssize = 0;
+  for (uint32_t s = size >> 9; s > 1; s >>= 1) ssize++;
+  return ssize;
+}
+}  // namespace
+
+bool PageHasSpaceIdField(const uint8_t* page) {
+  return !(LoadBE16(page + kFilPageType) & kPageTypeFcrc32CompressedMarker);
+}
+
+std::vector<SpaceFlags> PossibleSpaceFlags(uint32_t logical, uint32_t zip_size) {
+  std::vector<SpaceFlags> out;
+  // The older layout writes 0 for 16k pages.
+  const uint32_t old_pssize = logical == 16384 ? 0 : SizeShift(logical);
+  if (zip_size == 0) {
+    if (auto full = DecodeSpaceFlags(0x10 | SizeShift(logical)); full.ok()) out.push_back(*full);
+    if (auto old = DecodeSpaceFlags(1 | (1u << 5) | (old_pssize << 6)); old.ok()) out.push_back(*old);
+  } else if (zip_size <= logical && logical <= 16384) {  // the server refuses COMPRESSED above 16k
+    auto zip = DecodeSpaceFlags(1 | (SizeShift(zip_size) << 1) | (1u << 5) | (old_pssize << 6));
+    if (zip.ok() && zip->physical_size == zip_size && zip->logical_size == logical) out.push_back(*zip);
+  }
+  return out;
+}
+
+PageCheck CheckPageWithAny(const uint8_t* page, const std::vector<SpaceFlags>& candidates, uint32_t page_no) {
   PageCheck first;
   first.detail = "no valid page format for this page size";
-  auto full = DecodeSpaceFlags(0x10 | pssize);
-  if (full.ok()) {
-    first = CheckPage(window, full.value(), window_no);
-    if (first.verdict != PageVerdict::kCorrupt) return first;
-  }
-  auto old = DecodeSpaceFlags(1 | (1u << 5) | (old_pssize << 6));
-  if (old.ok()) {
-    PageCheck c = CheckPage(window, old.value(), window_no);
+  for (size_t i = 0; i < candidates.size(); i++) {
+    PageCheck c = CheckPage(page, candidates[i], page_no);
     if (c.verdict != PageVerdict::kCorrupt) return c;
-    if (!full.ok()) first = c;
+    if (i == 0) first = c;
   }
-  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE 16, 8, 4, 2, 1 KiB (ZIP_SSIZE
-  // 5..1), at most the logical page (4k pages take KEY_BLOCK_SIZE=4).
-  for (uint32_t zssize = 5; zssize >= 1; zssize--) {
-    const uint32_t zip = 512u << zssize;
+  return first;
+}
+
+PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint32_t window_no) {
+  const PageCheck whole = CheckPageWithAny(window, PossibleSpaceFlags(logical, 0), window_no);
+  if (whole.verdict != PageVerdict::kCorrupt) return whole;
+  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE 16, 8, 4, 2, 1 KiB, at most the
+  // logical page (4k pages take KEY_BLOCK_SIZE=4): logical / zip whole
+  // compressed pages in the window, each sound or all zero.
+  for (uint32_t zip = 16384; zip >= 1024; zip /= 2) {
     if (zip > logical) continue;
-    auto zf = DecodeSpaceFlags(1 | (zssize << 1) | (1u << 5) | (old_pssize << 6));
-    if (!zf.ok()) continue;
+    const auto zf = PossibleSpaceFlags(logical, zip);
+    if (zf.empty()) continue;
     const uint32_t per = logical / zip;
     bool sound = true;
     for (uint32_t k = 0; k < per && sound; k++) {
-      sound = CheckPage(window + k * zip, zf.value(), window_no * per + k).verdict != PageVerdict::kCorrupt;
+      sound = CheckPage(window + k * zip, zf.front(), window_no * per + k).verdict != PageVerdict::kCorrupt;
     }
     if (sound) {
       PageCheck ok;
@@ -435,7 +459,7 @@ PageCheck CheckPageOfUnknownFormat(const uint8_t* window, uint32_t logical, uint
       return ok;
     }
   }
-  return first;
+  return whole;
 }
 
 void StampPageChecksum(uint8_t* page, const SpaceFlags& flags) {

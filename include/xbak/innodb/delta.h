@@ -24,6 +24,9 @@ namespace xbak::innodb {
 inline constexpr uint32_t kDeltaMagicMore = 0x78747261;  // "xtra"
 inline constexpr uint32_t kDeltaMagicLast = 0x58545241;  // "XTRA"
 inline constexpr uint32_t kDeltaListEnd = 0xFFFFFFFF;
+// A page number past any sane tablespace size: a corrupt file, not a request
+// to write terabytes.
+inline constexpr uint32_t kDeltaMaxPageNo = 0x3FFFFFFF;
 
 struct DeltaMeta {
   uint32_t page_size = 0;
@@ -34,6 +37,20 @@ struct DeltaMeta {
 std::string FormatDeltaMeta(const DeltaMeta& m);
 // `origin` names the file in errors. Rejects page sizes InnoDB cannot have.
 Result<DeltaMeta> ParseDeltaMeta(const std::string& text, const std::string& origin);
+
+// Slot 0 of a block: whether it is the last block, and the page numbers of
+// the slots that follow it.
+struct DeltaBlockHeader {
+  bool last = false;
+  std::vector<uint32_t> page_nos;
+};
+
+// The one reading of a block's slot 0 (`page_size` bytes), for the prepare
+// and for --verify. Refuses a wrong magic, a page number above
+// `max_page_no`, and numbers that do not increase; the message says what is
+// wrong, the caller says where.
+Result<DeltaBlockHeader> ParseDeltaBlockHeader(const uint8_t* slot0, uint32_t page_size,
+                                               uint32_t max_page_no = kDeltaMaxPageNo);
 
 // Builds a .delta from pages fed in increasing page-number order; output goes
 // to `out` in whole blocks (bounded memory: one block).
@@ -63,7 +80,7 @@ class DeltaReader {
  public:
   // `max_page_no` bounds page numbers (a number past any sane tablespace size
   // means a corrupt file, not a request to write terabytes).
-  DeltaReader(const File& file, uint32_t page_size, uint32_t max_page_no = 0x3FFFFFFF);
+  DeltaReader(const File& file, uint32_t page_size, uint32_t max_page_no = kDeltaMaxPageNo);
   // Reads the next block into pages(): false at the end (after the "XTRA" block).
   Result<bool> Next();
   const std::vector<uint32_t>& page_numbers() const { return page_nos_; }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xbak/util/status.h"
 
@@ -147,6 +148,24 @@ struct PageCheck {
 // decompression (non-full_crc32 page_compressed) are decompressed when the
 // algorithm is zlib; for other algorithms only their framing is checked.
 PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expected_page_no);
+
+// False for a page whose space id field holds something else: a full_crc32
+// PAGE_COMPRESSED page keeps compressed bytes there (bit 15 of its type).
+// (An encrypted full_crc32 page has ciphertext there: PageCheck::encrypted.)
+bool PageHasSpaceIdField(const uint8_t* page);
+
+// The formats a page of a tablespace may have when no page 0 says which,
+// from its sizes alone. `zip_size` 0 (not ROW_FORMAT=COMPRESSED): full_crc32
+// first, then the older crc32/innodb layout, both of `logical`
+// (innodb_page_size) bytes. Otherwise ROW_FORMAT=COMPRESSED with
+// KEY_BLOCK_SIZE = `zip_size` bytes (at most `logical`: 16k compressed pages
+// of 16k tables exist; none with pages above 16k, which the server refuses).
+// Empty for sizes InnoDB cannot have.
+std::vector<SpaceFlags> PossibleSpaceFlags(uint32_t logical, uint32_t zip_size);
+
+// CheckPage with each of `candidates` in turn: the first verdict that is not
+// kCorrupt, else the first candidate's (or kCorrupt if there is none).
+PageCheck CheckPageWithAny(const uint8_t* page, const std::vector<SpaceFlags>& candidates, uint32_t page_no);
 
 // Validates `logical` bytes at the place of page `window_no` (in units of
 // `logical`) of a file whose format is unknown because its page 0 is not on

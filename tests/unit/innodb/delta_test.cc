@@ -145,5 +145,34 @@ TEST(Delta, BadInputIsNamedWithOffset) {
   EXPECT_NE(st.message().find("without its last"), std::string::npos) << st.message();
 }
 
+// The one reading of a block header, for the prepare and for --verify.
+TEST(DeltaBlockHeader, ParsesAndRefusesByName) {
+  std::vector<uint8_t> h(1024, 0xFF);  // 256 slots, list end everywhere
+  StoreBE32(h.data(), kDeltaMagicMore);
+  StoreBE32(h.data() + 4, 3);
+  StoreBE32(h.data() + 8, 9);
+  auto ok = ParseDeltaBlockHeader(h.data(), 1024);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_FALSE(ok->last);
+  EXPECT_EQ(ok->page_nos, (std::vector<uint32_t>{3, 9}));
+  StoreBE32(h.data(), kDeltaMagicLast);
+  EXPECT_TRUE(ParseDeltaBlockHeader(h.data(), 1024)->last);
+
+  StoreBE32(h.data() + 12, 9);  // 3, 9, 9
+  auto dup = ParseDeltaBlockHeader(h.data(), 1024);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("not increasing (9 then 9) in slot 3"), std::string::npos)
+      << dup.status().message();
+  StoreBE32(h.data() + 12, kDeltaMaxPageNo + 1);
+  auto far = ParseDeltaBlockHeader(h.data(), 1024);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.status().message().find("past any sane tablespace size"), std::string::npos);
+  StoreBE32(h.data(), 0x41424344);
+  auto magic = ParseDeltaBlockHeader(h.data(), 1024);
+  ASSERT_FALSE(magic.ok());
+  EXPECT_NE(magic.status().message().find("not a delta block (magic 0x41424344"), std::string::npos)
+      << magic.status().message();
+}
+
 }  // namespace
 }  // namespace xbak::innodb

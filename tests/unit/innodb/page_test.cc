@@ -612,5 +612,34 @@ INSTANTIATE_TEST_SUITE_P(Mariadb1011, RealPageTest,
                            return n;
                          });
 
+// The formats a page may have when only its sizes are known: one rule for
+// the prepare's unknown-format check and --verify's deltas.
+TEST(PossibleSpaceFlagsTest, FromSizesAlone) {
+  for (uint32_t logical : {4096u, 8192u, 16384u, 32768u, 65536u}) {
+    SCOPED_TRACE(logical);
+    auto plain = PossibleSpaceFlags(logical, 0);
+    ASSERT_EQ(plain.size(), 2u);
+    EXPECT_TRUE(plain[0].full_crc32);
+    EXPECT_FALSE(plain[1].full_crc32);
+    for (const auto& f : plain) {
+      EXPECT_EQ(f.logical_size, logical);
+      EXPECT_EQ(f.physical_size, logical);
+      EXPECT_FALSE(f.zip());
+    }
+  }
+  // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE up to the page size, 16k included
+  // (a compressed page as large as the logical one is still compressed).
+  for (uint32_t zip : {1024u, 2048u, 4096u, 8192u, 16384u}) {
+    SCOPED_TRACE(zip);
+    auto z = PossibleSpaceFlags(16384, zip);
+    ASSERT_EQ(z.size(), 1u);
+    EXPECT_TRUE(z[0].zip());
+    EXPECT_EQ(z[0].physical_size, zip);
+    EXPECT_EQ(z[0].logical_size, 16384u);
+  }
+  EXPECT_TRUE(PossibleSpaceFlags(4096, 8192).empty());  // larger than the page
+  EXPECT_TRUE(PossibleSpaceFlags(65536, 1024).empty());  // no ROW_FORMAT=COMPRESSED above 16k pages
+}
+
 }  // namespace
 }  // namespace xbak::innodb

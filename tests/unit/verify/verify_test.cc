@@ -1,6 +1,6 @@
 // VerifyBackup on small synthetic backups (4 KiB pages): a sound backup and a
 // sound chain pass; every kind of damage is one line naming file and page.
-#include "xbak/backup/verify.h"
+#include "xbak/verify/verify.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <vector>
 
-#include "synthetic_chain.h"
+#include "backup/synthetic_chain.h"
 #include "xbak/backup/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"

@@ -1,0 +1,182 @@
+#include "backup_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "xbak/backup/layout.h"
+#include "xbak/util/options_file.h"
+
+namespace xbak::verify {
+
+void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Reporter& r) {
+  std::string path = rel.empty() ? root : JoinPath(root, rel);
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) {
+    r.Add(path + ": cannot read the directory: " + std::strerror(errno));
+    return;
+  }
+  std::vector<std::pair<std::string, unsigned char>> entries;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    entries.emplace_back(n, e->d_type);
+  }
+  ::closedir(d);
+  std::sort(entries.begin(), entries.end());
+  for (auto& [n, type] : entries) {
+    std::string child = rel.empty() ? n : rel + "/" + n;
+    struct stat st;
+    if (::fstatat(AT_FDCWD, JoinPath(root, child).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      r.Add(JoinPath(root, child) + ": cannot stat: " + std::strerror(errno));
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ListTree(root, child, b, r);
+      continue;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      r.Add(JoinPath(root, child) + ": a symbolic link (a backup never holds one; not followed)");
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      r.Add(JoinPath(root, child) + ": not a regular file");
+      continue;
+    }
+    FileEntry f;
+    f.rel = child;
+    f.base = child;
+    f.size = static_cast<uint64_t>(st.st_size);
+    if (child.ends_with(".zst")) {
+      f.algo = CompressOptions::kZstd;
+      f.base = child.substr(0, child.size() - 4);
+    } else if (child.ends_with(".lz4")) {
+      f.algo = CompressOptions::kLz4;
+      f.base = child.substr(0, child.size() - 4);
+    }
+    b->stored.push_back(child);
+    b->stored_set.insert(child);
+    if (b->files.count(f.base)) {
+      r.Add(JoinPath(root, child) + ": " + f.base +
+            " is stored twice (plain and compressed, or as .zst and .lz4)");
+      continue;
+    }
+    b->files[f.base] = std::move(f);
+  }
+}
+
+void ReadMetadata(BackupDir* b, Reporter& r) {
+  std::string cp_path = JoinPath(b->dir, kCheckpointsFile);
+  auto text = ReadSmallFile(cp_path);
+  if (!text.ok()) {
+    r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
+          "): the backup is incomplete (it is written last)");
+  } else {
+    auto c = ParseCheckpoints(text.value(), cp_path);
+    if (!c.ok()) {
+      r.Add(cp_path + ": " + c.status().message());
+    } else {
+      b->has_checkpoints = true;
+      b->cp = c.value();
+      if (b->cp.last_lsn < b->cp.to_lsn) {
+        r.Add(cp_path + ": last_lsn " + std::to_string(b->cp.last_lsn) + " is below to_lsn " +
+              std::to_string(b->cp.to_lsn));
+      }
+      if (b->cp.backup_type == "full-backuped" && b->cp.from_lsn != 0) {
+        r.Add(cp_path + ": a full backup with from_lsn " + std::to_string(b->cp.from_lsn) + " (must be 0)");
+      }
+      if (b->cp.to_lsn == 0) r.Add(cp_path + ": to_lsn is 0");
+    }
+  }
+  std::string cnf_path = JoinPath(b->dir, kBackupCnfFile);
+  auto cnf_text = ReadSmallFile(cnf_path);
+  if (!cnf_text.ok()) {
+    r.Add(cnf_path + ": missing or unreadable (" + cnf_text.status().message() + ")");
+  } else {
+    auto m = ParseOptionText(cnf_text.value(), cnf_path, {"mysqld"});
+    if (!m.ok()) {
+      r.Add(cnf_path + ": " + m.status().message());
+    } else {
+      auto get = [&](const char* k) {
+        auto it = m->find(k);
+        return it == m->end() ? std::string() : it->second.value;
+      };
+      std::string ps = get("innodb-page-size");
+      if (!ps.empty()) {
+        unsigned long v = std::strtoul(ps.c_str(), nullptr, 10);
+        if (v == 4096 || v == 8192 || v == 16384 || v == 32768 || v == 65536) {
+          b->page_size = static_cast<uint32_t>(v);
+        } else {
+          r.Add(cnf_path + ": innodb_page_size=" + ps + " is not a page size InnoDB has");
+        }
+      }
+      std::string dfp = get("innodb-data-file-path");
+      if (!dfp.empty()) {
+        auto files = ParseDataFiles(dfp);
+        if (files.ok()) {
+          b->system_files.clear();
+          for (const auto& f : *files) b->system_files.push_back(f.name);
+          b->system_first_page = FirstPages(*files, b->page_size);
+        } else {
+          r.Add(cnf_path + ": innodb_data_file_path: " + files.status().message());
+        }
+      }
+      std::string undo = get("innodb-undo-tablespaces");
+      if (!undo.empty() && undo.find_first_not_of("0123456789") == std::string::npos && undo.size() < 4) {
+        b->undo_tablespaces = static_cast<uint32_t>(std::stoul(undo));
+      }
+    }
+  }
+  std::string info_path = JoinPath(b->dir, kInfoFile);
+  auto info = ReadSmallFile(info_path);
+  if (!info.ok()) {
+    r.Add(info_path + ": missing or unreadable (" + info.status().message() + ")");
+  } else {
+    size_t p = info->find("\nbinlog_pos = ");
+    if (p != std::string::npos) {
+      size_t e = info->find('\n', p + 1);
+      std::string v = info->substr(p + 14, e == std::string::npos ? std::string::npos : e - p - 14);
+      b->binlog_promised = !v.empty();
+    }
+  }
+}
+
+namespace {
+std::string UndoName(uint32_t i) {
+  char n[16];
+  std::snprintf(n, sizeof n, "undo%03u", i);
+  return n;
+}
+}  // namespace
+
+void CheckPromised(const BackupDir& b, Reporter& r) {
+  auto need = [&](const std::string& base, const std::string& why) {
+    if (!b.files.count(base)) r.Add(Display(b, base) + ": missing (promised by " + why + ")");
+  };
+  need("ib_logfile0", "every backup");
+  bool inc = IsIncremental(b);
+  for (const auto& f : b.system_files) {
+    if (inc) {
+      need(f + ".delta", "innodb_data_file_path in backup-my.cnf");
+      need(f + ".meta", "innodb_data_file_path in backup-my.cnf");
+    } else {
+      need(f, "innodb_data_file_path in backup-my.cnf");
+    }
+  }
+  for (uint32_t i = 1; i <= b.undo_tablespaces; i++) {
+    if (inc) {
+      need(UndoName(i) + ".delta", "innodb_undo_tablespaces in backup-my.cnf");
+    } else {
+      need(UndoName(i), "innodb_undo_tablespaces in backup-my.cnf");
+    }
+  }
+  if (b.binlog_promised) need(kBinlogInfoFile, "binlog_pos in xtrabackup_info");
+}
+
+}  // namespace xbak::verify
