@@ -171,6 +171,41 @@ TEST_F(VerifyTest, CompressedTableWithoutPage0) {
   EXPECT_NE(r.problems[0].find("db/z.ibd: page 1 (byte offset 4096): "), std::string::npos) << r.problems[0];
 }
 
+// A delta of a ROW_FORMAT=COMPRESSED table whose KEY_BLOCK_SIZE equals the
+// page size (here 4k pages, KEY_BLOCK_SIZE=4), without page 0: its .meta's
+// zip_size says the pages are compressed ones, although they are as large as
+// the logical page. A guess from the page size alone took them for
+// uncompressed pages and reported every one as corrupt.
+TEST_F(VerifyTest, DeltaOfACompressedTableAsLargeAsThePage) {
+  const auto zf = innodb::PossibleSpaceFlags(kPs, kPs);
+  ASSERT_EQ(zf.size(), 1u);
+  ASSERT_TRUE(zf[0].zip());
+  std::string inc = MakeIncremental(kCkpt);
+  Write(inc + "/db/z.ibd.meta", innodb::FormatDeltaMeta({kPs, kPs, 9}));
+  std::vector<uint8_t> out;
+  innodb::DeltaWriter w(kPs, [&](const uint8_t* d, size_t n) {
+    out.insert(out.end(), d, d + n);
+    return Status::Ok();
+  });
+  for (uint32_t no : {2u, 5u}) {
+    std::vector<uint8_t> p(kPs, static_cast<uint8_t>(no));
+    std::fill(p.begin(), p.begin() + innodb::kFilPageData, 0);
+    StoreBE32(p.data() + innodb::kFilPageOffset, no);
+    StoreBE32(p.data() + innodb::kFilPageSpaceId, 9);
+    StoreBE64(p.data() + innodb::kFilPageLsn, 1500 + no);
+    innodb::StampPageChecksum(p.data(), zf[0]);
+    ASSERT_TRUE(w.AddPage(no, p.data()).ok());
+  }
+  ASSERT_TRUE(w.Finish().ok());
+  Write(inc + "/db/z.ibd.delta", out);
+  VerifyResult r = Verify({inc});
+  EXPECT_TRUE(r.sound()) << All(r);
+  Flip(inc + "/db/z.ibd.delta", 2 * kPs + 300);  // the second page in the delta: page 5
+  r = Verify({inc});
+  ASSERT_EQ(r.problem_count, 1u) << All(r);
+  EXPECT_NE(r.problems[0].find("db/z.ibd.delta: page 5"), std::string::npos) << r.problems[0];
+}
+
 TEST_F(VerifyTest, FlippedByteNamesFileAndPage) {
   Flip(full_ + "/db/a.ibd", 2 * kPs + 100);
   VerifyResult r = Verify();
