@@ -53,6 +53,9 @@ const char* RecordTypeName(RecordType t) {
   return "?";
 }
 
+// Long on purpose: one pass over the record encoding (type byte, same-page
+// flag, length varints, space and page ids) in the order the bytes come,
+// each refusal naming what was malformed.
 Status ForEachPageRecord(const uint8_t* mtr, size_t records_len, uint32_t page_size,
                          const std::function<Status(const PageRecord&)>& fn) {
   bool have_page = false;
