@@ -31,9 +31,8 @@ struct Item {
 
 constexpr const char* kInProgressFile = "xbak_copy_back_in_progress";
 
-}  // namespace
-
-Status RunCopyBack(const CopyBackOptions& o) {
+// The options and the backup: a prepared backup, and a datadir to restore to.
+Status CheckBackup(const CopyBackOptions& o) {
   if (o.backup_dir.empty())
     return Error(ErrorCode::kInvalidArgument, "--target-dir (the backup) is required");
   if (o.datadir.empty()) {
@@ -52,14 +51,49 @@ Status RunCopyBack(const CopyBackOptions& o) {
                  "the backup in " + o.backup_dir + " is not prepared (backup_type = " + cp.backup_type +
                      "); run --prepare first: restoring it as it is would give an inconsistent server");
   }
-  const RestoreDirs dirs =
-      RestoreDirs{o.datadir, o.log_dir, o.data_home_dir, o.undo_dir, o.remote_to_datadir}.Resolved();
-  const std::string &log_dir = dirs.log_dir, &home = dirs.data_home_dir, &undo = dirs.undo_dir;
+  return Status::Ok();
+}
+
+// One --copy-back or --move-back, a method per step (Run). What they share is
+// the state below.
+struct CopyBack {
+  explicit CopyBack(const CopyBackOptions& opts)
+      : o(opts),
+        dirs(
+            RestoreDirs{opts.datadir, opts.log_dir, opts.data_home_dir, opts.undo_dir, opts.remote_to_datadir}
+                .Resolved()),
+        log_dir(dirs.log_dir),
+        home(dirs.data_home_dir),
+        undo(dirs.undo_dir),
+        marker(JoinPath(opts.datadir, kInProgressFile)),
+        progress(opts.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000)) {}
+
+  // The destination: empty, or holding an interrupted restore of this backup
+  // (its marker file) to resume over its own files.
+  Status CheckDestination();
+  // Plan everything first and check it, so that a refusal writes nothing.
+  Status Plan();
+  // The files on --parallel threads, then one sync, then the redo log last.
+  Status Place();
+
+  const CopyBackOptions& o;
+  const RestoreDirs dirs;
+  const std::string &log_dir, &home, &undo;
   // A restore that was interrupted left this marker: everything in the
   // datadir came from it, so it may be resumed over its own files.
-  const std::string marker = JoinPath(o.datadir, kInProgressFile);
-  const std::string identity = "copy-back of " + o.backup_dir + "\n";
+  const std::string marker;
+  Progress progress;
+  std::string identity;
   bool resuming = false;
+  std::map<std::string, std::string> remote;  // .ibd rel -> its DATA DIRECTORY
+  std::vector<Item> items;
+  std::vector<std::string> subdirs;  // database directories, made even if empty
+  std::set<std::string> remote_dirs;
+  std::optional<Item> log_item;
+};
+
+Status CopyBack::CheckDestination() {
+  identity = "copy-back of " + o.backup_dir + "\n";
   if (PathExists(marker)) {
     XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
     if (m != identity || o.move) {
@@ -82,6 +116,10 @@ Status RunCopyBack(const CopyBackOptions& o) {
                                                   "files are never overwritten)");
     }
   }
+  return Status::Ok();
+}
+
+Status CopyBack::Plan() {
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(o.backup_dir, &entries));
   for (const auto& [rel, size] : entries) {
@@ -95,15 +133,9 @@ Status RunCopyBack(const CopyBackOptions& o) {
   }
   // With --remote-tablespaces-to-datadir the .isl files are left out: what
   // they say (even a broken one) does not matter.
-  std::map<std::string, std::string> remote;
   if (!o.remote_to_datadir) {
     XBAK_ASSIGN_OR_RETURN(remote, RemoteTablespaces(o.backup_dir, entries));
   }
-  std::vector<Item> items;
-  std::vector<std::string> subdirs;  // database directories, made even if empty
-  std::set<std::string> remote_dirs;
-  std::optional<Item> log_item;
-  Progress progress(o.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000));
   for (auto& [rel, size] : entries) {
     if (rel.ends_with("/")) {
       subdirs.push_back(JoinPath(o.datadir, rel.substr(0, rel.size() - 1)));
@@ -137,6 +169,10 @@ Status RunCopyBack(const CopyBackOptions& o) {
     }
     progress.AddTotal(size, 1);
   }
+  return Status::Ok();
+}
+
+Status CopyBack::Place() {
   for (const std::string& d : {o.datadir, log_dir, home, undo}) XBAK_RETURN_IF_ERROR(MakeDirs(d));
   if (!resuming) {
     XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity));
@@ -173,10 +209,21 @@ Status RunCopyBack(const CopyBackOptions& o) {
   }
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
   XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
-  progress.Finish(true);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunCopyBack(const CopyBackOptions& o) {
+  XBAK_RETURN_IF_ERROR(CheckBackup(o));
+  CopyBack c(o);
+  XBAK_RETURN_IF_ERROR(c.CheckDestination());
+  XBAK_RETURN_IF_ERROR(c.Plan());
+  XBAK_RETURN_IF_ERROR(c.Place());
+  c.progress.Finish(true);
   std::string where = o.datadir;
-  for (const auto& d : remote_dirs) where += ", " + d;
-  LogInfo("restored " + std::to_string(items.size()) + " files into " + where +
+  for (const auto& d : c.remote_dirs) where += ", " + d;
+  LogInfo("restored " + std::to_string(c.items.size()) + " files into " + where +
           "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   return Status::Ok();
 }
