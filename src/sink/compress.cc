@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <lz4frame.h>
-#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -473,18 +472,6 @@ class PartialFile {
   std::string path_;
 };
 
-// rename() that never replaces an existing file.
-Status RenameNoReplace(const std::string& from, const std::string& to) {
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
-  int err = errno;
-  if (err != EINVAL && err != ENOSYS) return ErrnoError("rename " + from + " to", to, err);
-  // A file system without RENAME_NOREPLACE: link() also refuses an existing
-  // target.
-  if (::link(from.c_str(), to.c_str()) != 0) return ErrnoError("link " + from + " to", to, errno);
-  ::unlink(from.c_str());
-  return Status::Ok();
-}
-
 std::string ParentDir(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -515,7 +502,7 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   XBAK_RETURN_IF_ERROR(dec->Finish());
   XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
-  XBAK_RETURN_IF_ERROR(RenameNoReplace(partial, job.output));
+  XBAK_RETURN_IF_ERROR(RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
   guard.Release();
   // The original goes only once the output's name is durable: a crash in
   // between leaves both, never neither.
