@@ -41,10 +41,6 @@ bool IsDir(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool EndsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
 // Table definitions and non-transactional engines' files: the same list of
 // extensions mariabackup copies, so restores look the same.
 const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
@@ -201,7 +197,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
-      if (!EndsWith(n, innodb::kIslSuffix)) continue;
+      if (!n.ends_with(innodb::kIslSuffix)) continue;
       const std::string table = n.substr(0, n.size() - 4);
       if (!filter.TakesTable(db, table)) continue;
       auto content = ReadSmallFile(JoinPath(dbdir, n));
@@ -221,7 +217,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
       remote.insert(table + ".ibd");
     }
     for (const auto& n : files) {
-      if (!EndsWith(n, ".ibd") || !filter.TakesTable(db, n.substr(0, n.find('.')))) continue;
+      if (!n.ends_with(".ibd") || !filter.TakesTable(db, n.substr(0, n.find('.')))) continue;
       if (remote.count(n) != 0) {
         // The server refuses to open a table found in two places; the copy
         // the .isl names is the one it used.
@@ -250,7 +246,7 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     bool any_table = false;
     for (const auto& n : files) {
-      if (n != "db.opt" && (EndsWith(n, ".frm") || EndsWith(n, ".ibd")) &&
+      if (n != "db.opt" && (n.ends_with(".frm") || n.ends_with(".ibd")) &&
           filter.TakesTable(db, n.substr(0, n.find('.')))) {
         any_table = true;
         break;
@@ -258,14 +254,14 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
     }
     for (const auto& n : files) {
       bool wanted = false;
-      for (const char* ext : kOtherExtensions) wanted = wanted || EndsWith(n, ext);
+      for (const char* ext : kOtherExtensions) wanted = wanted || n.ends_with(ext);
       if (!wanted) continue;
       if (!filter.TakesAll()) {
         // A trigger's .TRN file is named after the trigger; it goes with the
         // table it names. db.opt goes with a database any table of which is
         // taken (its default character set and collation).
         std::string trn_table;
-        if (EndsWith(n, ".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
+        if (n.ends_with(".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
         if (!filter.TakesFile(db + "/" + n, trn_table) && !(n == "db.opt" && any_table)) continue;
       }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);

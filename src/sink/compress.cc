@@ -511,10 +511,6 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   return Status::Ok();
 }
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 std::string_view CompressSuffix(CompressOptions::Algo algo) {
@@ -577,7 +573,7 @@ Status DecompressBackup(const DecompressOptions& options) {
     const std::string path = it->path().string();
     for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
       std::string_view sfx = CompressSuffix(algo);
-      if (!EndsWith(path, sfx)) continue;
+      if (!path.ends_with(sfx)) continue;
       uint64_t size = it->file_size(entry_ec);
       jobs.push_back({path, path.substr(0, path.size() - sfx.size()), algo, entry_ec ? 0 : size});
     }
