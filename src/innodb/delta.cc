@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak::innodb {
@@ -88,10 +89,8 @@ Result<bool> DeltaReader::Next() {
   if (n < header.size()) return Error(ErrorCode::kCorrupt, where + ": truncated delta header block");
   uint32_t magic = LoadBE32(header.data());
   if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
-    char b[16];
-    std::snprintf(b, sizeof b, "0x%08x", magic);
     return Error(ErrorCode::kCorrupt,
-                 where + ": not a delta block (magic " + std::string(b) + ", expected \"xtra\" or \"XTRA\")");
+                 where + ": not a delta block (magic " + Hex32(magic) + ", expected \"xtra\" or \"XTRA\")");
   }
   const uint32_t slots = page_size_ / 4;
   uint32_t prev = 0;

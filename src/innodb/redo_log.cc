@@ -1,20 +1,14 @@
 #include "xbak/innodb/redo_log.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::innodb {
 namespace {
-
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08X", v);
-  return buf;
-}
 
 bool AllZero(const uint8_t* p, size_t n) {
   return std::all_of(p, p + n, [](uint8_t b) { return b == 0; });
