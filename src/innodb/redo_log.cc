@@ -102,6 +102,8 @@ bool ParseFileRecord(uint8_t type, const uint8_t* p, size_t n, MtrInfo* info, st
 
 }  // namespace
 
+std::string FormatLsn(uint64_t lsn) { return "LSN " + std::to_string(lsn); }
+
 Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
   if (n < kLogHeaderSize) {
     return Error(ErrorCode::kCorrupt, "redo log header is truncated (" + std::to_string(n) + " bytes, need " +
