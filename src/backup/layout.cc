@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
+#include "xbak/util/size.h"
 
 namespace xbak {
 namespace {
@@ -112,31 +114,16 @@ Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
     if (item.find(":raw") != std::string::npos || item.find("newraw") != std::string::npos) {
       return Error(ErrorCode::kUnsupported, "raw device system tablespace '" + name + "' is not supported");
     }
-    // The server's reading (srv_parse_megabytes): a number with K, M or G,
-    // or bytes without; kept in whole megabytes.
+    // As the server reads it (SysTablespace::parse_units): a number with K,
+    // M or G, or bytes without; kept in whole megabytes. Any size that fits
+    // in 64 bits, not just the 1 TiB of our own size options.
     const std::string size = item.substr(colon + 1, item.find(':', colon + 1) - colon - 1);
-    char* end = nullptr;
-    uint64_t v = std::strtoull(size.c_str(), &end, 10);
-    if (end == size.c_str()) {
+    const std::optional<uint64_t> bytes = ParseSize(size, UINT64_MAX);
+    if (!bytes) {
       return Error(ErrorCode::kInvalidArgument,
                    "innodb_data_file_path '" + spec + "': '" + size + "' is not a size");
     }
-    switch (*end) {
-      case 'G':
-      case 'g':
-        v *= 1024;
-        break;
-      case 'M':
-      case 'm':
-        break;
-      case 'K':
-      case 'k':
-        v /= 1024;
-        break;
-      default:
-        v /= 1024 * 1024;
-    }
-    files.push_back(DataFileSpec{name, v << 20});
+    files.push_back(DataFileSpec{name, *bytes >> 20 << 20});
   }
   if (files.empty()) return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path is empty");
   return files;

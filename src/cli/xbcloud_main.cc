@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,13 +70,6 @@ void WipeSecrets(int argc, char** argv) {
       }
     }
   }
-}
-
-bool ParseSize(const std::string& s, size_t* out) {
-  auto v = xbak::ParseSize(s);
-  if (!v) return false;
-  *out = static_cast<size_t>(*v);
-  return true;
 }
 
 int Fail(const xbak::Status& st) {
@@ -240,9 +234,8 @@ int main(int argc, char** argv) {
   cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
   int parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
-  size_t object_size = 0;
-  if (!ParseSize(str("read-buffer-size"), &object_size) || object_size < (64 << 10) ||
-      object_size > (1u << 30)) {
+  const std::optional<uint64_t> object_size = xbak::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
+  if (!object_size || *object_size < (64 << 10)) {
     return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
                  str("read-buffer-size") + "'");
   }
@@ -304,7 +297,7 @@ int main(int argc, char** argv) {
     xbak::cloud::PutOptions o;
     o.name = name;
     o.parallel = parallel;
-    o.object_size = object_size;
+    o.object_size = static_cast<size_t>(*object_size);
     o.progress_interval = progress;
     xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
     return st.ok() ? 0 : Fail(st);
