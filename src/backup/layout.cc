@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "xbak/innodb/isl.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
+#include "xbak/util/size.h"
 
 namespace xbak {
 namespace {
@@ -39,10 +41,6 @@ Result<SourceFile> Stat(const std::string& path, const std::string& rel) {
 bool IsDir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool EndsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
 // Table definitions and non-transactional engines' files: the same list of
@@ -116,31 +114,16 @@ Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
     if (item.find(":raw") != std::string::npos || item.find("newraw") != std::string::npos) {
       return Error(ErrorCode::kUnsupported, "raw device system tablespace '" + name + "' is not supported");
     }
-    // The server's reading (srv_parse_megabytes): a number with K, M or G,
-    // or bytes without; kept in whole megabytes.
+    // As the server reads it (SysTablespace::parse_units): a number with K,
+    // M or G, or bytes without; kept in whole megabytes. Any size that fits
+    // in 64 bits, not just the 1 TiB of our own size options.
     const std::string size = item.substr(colon + 1, item.find(':', colon + 1) - colon - 1);
-    char* end = nullptr;
-    uint64_t v = std::strtoull(size.c_str(), &end, 10);
-    if (end == size.c_str()) {
+    const std::optional<uint64_t> bytes = ParseSize(size, UINT64_MAX);
+    if (!bytes) {
       return Error(ErrorCode::kInvalidArgument,
                    "innodb_data_file_path '" + spec + "': '" + size + "' is not a size");
     }
-    switch (*end) {
-      case 'G':
-      case 'g':
-        v *= 1024;
-        break;
-      case 'M':
-      case 'm':
-        break;
-      case 'K':
-      case 'k':
-        v /= 1024;
-        break;
-      default:
-        v /= 1024 * 1024;
-    }
-    files.push_back(DataFileSpec{name, v << 20});
+    files.push_back(DataFileSpec{name, *bytes >> 20 << 20});
   }
   if (files.empty()) return Error(ErrorCode::kInvalidArgument, "innodb_data_file_path is empty");
   return files;
@@ -201,7 +184,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
-      if (!EndsWith(n, innodb::kIslSuffix)) continue;
+      if (!n.ends_with(innodb::kIslSuffix)) continue;
       const std::string table = n.substr(0, n.size() - 4);
       if (!filter.TakesTable(db, table)) continue;
       auto content = ReadSmallFile(JoinPath(dbdir, n));
@@ -221,7 +204,7 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
       remote.insert(table + ".ibd");
     }
     for (const auto& n : files) {
-      if (!EndsWith(n, ".ibd") || !filter.TakesTable(db, n.substr(0, n.find('.')))) continue;
+      if (!n.ends_with(".ibd") || !filter.TakesTable(db, n.substr(0, n.find('.')))) continue;
       if (remote.count(n) != 0) {
         // The server refuses to open a table found in two places; the copy
         // the .isl names is the one it used.
@@ -250,7 +233,7 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
     XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
     bool any_table = false;
     for (const auto& n : files) {
-      if (n != "db.opt" && (EndsWith(n, ".frm") || EndsWith(n, ".ibd")) &&
+      if (n != "db.opt" && (n.ends_with(".frm") || n.ends_with(".ibd")) &&
           filter.TakesTable(db, n.substr(0, n.find('.')))) {
         any_table = true;
         break;
@@ -258,14 +241,14 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
     }
     for (const auto& n : files) {
       bool wanted = false;
-      for (const char* ext : kOtherExtensions) wanted = wanted || EndsWith(n, ext);
+      for (const char* ext : kOtherExtensions) wanted = wanted || n.ends_with(ext);
       if (!wanted) continue;
       if (!filter.TakesAll()) {
         // A trigger's .TRN file is named after the trigger; it goes with the
         // table it names. db.opt goes with a database any table of which is
         // taken (its default character set and collation).
         std::string trn_table;
-        if (EndsWith(n, ".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
+        if (n.ends_with(".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
         if (!filter.TakesFile(db + "/" + n, trn_table) && !(n == "db.opt" && any_table)) continue;
       }
       auto f = Stat(JoinPath(dbdir, n), db + "/" + n);

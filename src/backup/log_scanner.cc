@@ -10,7 +10,6 @@
 
 namespace xbak {
 namespace {
-std::string Lsn(uint64_t lsn) { return "LSN " + std::to_string(lsn); }
 constexpr size_t kChunkSize = 4u << 20;
 }  // namespace
 
@@ -92,7 +91,7 @@ Status LogScanner::Scan(const std::function<Status(const MtrView&)>& fn, uint64_
         }
         if (!d.ok()) {
           *end_lsn = lsn;
-          return d.With(path_ + ": the encrypted mini-transaction at " + Lsn(lsn) +
+          return d.With(path_ + ": the encrypted mini-transaction at " + innodb::FormatLsn(lsn) +
                         " (wrong key file or file_key_management_encryption_algorithm?)");
         }
         records = plain;
@@ -106,8 +105,8 @@ Status LogScanner::Scan(const std::function<Status(const MtrView&)>& fn, uint64_
     }
     *end_lsn = lsn;
     if (st == innodb::MtrStatus::kCorrupt) {
-      return Error(ErrorCode::kCorrupt, path_ + ": corrupt redo log at " + Lsn(lsn) + " (byte " +
-                                            std::to_string(off) + "): " + reason);
+      return Error(ErrorCode::kCorrupt, path_ + ": corrupt redo log at " + innodb::FormatLsn(lsn) +
+                                            " (byte " + std::to_string(off) + "): " + reason);
     }
     if (st == innodb::MtrStatus::kNeedMore) {
       *why = off == size_ ? "end of file" : "the file ends inside a mini-transaction";

@@ -44,8 +44,6 @@ namespace {
 using innodb::PageRecord;
 using innodb::RecordType;
 
-std::string Lsn(uint64_t lsn) { return "LSN " + std::to_string(lsn); }
-
 void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
   StoreBE64(frame + innodb::kFilPageLsn, lsn);
   if (!flags.zip()) StoreBE64(frame + flags.logical_size - innodb::kFilPageEndLsnOldChecksum, lsn);
@@ -385,7 +383,8 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
         for (const auto& op : m.info->file_ops) {
           auto rel = BackupRelName(op.type == innodb::FileOp::Type::kRename ? op.new_name : op.name);
           if (!rel) {
-            return Error(ErrorCode::kCorrupt, log_path + ": FILE_ record at " + Lsn(m.start_lsn) +
+            return Error(ErrorCode::kCorrupt, log_path + ": FILE_ record at " +
+                                                  innodb::FormatLsn(m.start_lsn) +
                                                   " names an impossible path '" + op.name + "'");
           }
           names.last_name[op.space_id] = *rel;
@@ -422,7 +421,7 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
           }
           return Status::Ok();
         });
-        return st.ok() ? st : st.With(log_path + ": mini-transaction at " + Lsn(m.start_lsn));
+        return st.ok() ? st : st.With(log_path + ": mini-transaction at " + innodb::FormatLsn(m.start_lsn));
       },
       &end_lsn, &why);
   XBAK_RETURN_IF_ERROR(walk);
@@ -431,8 +430,8 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
         why.find("checksum") != std::string::npos || why.find("sequence bit") != std::string::npos;
     return Error(ErrorCode::kCorrupt,
                  log_path + (corrupt ? ": the redo log is corrupt at " : ": the redo log ends at ") +
-                     Lsn(end_lsn) + " (" + why + "), but the backup needs it up to " + Lsn(o.required_lsn) +
-                     (corrupt ? "" : ": the log is truncated"));
+                     innodb::FormatLsn(end_lsn) + " (" + why + "), but the backup needs it up to " +
+                     innodb::FormatLsn(o.required_lsn) + (corrupt ? "" : ": the log is truncated"));
   }
   return out;
 }

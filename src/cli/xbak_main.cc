@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "command_line.h"
+#include "common.h"
 #include "xbak/backup/backup.h"
 #include "xbak/backup/copy_back.h"
 #include "xbak/backup/export.h"
@@ -56,12 +57,15 @@ constexpr const char* kUsage =
     "from\n"
     "the MYSQL_PWD environment variable; it never has to be on the command line.\n\n";
 
-int Fail(const xbak::Status& st) {
-  xbak::LogError(st.message());
-  return 1;
-}
+// What an options file may give: the connection from the client groups,
+// paths from the server groups.
+constexpr std::string_view kClientOptions[] = {"user", "password", "host", "port", "socket"};
+constexpr std::string_view kServerOptions[] = {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir",
+                                               "innodb-undo-directory"};
 
 }  // namespace
+
+using xbak::cli::Fail;
 
 int main(int argc, char** argv) {
   // A reader of our stdout/FIFO that goes away must give a clear EPIPE error,
@@ -213,7 +217,7 @@ int main(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(xbak::cli::NormalizedArgs(argc, argv)).options(all).run(), vm);
-    tool_command = xbak::cli::MaskPassword(argc, argv);
+    tool_command = xbak::cli::WipeSecrets(argc, argv, xbak::cli::kXbakSecrets);
     auto [file, must] = xbak::ChooseOptionFile(argc, argv);
     if (!file.empty()) {
       // Connection options from the client groups, paths from the server
@@ -222,16 +226,9 @@ int main(int argc, char** argv) {
       auto server = xbak::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
       if (!client.ok()) return Fail(client.status());
       if (!server.ok()) return Fail(server.status());
-      std::vector<std::string> args;
-      auto take = [&](const xbak::OptionMap& m, std::initializer_list<const char*> keys) {
-        for (const char* k : keys) {
-          auto it = m.find(k);
-          if (it != m.end()) args.push_back(std::string("--") + k + "=" + it->second.value);
-        }
-      };
-      take(client.value(), {"user", "password", "host", "port", "socket"});
-      take(server.value(),
-           {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir", "innodb-undo-directory"});
+      std::vector<std::string> args = xbak::cli::OptionFileArgs(client.value(), kClientOptions);
+      for (std::string& a : xbak::cli::OptionFileArgs(server.value(), kServerOptions))
+        args.push_back(std::move(a));
       // Command-line values were stored first and win.
       po::store(po::command_line_parser(args).options(all).run(), vm);
     }

@@ -7,11 +7,13 @@
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common.h"
 #include "xbak/cloud/get.h"
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/put.h"
@@ -52,36 +54,14 @@ constexpr const char* kUsage =
     "Exit status: 0 done, 1 failed (one line on stderr says what), 2 bad usage.\n\n";
 
 // Options that may come from the [xbcloud] group of an options file.
-const char* const kFileOptions[] = {"storage",        "s3-endpoint",   "s3-region",        "s3-bucket",
-                                    "s3-access-key",  "s3-secret-key", "s3-session-token", "s3-bucket-lookup",
-                                    "s3-api-version", "cacert",        "insecure",         "parallel",
-                                    "max-retries",    "max-backoff",   "read-buffer-size", "fifo-streams",
-                                    "fifo-dir",       "fifo-timeout",  "progress-interval"};
+constexpr std::string_view kFileOptions[] = {
+    "storage",       "s3-endpoint",      "s3-region",        "s3-bucket",        "s3-access-key",
+    "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",   "cacert",
+    "insecure",      "parallel",         "max-retries",      "max-backoff",      "read-buffer-size",
+    "fifo-streams",  "fifo-dir",         "fifo-timeout",     "progress-interval"};
 
-// Overwrites secret values in our own argv so they do not stay visible in
-// `ps` (as the mysql clients do with --password).
-void WipeSecrets(int argc, char** argv) {
-  for (int i = 1; i < argc; i++) {
-    for (const char* opt : {"--s3-secret-key=", "--s3-session-token=", "--s3-access-key="}) {
-      size_t n = std::strlen(opt);
-      if (std::strncmp(argv[i], opt, n) == 0) {
-        for (char* c = argv[i] + n; *c; c++) *c = 'x';
-      }
-    }
-  }
-}
-
-bool ParseSize(const std::string& s, size_t* out) {
-  auto v = xbak::ParseSize(s);
-  if (!v) return false;
-  *out = static_cast<size_t>(*v);
-  return true;
-}
-
-int Fail(const xbak::Status& st) {
-  xbak::LogError(st.message());
-  return 1;
-}
+// Of those, the options without a value.
+constexpr std::string_view kFileFlags[] = {"insecure"};
 
 int Usage(const std::string& msg) {
   std::cerr << "xbcloud: " << msg << "\n(see xbcloud --help)\n";
@@ -89,6 +69,8 @@ int Usage(const std::string& msg) {
 }
 
 }  // namespace
+
+using xbak::cli::Fail;
 
 int main(int argc, char** argv) {
   // A reader of our stdout/FIFOs that goes away must give an EPIPE error,
@@ -160,20 +142,20 @@ int main(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    WipeSecrets(argc, argv);  // the parser holds its own copies now
+    // Secrets out of `ps`, now that the parser holds its own copies.
+    xbak::cli::WipeSecrets(argc, argv, xbak::cli::kXbcloudSecrets);
     auto [file, must] = xbak::ChooseOptionFile(argc, argv);
     if (!file.empty()) {
       auto opts = xbak::ReadOptionFile(file, {"xbcloud"}, must);
       if (!opts.ok()) return Fail(opts.status());
-      std::vector<std::string> args;
-      for (const auto& [key, v] : opts.value()) {
-        bool known = false;
-        for (const char* k : kFileOptions) known = known || key == k;
-        if (!known) return Usage("unknown option '" + key + "' in [xbcloud] at " + v.origin);
-        args.push_back("--" + key + (key == "insecure" ? "" : "=" + v.value));
+      if (const auto* unknown = xbak::cli::UnknownOption(opts.value(), kFileOptions)) {
+        return Usage("unknown option '" + unknown->first + "' in [xbcloud] at " + unknown->second.origin);
       }
       // Command-line values were stored first and win.
-      po::store(po::command_line_parser(args).options(all).run(), vm);
+      po::store(po::command_line_parser(xbak::cli::OptionFileArgs(opts.value(), kFileOptions, kFileFlags))
+                    .options(all)
+                    .run(),
+                vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -240,9 +222,8 @@ int main(int argc, char** argv) {
   cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
   int parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
-  size_t object_size = 0;
-  if (!ParseSize(str("read-buffer-size"), &object_size) || object_size < (64 << 10) ||
-      object_size > (1u << 30)) {
+  const std::optional<uint64_t> object_size = xbak::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
+  if (!object_size || *object_size < (64 << 10)) {
     return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
                  str("read-buffer-size") + "'");
   }
@@ -304,7 +285,7 @@ int main(int argc, char** argv) {
     xbak::cloud::PutOptions o;
     o.name = name;
     o.parallel = parallel;
-    o.object_size = object_size;
+    o.object_size = static_cast<size_t>(*object_size);
     o.progress_interval = progress;
     xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
     return st.ok() ? 0 : Fail(st);

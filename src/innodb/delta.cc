@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak::innodb {
@@ -80,10 +81,8 @@ Result<DeltaBlockHeader> ParseDeltaBlockHeader(const uint8_t* slot0, uint32_t pa
                                                uint32_t max_page_no) {
   const uint32_t magic = LoadBE32(slot0);
   if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
-    char b[16];
-    std::snprintf(b, sizeof b, "0x%08x", magic);
     return Error(ErrorCode::kCorrupt,
-                 "not a delta block (magic " + std::string(b) + ", expected \"xtra\" or \"XTRA\")");
+                 "not a delta block (magic " + Hex32(magic) + ", expected \"xtra\" or \"XTRA\")");
   }
   DeltaBlockHeader h;
   h.last = magic == kDeltaMagicLast;

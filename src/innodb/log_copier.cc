@@ -21,8 +21,6 @@ constexpr size_t kMinRead = 64 * 1024;
 // separate reads, and the server may write between them.
 constexpr int kSuspiciousPolls = 3;
 
-std::string Lsn(uint64_t v) { return std::to_string(v); }
-
 }  // namespace
 
 LogCopier::LogCopier(Options options, File file, LogHeader header, std::vector<uint8_t> header_block,
@@ -96,8 +94,9 @@ Result<Checkpoint> LogCopier::ReadLiveState() const {
   if (got != sizeof buf) return Error(ErrorCode::kCorrupt, path + ": short read of the log header");
   if (!std::equal(header_block_.begin(), header_block_.end(), buf)) {
     auto now = ParseLogHeader(buf, sizeof buf);
-    std::string detail = now.ok() ? "first LSN " + Lsn(header_.first_lsn) + " -> " + Lsn(now->first_lsn)
-                                  : now.status().message();
+    std::string detail =
+        now.ok() ? "first " + FormatLsn(header_.first_lsn) + " -> " + std::to_string(now->first_lsn)
+                 : now.status().message();
     return Error(ErrorCode::kUnsupported,
                  path + ": the log header changed while the backup was copying it (" + detail +
                      "); the log was resized or recreated, run the backup again");
@@ -130,9 +129,9 @@ Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
                                        std::to_string(capacity_ / rate) + " s of writes"
                                  : "";
   return Error(ErrorCode::kServer,
-               "redo log from LSN " + Lsn(lsn) +
-                   " was overwritten by the server before it could be copied (the copy had reached LSN " +
-                   Lsn(lsn) + ", the server's latest checkpoint is LSN " + Lsn(live.checkpoint_lsn) +
+               "redo log from " + FormatLsn(lsn) +
+                   " was overwritten by the server before it could be copied (the copy had reached " +
+                   FormatLsn(lsn) + ", the server's latest checkpoint is " + FormatLsn(live.checkpoint_lsn) +
                    ", its log holds " + HumanBytes(capacity_) + at_rate +
                    "). Make the log larger (SET GLOBAL innodb_log_file_size works online), back up at a "
                    "quieter time, or check that the disk holding the redo log is not saturated");
@@ -140,9 +139,9 @@ Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
 
 Status LogCopier::Unparsable(uint64_t lsn, const Checkpoint& live, const std::string& why) const {
   return Error(ErrorCode::kCorrupt,
-               options_.log_path + ": the redo log does not parse at LSN " + Lsn(lsn) + " (" + why +
-                   "), although the server's latest checkpoint (checkpoint LSN " + Lsn(live.checkpoint_lsn) +
-                   ", written at LSN " + Lsn(live.end_lsn) +
+               options_.log_path + ": the redo log does not parse at " + FormatLsn(lsn) + " (" + why +
+                   "), although the server's latest checkpoint (checkpoint " +
+                   FormatLsn(live.checkpoint_lsn) + ", written at " + FormatLsn(live.end_lsn) +
                    ") shows the server wrote past it and has not yet released it for reuse; the log "
                    "file looks damaged (check the server's error log and the disk)");
 }
@@ -278,7 +277,7 @@ Status LogCopier::CopyLoop() {
 
     if (pos > 0) {
       Status st = writer_(out.data(), out.size());
-      if (!st.ok()) return st.With("writing the backup redo log at LSN " + Lsn(lsn));
+      if (!st.ok()) return st.With("writing the backup redo log at " + FormatLsn(lsn));
       if (file_ops_) {
         for (const auto& [op, op_lsn] : ops) file_ops_(op, op_lsn);
       }
@@ -371,8 +370,8 @@ Status LogCopier::WaitUntil(uint64_t lsn, std::chrono::milliseconds stall_timeou
     if (cur >= lsn) return Status::Ok();
     if (!error_.ok()) return error_.With("redo log copy");
     if (!running_) {
-      return Error(ErrorCode::kCancelled,
-                   "redo log copy is not running; it reached LSN " + Lsn(cur) + ", not " + Lsn(lsn));
+      return Error(ErrorCode::kCancelled, "redo log copy is not running; it reached " + FormatLsn(cur) +
+                                              ", not " + std::to_string(lsn));
     }
     auto now = Clock::now();
     if (cur != last) {
@@ -380,8 +379,8 @@ Status LogCopier::WaitUntil(uint64_t lsn, std::chrono::milliseconds stall_timeou
       deadline = now + stall_timeout;
     } else if (now >= deadline) {
       return Error(ErrorCode::kTimeout, "redo log copy made no progress for " +
-                                            std::to_string(stall_timeout.count()) + " ms: copied up to LSN " +
-                                            Lsn(cur) + ", waiting for LSN " + Lsn(lsn));
+                                            std::to_string(stall_timeout.count()) + " ms: copied up to " +
+                                            FormatLsn(cur) + ", waiting for " + FormatLsn(lsn));
     }
     cv_.wait_until(lk, deadline);
   }

@@ -2,28 +2,22 @@
 
 #include <zlib.h>
 
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::innodb {
 namespace {
-
-std::string Hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
 
 PageCheck Ok() { return PageCheck{PageVerdict::kOk, 0, 0, {}}; }
 PageCheck Bad(std::string detail, uint32_t stored = 0, uint32_t computed = 0) {
   return PageCheck{PageVerdict::kCorrupt, stored, computed, std::move(detail)};
 }
 PageCheck Mismatch(const std::string& what, uint32_t stored, uint32_t computed) {
-  return Bad(what + " mismatch: stored " + Hex(stored) + " computed " + Hex(computed), stored, computed);
+  return Bad(what + " mismatch: stored " + Hex32(stored) + " computed " + Hex32(computed), stored, computed);
 }
 
 // ---- Checksum formulas (written from the format description, not copied) ----
@@ -82,8 +76,8 @@ bool TrailerLsnMatches(const uint8_t* page, size_t trailer_lsn_at) {
 }
 PageCheck TornPage(const uint8_t* page, size_t trailer_lsn_at) {
   uint32_t head = LoadBE32(page + kFilPageLsn + 4), tail = LoadBE32(page + trailer_lsn_at);
-  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + Hex(head) + " but the trailer copy at byte " +
-                 std::to_string(trailer_lsn_at) + " is " + Hex(tail),
+  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + Hex32(head) + " but the trailer copy at byte " +
+                 std::to_string(trailer_lsn_at) + " is " + Hex32(tail),
              tail, head);
 }
 
@@ -97,7 +91,7 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
     // the CRC covers only that many bytes (the rest is a punched hole).
     size_t written = size_t{static_cast<uint16_t>(type & ~kPageTypeFcrc32CompressedMarker)} << 8;
     if (written == 0 || written >= size) {
-      return Bad("full_crc32 page_compressed page type " + Hex(type) + " gives a compressed size of " +
+      return Bad("full_crc32 page_compressed page type " + Hex32(type) + " gives a compressed size of " +
                  std::to_string(written) + " bytes, not between 1 and the page size " + std::to_string(size));
     }
     size = written;
@@ -160,8 +154,8 @@ PageCheck CheckPageCompressedNonFull(const uint8_t* page, const SpaceFlags& flag
   const uint16_t type = PageType(page);
   const uint32_t field1 = LoadBE32(page + kFilPageSpaceOrChecksum);
   if (field1 != kNoChecksumMagic) {
-    return Bad("page_compressed page (type " + std::to_string(type) + ") has checksum field " + Hex(field1) +
-                   ", expected " + Hex(kNoChecksumMagic),
+    return Bad("page_compressed page (type " + std::to_string(type) + ") has checksum field " +
+                   Hex32(field1) + ", expected " + Hex32(kNoChecksumMagic),
                field1, kNoChecksumMagic);
   }
   size_t header_len = kFilPageData + kFilPageCompMetadataLen;
@@ -240,7 +234,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
       return ok;
     }
     crypt_note = " (nor does the post-encryption checksum for key version " + std::to_string(key_version) +
-                 ": stored " + Hex(crypt) + ")";
+                 ": stored " + Hex32(crypt) + ")";
   }
 
   if (field1 == 0 && field2 == 0) {
@@ -258,20 +252,21 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
     const uint32_t old = PageFoldOld(page);
     if (field2 != old) {
       if (field1 == field2 || field1 == 0 || field1 == kNoChecksumMagic) {
-        return Bad("crc32 checksum mismatch: stored " + Hex(field2) + " computed " + Hex(crc) + crypt_note,
-                   field2, crc);
+        return Bad(
+            "crc32 checksum mismatch: stored " + Hex32(field2) + " computed " + Hex32(crc) + crypt_note,
+            field2, crc);
       }
       return Bad("checksum field 2 (at byte " + std::to_string(size - kFilPageEndLsnOldChecksum) +
-                     ") mismatch: stored " + Hex(field2) + ", crc32 " + Hex(crc) + ", innodb " + Hex(old) +
-                     crypt_note,
+                     ") mismatch: stored " + Hex32(field2) + ", crc32 " + Hex32(crc) + ", innodb " +
+                     Hex32(old) + crypt_note,
                  field2, crc);
     }
   }
   if (field1 != 0 && field1 != kNoChecksumMagic && !both_crc) {
     const uint32_t fold = PageFoldNew(page, size);
     if (field1 != fold) {
-      return Bad("checksum field 1 (at byte 0) mismatch: stored " + Hex(field1) + ", crc32 " + Hex(crc) +
-                     ", innodb " + Hex(fold) + crypt_note,
+      return Bad("checksum field 1 (at byte 0) mismatch: stored " + Hex32(field1) + ", crc32 " + Hex32(crc) +
+                     ", innodb " + Hex32(fold) + crypt_note,
                  field1, crc);
     }
   }
@@ -286,7 +281,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
 // ---- Flags -------------------------------------------------------------------
 Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
   auto bad = [raw](const std::string& why) {
-    return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + Hex(raw) + ": " + why);
+    return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + Hex32(raw) + ": " + why);
   };
   SpaceFlags f;
   f.raw = raw;
@@ -383,7 +378,7 @@ PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expec
   // rather than read outside the caller's buffer.
   if (size < 1024 || size > flags.logical_size || flags.logical_size < 4096 || flags.logical_size > 65536 ||
       (flags.full_crc32 && flags.zip())) {
-    return Bad("invalid space flags " + Hex(flags.raw) + ": page size " + std::to_string(size));
+    return Bad("invalid space flags " + Hex32(flags.raw) + ": page size " + std::to_string(size));
   }
   if (IsAllZero(page, size)) return PageCheck{PageVerdict::kAllZero, 0, 0, {}};
   PageCheck c = flags.full_crc32 ? CheckFullCrc32(page, flags)

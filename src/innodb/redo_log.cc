@@ -1,20 +1,14 @@
 #include "xbak/innodb/redo_log.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::innodb {
 namespace {
-
-std::string Hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08X", v);
-  return buf;
-}
 
 bool AllZero(const uint8_t* p, size_t n) {
   return std::all_of(p, p + n, [](uint8_t b) { return b == 0; });
@@ -107,6 +101,8 @@ bool ParseFileRecord(uint8_t type, const uint8_t* p, size_t n, MtrInfo* info, st
 }
 
 }  // namespace
+
+std::string FormatLsn(uint64_t lsn) { return "LSN " + std::to_string(lsn); }
 
 Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
   if (n < kLogHeaderSize) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <lz4frame.h>
-#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -473,18 +472,6 @@ class PartialFile {
   std::string path_;
 };
 
-// rename() that never replaces an existing file.
-Status RenameNoReplace(const std::string& from, const std::string& to) {
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
-  int err = errno;
-  if (err != EINVAL && err != ENOSYS) return ErrnoError("rename " + from + " to", to, err);
-  // A file system without RENAME_NOREPLACE: link() also refuses an existing
-  // target.
-  if (::link(from.c_str(), to.c_str()) != 0) return ErrnoError("link " + from + " to", to, errno);
-  ::unlink(from.c_str());
-  return Status::Ok();
-}
-
 std::string ParentDir(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -515,17 +502,13 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   XBAK_RETURN_IF_ERROR(dec->Finish());
   XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
-  XBAK_RETURN_IF_ERROR(RenameNoReplace(partial, job.output));
+  XBAK_RETURN_IF_ERROR(RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
   guard.Release();
   // The original goes only once the output's name is durable: a crash in
   // between leaves both, never neither.
   XBAK_RETURN_IF_ERROR(SyncDir(ParentDir(job.output)));
   if (remove_original && ::unlink(job.input.c_str()) != 0) return ErrnoError("remove", job.input, errno);
   return Status::Ok();
-}
-
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -590,7 +573,7 @@ Status DecompressBackup(const DecompressOptions& options) {
     const std::string path = it->path().string();
     for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
       std::string_view sfx = CompressSuffix(algo);
-      if (!EndsWith(path, sfx)) continue;
+      if (!path.ends_with(sfx)) continue;
       uint64_t size = it->file_size(entry_ec);
       jobs.push_back({path, path.substr(0, path.size() - sfx.size()), algo, entry_ec ? 0 : size});
     }

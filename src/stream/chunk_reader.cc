@@ -8,6 +8,7 @@
 
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/endian.h"
+#include "xbak/util/hex.h"
 
 namespace xbak {
 namespace {
@@ -22,12 +23,6 @@ std::string Hex(const uint8_t* p, size_t n) {
     s += b;
   }
   return s;
-}
-
-std::string Hex32(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof(b), "0x%08x", v);
-  return b;
 }
 
 // Paths in messages: stop at a NUL or control byte so the message stays one line.

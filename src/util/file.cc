@@ -221,8 +221,19 @@ Status WriteFileAtomic(const std::string& path, std::string_view content) {
 
 Status RenameNoReplace(int dir, const std::string& from, const std::string& to, const std::string& shown) {
   if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
-  if (errno == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + shown);
-  return ErrnoError("rename", shown, errno);
+  int err = errno;
+  if (err == EINVAL || err == ENOSYS) {
+    // A file system (or kernel) without RENAME_NOREPLACE: link() never
+    // replaces an existing name either; the old name goes once the new one is
+    // there (a crash in between leaves both, never neither).
+    if (::linkat(dir, from.c_str(), dir, to.c_str(), 0) == 0) {
+      ::unlinkat(dir, from.c_str(), 0);
+      return Status::Ok();
+    }
+    err = errno;
+  }
+  if (err == EEXIST) return Error(ErrorCode::kAlreadyExists, "refusing to overwrite existing " + shown);
+  return ErrnoError("rename", shown, err);
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, size_t limit) {

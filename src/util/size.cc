@@ -4,7 +4,7 @@
 
 namespace xbak {
 
-std::optional<uint64_t> ParseSize(std::string_view text) {
+std::optional<uint64_t> ParseSize(std::string_view text, uint64_t max) {
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end == text.data()) return std::nullopt;
@@ -19,8 +19,7 @@ std::optional<uint64_t> ParseSize(std::string_view text) {
   } else if (!suffix.empty()) {
     return std::nullopt;
   }
-  constexpr uint64_t kMax = uint64_t{1} << 40;
-  if (v > kMax / mul) return std::nullopt;
+  if (v > max / mul) return std::nullopt;
   return v * mul;
 }
 

@@ -60,6 +60,10 @@ struct LogHeader {
   std::array<uint8_t, kLogHeaderCryptKeyLen> crypt{};  // key id, key version, crypt message, nonce
 };
 
+// An LSN as every message writes it: "LSN 12345" (decimal, as the server's
+// own messages and xtrabackup_checkpoints give LSNs).
+std::string FormatLsn(uint64_t lsn);
+
 // Parses the first block of ib_logfile0 (n >= 512 bytes). Logs older than 10.8
 // are kUnsupported with a message saying so; bad checksums and impossible
 // values are kCorrupt.

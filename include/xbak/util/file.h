@@ -117,7 +117,9 @@ Status SyncFilesystems(const std::vector<std::string>& dirs);
 // Renames `from` to `to` (both relative to directory fd `dir`, or AT_FDCWD)
 // unless `to` exists: then kAlreadyExists, "refusing to overwrite existing
 // <shown>", and nothing is replaced (renameat2 RENAME_NOREPLACE, so no window
-// between a check and the rename).
+// between a check and the rename). On a file system without RENAME_NOREPLACE
+// (EINVAL; ENOSYS on an old kernel) it links `to` and unlinks `from`: link()
+// never replaces either.
 Status RenameNoReplace(int dir, const std::string& from, const std::string& to, const std::string& shown);
 // Writes `content` to path via a temporary file, fsync and rename: readers see
 // either the old file or the complete new one, never a torn one.

@@ -32,5 +32,23 @@ TEST(ParseDataFiles, BadSpecsAreRefusedWithTheSpec) {
   EXPECT_FALSE(ParseDataFiles("").ok());
 }
 
+// The sizes go through util's ParseSize: whole megabytes as the server keeps
+// them, more than the 1 TiB of a size option, and a size that does not fit in
+// 64 bits refused rather than wrapped around (the old inline parser took
+// 17179869184G as 0 bytes and 17592186044417M as 1 MiB).
+TEST(ParseDataFiles, LargeSizesAreTakenAndOverflowIsRefused) {
+  auto f = ParseDataFiles("ibdata1:2048G;ibdata2:1048577K;ibdata3:1048575:autoextend");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ((*f)[0].size, uint64_t{1} << 41);
+  EXPECT_EQ((*f)[1].size, uint64_t{1} << 30);  // rounded down to whole megabytes
+  EXPECT_EQ((*f)[2].size, 0u);
+  for (const char* bad : {"ibdata1:17179869184G", "ibdata1:17592186044417M", "ibdata1:99999999999999999999",
+                          "ibdata1:12MB", "ibdata1:12T"}) {
+    auto r = ParseDataFiles(bad);
+    ASSERT_FALSE(r.ok()) << bad << " gave " << (*r)[0].size;
+    EXPECT_NE(r.status().message().find("is not a size"), std::string::npos) << r.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace xbak

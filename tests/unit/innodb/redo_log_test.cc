@@ -14,6 +14,14 @@ namespace xbak::innodb {
 namespace {
 
 using namespace synth;
+// One spelling of an LSN in every message, the word included (log_copier.cc's
+// copy gave the bare number, log_scanner.cc's and redo_apply.cc's "LSN N").
+TEST(FormatLsn, SaysLsnAndTheDecimalNumber) {
+  EXPECT_EQ(FormatLsn(0), "LSN 0");
+  EXPECT_EQ(FormatLsn(12345), "LSN 12345");
+  EXPECT_EQ(FormatLsn(UINT64_MAX), "LSN 18446744073709551615");
+}
+
 // ---------------------------------------------------------------------------
 // Encoding
 

@@ -1,0 +1,15 @@
+// Numbers in messages as hexadecimal: one spelling for every layer, so that
+// a value reads the same wherever it is reported (and a script matching one
+// message matches them all).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace xbak {
+
+// "0x" and eight lowercase hex digits: 0xDEADBEEF -> "0xdeadbeef", 5 ->
+// "0x00000005" (checksums, magics, flags, record types).
+std::string Hex32(uint32_t v);
+
+}  // namespace xbak

@@ -1,0 +1,13 @@
+#include "xbak/util/hex.h"
+
+#include <cstdio>
+
+namespace xbak {
+
+std::string Hex32(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
+}  // namespace xbak

@@ -1,0 +1,18 @@
+#include "xbak/util/hex.h"
+
+#include <gtest/gtest.h>
+
+namespace xbak {
+namespace {
+
+// Lowercase, as page checksum messages have always been written (and as
+// t_backup_errors.sh matches them); redo log messages used to say 0xDEADBEEF.
+TEST(Hex32, EightLowercaseDigits) {
+  EXPECT_EQ(Hex32(0xDEADBEEF), "0xdeadbeef");
+  EXPECT_EQ(Hex32(0x50), "0x00000050");
+  EXPECT_EQ(Hex32(0), "0x00000000");
+  EXPECT_EQ(Hex32(0xFFFFFFFF), "0xffffffff");
+}
+
+}  // namespace
+}  // namespace xbak
