@@ -637,7 +637,7 @@ TEST(PossibleSpaceFlagsTest, FromSizesAlone) {
     EXPECT_EQ(z[0].physical_size, zip);
     EXPECT_EQ(z[0].logical_size, 16384u);
   }
-  EXPECT_TRUE(PossibleSpaceFlags(4096, 8192).empty());  // larger than the page
+  EXPECT_TRUE(PossibleSpaceFlags(4096, 8192).empty());   // larger than the page
   EXPECT_TRUE(PossibleSpaceFlags(65536, 1024).empty());  // no ROW_FORMAT=COMPRESSED above 16k pages
 }
 
