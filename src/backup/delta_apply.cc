@@ -10,6 +10,7 @@
 
 #include "xbak/backup/layout.h"
 #include "xbak/innodb/crypt_data.h"
+#include "xbak/util/copy_file.h"
 #include "xbak/util/parallel.h"
 
 namespace xbak {
@@ -215,24 +216,8 @@ Status CopyReplace(const std::string& src, const std::string& dst) {
     if (a == b) return Status::Ok();
   }
   XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
-  std::string tmp = dst + ".xbtmp";
-  ::unlink(tmp.c_str());
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(src));
-  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(tmp));
-  // Not zero-filled: sized to the file, up to 4 MiB.
-  const size_t cap = std::clamp<size_t>(static_cast<size_t>(ss.st_size), 1, 4 << 20);
-  auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);
-  uint64_t off = 0;
-  for (;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.get(), cap, off));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(out.Write(buf.get(), n));
-    off += n;
-  }
-  // Not fsync'ed here: RunIncrementalPrepare ends with one syncfs().
-  XBAK_RETURN_IF_ERROR(out.Close());
-  if (::rename(tmp.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + tmp + " to", dst, errno);
-  return Status::Ok();
+  // Not fsync'ed here: the incremental apply ends with one syncfs().
+  return PlaceFile(src, dst, {.sync = false}, nullptr);
 }
 
 }  // namespace xbak
