@@ -23,6 +23,7 @@
 #include "xbak/backup/metadata.h"
 #include "xbak/backup/restore.h"
 #include "xbak/sink/compress.h"
+#include "xbak/sink/decompress.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"

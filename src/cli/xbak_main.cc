@@ -21,6 +21,7 @@
 #include "xbak/backup/prepare.h"
 #include "xbak/backup/restore.h"
 #include "xbak/sink/compress.h"
+#include "xbak/sink/decompress.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"

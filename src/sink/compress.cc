@@ -2,15 +2,12 @@
 
 #include <fcntl.h>
 #include <lz4frame.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <filesystem>
-#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,7 +15,6 @@
 
 #include "xbak/stream/xbstream.h"  // kXbstreamPartialSuffix
 #include "xbak/util/file.h"
-#include "xbak/util/parallel.h"
 
 namespace xbak {
 namespace {
@@ -333,184 +329,6 @@ class CompressingSink : public Sink {
   const size_t frame_bytes_;
 };
 
-// ---------------------------------------------------------------------------
-// Decompression
-
-constexpr size_t kDecodeOutBytes = size_t{1} << 20;
-
-std::string Truncated(const char* algo, const std::string& name, uint64_t end, uint64_t frame_start) {
-  return std::string("truncated ") + algo + " data in " + name + ": ends at byte " + std::to_string(end) +
-         " inside the frame at byte " + std::to_string(frame_start);
-}
-
-class ZstdDecompressor : public Decompressor {
- public:
-  explicit ZstdDecompressor(std::string name)
-      : name_(std::move(name)), dctx_(ZSTD_createDCtx()), out_(kDecodeOutBytes) {}
-  ~ZstdDecompressor() override { ZSTD_freeDCtx(dctx_); }
-  ZstdDecompressor(const ZstdDecompressor&) = delete;
-  ZstdDecompressor& operator=(const ZstdDecompressor&) = delete;
-  bool ok() const { return dctx_ != nullptr; }
-
-  Status Feed(const uint8_t* data, size_t n, const Output& out) override {
-    ZSTD_inBuffer in{data, n, 0};
-    while (true) {
-      ZSTD_outBuffer ob{out_.data(), out_.size(), 0};
-      const size_t before = in.pos;
-      size_t r = ZSTD_decompressStream(dctx_, &ob, &in);
-      if (ZSTD_isError(r)) {
-        return Error(ErrorCode::kCorrupt, "corrupt zstd data in " + name_ + " at byte " +
-                                              std::to_string(frame_start_) + ": " + ZSTD_getErrorName(r));
-      }
-      if (in.pos > before) in_frame_ = true;
-      if (ob.pos > 0) XBAK_RETURN_IF_ERROR(out(out_.data(), ob.pos));
-      if (r == 0 && in_frame_) {
-        // A frame ended (checksum and size checked); the next starts here.
-        ++frames_;
-        in_frame_ = false;
-        frame_start_ = consumed_ + in.pos;
-      }
-      // Done when all input is taken and the decoder has nothing more to
-      // give: it filled less than the whole output buffer.
-      if (in.pos == in.size && ob.pos < ob.size) break;
-      if (in.pos == before && ob.pos == 0) {
-        return Error(ErrorCode::kInternal, "zstd decoder stalled in " + name_);  // cannot happen; never spin
-      }
-    }
-    consumed_ += n;
-    return Status::Ok();
-  }
-
-  Status Finish() override {
-    if (in_frame_ || frames_ == 0) {
-      return Error(ErrorCode::kCorrupt, Truncated("zstd", name_, consumed_, frame_start_));
-    }
-    return Status::Ok();
-  }
-
- private:
-  const std::string name_;
-  ZSTD_DCtx* dctx_;
-  std::vector<uint8_t> out_;
-  uint64_t consumed_ = 0, frame_start_ = 0, frames_ = 0;
-  bool in_frame_ = false;
-};
-
-class Lz4Decompressor : public Decompressor {
- public:
-  explicit Lz4Decompressor(std::string name) : name_(std::move(name)), out_(kDecodeOutBytes) {
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx_, LZ4F_VERSION))) dctx_ = nullptr;
-  }
-  ~Lz4Decompressor() override {
-    if (dctx_ != nullptr) LZ4F_freeDecompressionContext(dctx_);
-  }
-  Lz4Decompressor(const Lz4Decompressor&) = delete;
-  Lz4Decompressor& operator=(const Lz4Decompressor&) = delete;
-  bool ok() const { return dctx_ != nullptr; }
-
-  Status Feed(const uint8_t* data, size_t n, const Output& out) override {
-    size_t pos = 0;
-    while (true) {
-      size_t src = n - pos;
-      size_t dst = out_.size();
-      size_t r = LZ4F_decompress(dctx_, out_.data(), &dst, data + pos, &src, nullptr);
-      if (LZ4F_isError(r)) {
-        return Error(ErrorCode::kCorrupt, "corrupt lz4 data in " + name_ + " at byte " +
-                                              std::to_string(frame_start_) + ": " + LZ4F_getErrorName(r));
-      }
-      pos += src;
-      if (src > 0) in_frame_ = true;
-      if (dst > 0) XBAK_RETURN_IF_ERROR(out(out_.data(), dst));
-      if (r == 0 && in_frame_) {
-        ++frames_;
-        in_frame_ = false;
-        frame_start_ = consumed_ + pos;
-      }
-      if (pos == n && dst < out_.size()) break;
-      if (src == 0 && dst == 0) {
-        return Error(ErrorCode::kInternal, "lz4 decoder stalled in " + name_);  // cannot happen; never spin
-      }
-    }
-    consumed_ += n;
-    return Status::Ok();
-  }
-
-  Status Finish() override {
-    if (in_frame_ || frames_ == 0) {
-      return Error(ErrorCode::kCorrupt, Truncated("lz4", name_, consumed_, frame_start_));
-    }
-    return Status::Ok();
-  }
-
- private:
-  const std::string name_;
-  LZ4F_dctx* dctx_ = nullptr;
-  std::vector<uint8_t> out_;
-  uint64_t consumed_ = 0, frame_start_ = 0, frames_ = 0;
-  bool in_frame_ = false;
-};
-
-struct DecompressJob {
-  std::string input;   // X.zst
-  std::string output;  // X
-  CompressOptions::Algo algo;
-  uint64_t size;
-};
-
-// Removes the partial output unless the job succeeded.
-class PartialFile {
- public:
-  explicit PartialFile(std::string path) : path_(std::move(path)) {}
-  ~PartialFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-  void Release() { path_.clear(); }
-
- private:
-  std::string path_;
-};
-
-std::string ParentDir(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
-Status DecompressOne(const DecompressJob& job, bool remove_original, const std::atomic<bool>& cancel) {
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(job.input));
-  XBAK_ASSIGN_OR_RETURN(std::unique_ptr<Decompressor> dec, Decompressor::Create(job.algo, job.input));
-  const std::string partial = job.output + std::string(kXbstreamPartialSuffix);
-  // A leftover of an interrupted run is garbage by construction (the name
-  // says so): replace it.
-  if (::unlink(partial.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", partial, errno);
-  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(partial));
-  PartialFile guard(partial);
-
-  std::vector<uint8_t> buf(size_t{1} << 20);
-  uint64_t offset = 0;
-  auto write = [&out](const uint8_t* p, size_t n) { return out.Write(p, n); };
-  while (true) {
-    if (cancel.load(std::memory_order_relaxed)) {
-      return Error(ErrorCode::kCancelled, "decompressing " + job.input + " cancelled");
-    }
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(dec->Feed(buf.data(), n, write));
-    offset += n;
-  }
-  XBAK_RETURN_IF_ERROR(dec->Finish());
-  XBAK_RETURN_IF_ERROR(out.Sync());
-  XBAK_RETURN_IF_ERROR(out.Close());
-  XBAK_RETURN_IF_ERROR(RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
-  guard.Release();
-  // The original goes only once the output's name is durable: a crash in
-  // between leaves both, never neither.
-  XBAK_RETURN_IF_ERROR(SyncDir(ParentDir(job.output)));
-  if (remove_original && ::unlink(job.input.c_str()) != 0) return ErrnoError("remove", job.input, errno);
-  return Status::Ok();
-}
-
 }  // namespace
 
 std::string_view CompressSuffix(CompressOptions::Algo algo) {
@@ -544,67 +362,6 @@ Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, C
   XBAK_ASSIGN_OR_RETURN(shared->pool, CompressPool::Create(options));
   return std::unique_ptr<Sink>(
       std::make_unique<CompressingSink>(std::move(inner), options, std::move(shared)));
-}
-
-Result<std::unique_ptr<Decompressor>> Decompressor::Create(CompressOptions::Algo algo, std::string name) {
-  if (algo == CompressOptions::kZstd) {
-    auto d = std::make_unique<ZstdDecompressor>(std::move(name));
-    if (!d->ok()) return Error(ErrorCode::kInternal, "cannot allocate a zstd decompression context");
-    return std::unique_ptr<Decompressor>(std::move(d));
-  }
-  auto d = std::make_unique<Lz4Decompressor>(std::move(name));
-  if (!d->ok()) return Error(ErrorCode::kInternal, "cannot allocate an lz4 decompression context");
-  return std::unique_ptr<Decompressor>(std::move(d));
-}
-
-Status DecompressBackup(const DecompressOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(options.target_dir, ec)) {
-    return Error(ErrorCode::kNotFound, "--decompress: " + options.target_dir + " is not a directory");
-  }
-  std::vector<DecompressJob> jobs;
-  // Not following directory symlinks: a link out of the backup must not make
-  // us write elsewhere.
-  for (auto it = fs::recursive_directory_iterator(options.target_dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code entry_ec;  // an entry that vanished is skipped, not the end of the walk
-    if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
-    const std::string path = it->path().string();
-    for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
-      std::string_view sfx = CompressSuffix(algo);
-      if (!path.ends_with(sfx)) continue;
-      uint64_t size = it->file_size(entry_ec);
-      jobs.push_back({path, path.substr(0, path.size() - sfx.size()), algo, entry_ec ? 0 : size});
-    }
-  }
-  if (ec) {
-    return Error(ErrorCode::kIo, "--decompress: cannot list " + options.target_dir + ": " + ec.message());
-  }
-
-  // All refusals before any work, so a bad backup is left exactly as it was.
-  std::map<std::string, std::string> outputs;
-  for (const auto& j : jobs) {
-    auto [it, inserted] = outputs.emplace(j.output, j.input);
-    if (!inserted) {
-      return Error(ErrorCode::kAlreadyExists, "--decompress: both " + it->second + " and " + j.input +
-                                                  " would decompress to " + j.output);
-    }
-    struct stat st {};
-    if (::lstat(j.output.c_str(), &st) == 0) {
-      return Error(ErrorCode::kAlreadyExists, "--decompress: " + j.output +
-                                                  " already exists; refusing to overwrite it with " +
-                                                  j.input + " (remove it, or decompress a fresh copy)");
-    }
-  }
-  // Largest first, so the big files do not start last and run alone.
-  std::sort(jobs.begin(), jobs.end(),
-            [](const DecompressJob& a, const DecompressJob& b) { return a.size > b.size; });
-
-  std::atomic<bool> cancel{false};
-  return RunParallel(
-      jobs.size(), std::max(1, options.parallel),
-      [&](size_t i) { return DecompressOne(jobs[i], options.remove_original, cancel); }, &cancel);
 }
 
 }  // namespace xbak

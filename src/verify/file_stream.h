@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "xbak/sink/compress.h"
+#include "xbak/sink/decompress.h"
 #include "xbak/util/status.h"
 
 namespace xbak::verify {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "xbak/sink/compress.h"
+#include "xbak/sink/decompress.h"
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "stream/stream_test_util.h"
+#include "xbak/sink/decompress.h"
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
 
