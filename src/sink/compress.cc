@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "xbak/stream/xbstream.h"  // kXbstreamPartialSuffix
 #include "xbak/util/file.h"
 
 namespace xbak {
