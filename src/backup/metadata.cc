@@ -40,6 +40,18 @@ Result<uint64_t> ParseLsn(const OptionMap& m, const std::string& field, const st
 }
 }  // namespace
 
+Result<uint64_t> IncrementalBaseLsn(const std::string& basedir) {
+  const std::string cp = JoinPath(basedir, kCheckpointsFile);
+  auto text = ReadSmallFile(cp);
+  if (!text.ok()) {
+    return Error(
+        ErrorCode::kInvalidArgument,
+        "--incremental-basedir: " + basedir + " is not a complete backup (" + text.status().message() + ")");
+  }
+  XBAK_ASSIGN_OR_RETURN(Checkpoints c, ParseCheckpoints(text.value(), cp));
+  return c.to_lsn;
+}
+
 Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, const Checkpoints& next,
                       const std::string& next_dir) {
   if (next.from_lsn == prev.to_lsn) return Status::Ok();

@@ -41,6 +41,11 @@ Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string&
 // Otherwise an error that says which way it is broken: a gap (an incremental
 // missing in between) or the wrong order (already applied, older, or given
 // twice).
+// The to_lsn of the backup in `basedir` (--incremental-basedir), where an
+// incremental of it starts; refused, naming the directory, when it holds no
+// complete backup.
+Result<uint64_t> IncrementalBaseLsn(const std::string& basedir);
+
 Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, const Checkpoints& next,
                       const std::string& next_dir);
 
