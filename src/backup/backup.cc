@@ -40,25 +40,6 @@ namespace {
 
 constexpr unsigned long kMinServerVersion = 100800;  // the redo log format we read appeared in 10.8
 
-// A non-owning view of a sink, so that the compressing sink can wrap the
-// same destination the (never compressed) metadata files go to.
-class SinkRef : public Sink {
- public:
-  explicit SinkRef(Sink& s) : s_(s) {}
-  Result<std::unique_ptr<SinkFile>> Create(const std::string& rel) override { return s_.Create(rel); }
-  Status Flush() override { return s_.Flush(); }
-  std::string Describe() const override { return s_.Describe(); }
-
- private:
-  Sink& s_;
-};
-
-Status WriteSmallFile(Sink& sink, const std::string& rel, const std::string& content) {
-  XBAK_ASSIGN_OR_RETURN(auto f, sink.Create(rel));
-  XBAK_RETURN_IF_ERROR(f->Write(content.data(), content.size()));
-  return f->Close();
-}
-
 // "db/t.ibd" -> "db/t": the name mariabackup's .ren/.del/.new markers use.
 std::string SpaceName(const std::string& rel) {
   return rel.size() > 4 && rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel;
@@ -156,10 +137,9 @@ class BackupRun {
       XBAK_ASSIGN_OR_RETURN(meta_, MakeBufferedXbstreamSink(fds, std::move(bo)));
     }
     if (o_.compress) {
-      XBAK_ASSIGN_OR_RETURN(sink_,
-                            MakeCompressingSink(std::make_unique<SinkRef>(*meta_), o_.compress_options));
+      XBAK_ASSIGN_OR_RETURN(sink_, MakeCompressingSink(MakeSinkRef(*meta_), o_.compress_options));
     } else {
-      sink_ = std::make_unique<SinkRef>(*meta_);
+      sink_ = MakeSinkRef(*meta_);
     }
     return Status::Ok();
   }

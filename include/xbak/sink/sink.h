@@ -35,6 +35,14 @@ class Sink {
   virtual std::string Describe() const = 0;
 };
 
+// A non-owning view of `sink` (which must outlive it), so that another sink
+// (the compressing one) can wrap a destination that is also used directly
+// (the never compressed metadata files).
+std::unique_ptr<Sink> MakeSinkRef(Sink& sink);
+
+// Creates `relpath` in `sink`, writes `content` and closes it.
+Status WriteSmallFile(Sink& sink, const std::string& relpath, const std::string& content);
+
 // Writes files under `root`, which must be empty or missing (it is created).
 // Each file is written as "<name>.xbpartial" and renamed to its name when
 // closed (a file of a killed backup keeps that suffix). Files are created with
