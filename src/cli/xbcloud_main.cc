@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -68,21 +70,11 @@ int Usage(const std::string& msg) {
   return 2;
 }
 
-}  // namespace
-
 using xbak::cli::Fail;
 
-int main(int argc, char** argv) {
-  // A reader of our stdout/FIFOs that goes away must give an EPIPE error,
-  // not kill us silently.
-  signal(SIGPIPE, SIG_IGN);
-  // Object buffers (MiBs each) are allocated on reader threads and freed on
-  // the loop thread. With glibc's dynamic mmap threshold they soon come from
-  // the heap, where freed memory is not given back to the system and RSS
-  // creeps up; a fixed threshold keeps every big buffer an mmap of its own,
-  // returned the moment it is freed.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
-
+// Long on purpose: the list of options, grouped as --help shows them.
+void DescribeOptions(po::options_description* all, po::options_description* visible,
+                     po::positional_options_description* pos) {
   po::options_description s3("Object storage (S3)");
   s3.add_options()("storage", po::value<std::string>()->default_value("s3"),
                    "storage type: s3 (the only one)")(
@@ -131,15 +123,20 @@ int main(int argc, char** argv) {
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("name", po::value<std::string>())(
       "files", po::value<std::vector<std::string>>());
+  pos->add("command", 1).add("name", 1).add("files", -1);
+
+  visible->add(s3).add(transfer).add(general);
+  all->add(*visible).add(hidden);
+}
+
+// Parses the command line and the [xbcloud] group of the options file into
+// *vm; an exit status when there is nothing more to do (an error, --help,
+// --version).
+std::optional<int> Parse(int argc, char** argv, po::variables_map* vm_out) {
+  po::options_description all, visible;
   po::positional_options_description pos;
-  pos.add("command", 1).add("name", 1).add("files", -1);
-
-  po::options_description visible;
-  visible.add(s3).add(transfer).add(general);
-  po::options_description all;
-  all.add(visible).add(hidden);
-
-  po::variables_map vm;
+  DescribeOptions(&all, &visible, &pos);
+  po::variables_map& vm = *vm_out;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     // Secrets out of `ps`, now that the parser holds its own copies.
@@ -169,16 +166,39 @@ int main(int argc, char** argv) {
     std::cout << "xbcloud " << XBAK_VERSION << "\n";
     return 0;
   }
-  auto str = [&](const char* k) { return vm.count(k) ? vm[k].as<std::string>() : std::string(); };
-  auto env = [](const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); };
+  return std::nullopt;
+}
 
-  const std::string command = str("command"), name = str("name");
+// What the command line asks for, checked.
+struct Settings {
+  std::string command, name;
+  std::vector<std::string> files;
+  xbak::storage::S3Config cfg;
+  int max_retries = 10;
+  int parallel = 4;
+  uint64_t object_size = 0;
+  int fifo_streams = 1;
+  std::string fifo_dir;
+  std::chrono::seconds fifo_timeout{60};
+  std::chrono::milliseconds progress{5000};
+  bool allow_incomplete = false;
+};
+
+std::string Str(const po::variables_map& vm, const char* k) {
+  return vm.count(k) ? vm[k].as<std::string>() : std::string();
+}
+std::string Env(const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); }
+
+// The command, the backup's name and its FILE arguments.
+std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
+  auto str = [&vm](const char* k) { return Str(vm, k); };
+  const std::string command = s->command = str("command"), name = s->name = str("name");
   if (command != "put" && command != "get" && command != "delete" && command != "verify") {
     return Usage(command.empty() ? "give a command: put, get, delete or verify"
                                  : "unknown command '" + command + "'");
   }
   if (name.empty()) return Usage(command + " needs a backup NAME");
-  std::vector<std::string> files;
+  std::vector<std::string>& files = s->files;
   if (vm.count("files")) files = vm["files"].as<std::vector<std::string>>();
   if (!files.empty() && command != "get") return Usage("only get takes FILE arguments");
   if (auto st = xbak::cloud::CheckBackupName(name); !st.ok()) return Usage(st.message());
@@ -191,16 +211,22 @@ int main(int argc, char** argv) {
                             "know accepts version 4 (auto)"));
   }
   if (api != "auto" && api != "4") return Usage("--s3-api-version must be auto, 2 or 4, not '" + api + "'");
+  return std::nullopt;
+}
 
-  xbak::storage::S3Config cfg;
+// The S3 endpoint, credentials (options, else the AWS environment), TLS and
+// retries.
+std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
+  auto str = [&vm](const char* k) { return Str(vm, k); };
+  xbak::storage::S3Config& cfg = s->cfg;
   cfg.endpoint = str("s3-endpoint");
-  cfg.region = vm.count("s3-region") ? str("s3-region") : env("AWS_DEFAULT_REGION");
-  if (cfg.region.empty()) cfg.region = env("AWS_REGION");
+  cfg.region = vm.count("s3-region") ? str("s3-region") : Env("AWS_DEFAULT_REGION");
+  if (cfg.region.empty()) cfg.region = Env("AWS_REGION");
   if (cfg.region.empty()) cfg.region = "us-east-1";
   cfg.bucket = str("s3-bucket");
-  cfg.access_key = vm.count("s3-access-key") ? str("s3-access-key") : env("AWS_ACCESS_KEY_ID");
-  cfg.secret_key = vm.count("s3-secret-key") ? str("s3-secret-key") : env("AWS_SECRET_ACCESS_KEY");
-  cfg.session_token = vm.count("s3-session-token") ? str("s3-session-token") : env("AWS_SESSION_TOKEN");
+  cfg.access_key = vm.count("s3-access-key") ? str("s3-access-key") : Env("AWS_ACCESS_KEY_ID");
+  cfg.secret_key = vm.count("s3-secret-key") ? str("s3-secret-key") : Env("AWS_SECRET_ACCESS_KEY");
+  cfg.session_token = vm.count("s3-session-token") ? str("s3-session-token") : Env("AWS_SESSION_TOKEN");
   std::string lookup = str("s3-bucket-lookup");
   if (lookup == "path")
     cfg.lookup = xbak::storage::S3Config::Lookup::kPath;
@@ -211,7 +237,7 @@ int main(int argc, char** argv) {
   cfg.insecure = vm.count("insecure") != 0;
   cfg.cacert = str("cacert");
   if (!cfg.cacert.empty() && !xbak::PathExists(cfg.cacert)) return Usage("--cacert: no file " + cfg.cacert);
-  int max_retries = vm["max-retries"].as<int>();
+  const int max_retries = s->max_retries = vm["max-retries"].as<int>();
   if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
   cfg.max_retries = max_retries;
   const unsigned max_backoff_ms = vm["max-backoff"].as<unsigned>();
@@ -220,21 +246,73 @@ int main(int argc, char** argv) {
   }
   cfg.backoff_max_s = max_backoff_ms / 1000.0;
   cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
-  int parallel = vm["parallel"].as<int>();
+  return std::nullopt;
+}
+
+// Requests in flight, object size, named pipes, progress.
+std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
+  auto str = [&vm](const char* k) { return Str(vm, k); };
+  const int parallel = s->parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
   const std::optional<uint64_t> object_size = xbak::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
   if (!object_size || *object_size < (64 << 10)) {
     return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
                  str("read-buffer-size") + "'");
   }
-  int fifo_streams = vm["fifo-streams"].as<int>();
+  s->object_size = *object_size;
+  const int fifo_streams = s->fifo_streams = vm["fifo-streams"].as<int>();
   if (fifo_streams < 1 || fifo_streams > 64) return Usage("--fifo-streams must be between 1 and 64");
   if (fifo_streams > 1 && !vm.count("fifo-dir")) return Usage("--fifo-streams needs --fifo-dir");
-  if (fifo_streams > 1 && (command == "delete" || command == "verify")) {
-    return Usage(command + " takes no --fifo-streams");
+  if (fifo_streams > 1 && (s->command == "delete" || s->command == "verify")) {
+    return Usage(s->command + " takes no --fifo-streams");
   }
-  auto fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
-  auto progress = std::chrono::milliseconds(1000LL * vm["progress-interval"].as<unsigned>());
+  s->fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
+  s->progress = std::chrono::milliseconds(1000LL * vm["progress-interval"].as<unsigned>());
+  s->fifo_dir = str("fifo-dir");
+  s->allow_incomplete = vm.count("allow-incomplete") != 0;
+  return std::nullopt;
+}
+
+// The streams put reads or get writes: stdin/stdout or N FIFOs.
+struct Streams {
+  std::vector<xbak::UniqueFd> owned;
+  std::vector<int> fds;
+  std::vector<std::string> names;
+};
+std::optional<int> OpenStreams(const Settings& s, Streams* out) {
+  const std::string& command = s.command;
+  const int fifo_streams = s.fifo_streams;
+  std::vector<xbak::UniqueFd>& owned = out->owned;
+  std::vector<int>& fds = out->fds;
+  std::vector<std::string>& names = out->names;
+  const std::string& fifo_dir = s.fifo_dir;
+  if (fifo_streams > 1) {
+    auto opened = command == "put" ? xbak::OpenFifosForReading(fifo_dir, fifo_streams, s.fifo_timeout)
+                                   : xbak::OpenFifosForWriting(fifo_dir, fifo_streams, s.fifo_timeout);
+    if (!opened.ok()) return Fail(opened.status());
+    owned = std::move(opened.value());
+    for (int i = 0; i < fifo_streams; i++) {
+      fds.push_back(owned[static_cast<size_t>(i)].get());
+      names.push_back("fifo " + xbak::FifoPath(fifo_dir, i));
+    }
+  } else if (command == "put") {
+    if (isatty(STDIN_FILENO))
+      return Usage("put reads an xbstream on stdin: pipe xbak --backup --stream=xbstream into it");
+    fds.push_back(STDIN_FILENO);
+    names.push_back("stdin");
+  } else {
+    if (isatty(STDOUT_FILENO)) return Usage("get writes an xbstream on stdout: pipe it into xbak --extract");
+    fds.push_back(STDOUT_FILENO);
+    names.push_back("stdout");
+  }
+  return std::nullopt;
+}
+
+// Runs the command on the S3 store.
+int RunCommand(const Settings& s) {
+  const std::string &command = s.command, &name = s.name;
+  const xbak::storage::S3Config& cfg = s.cfg;
+  const int parallel = s.parallel;
   if (cfg.insecure) xbak::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
 
   xbak::storage::EventLoop loop;
@@ -256,49 +334,50 @@ int main(int argc, char** argv) {
     return r->sound() ? 0 : 1;
   }
 
-  // The streams: stdin/stdout or N FIFOs.
-  std::vector<xbak::UniqueFd> owned;
-  std::vector<int> fds;
-  std::vector<std::string> names;
-  const std::string fifo_dir = str("fifo-dir");
-  if (fifo_streams > 1) {
-    auto opened = command == "put" ? xbak::OpenFifosForReading(fifo_dir, fifo_streams, fifo_timeout)
-                                   : xbak::OpenFifosForWriting(fifo_dir, fifo_streams, fifo_timeout);
-    if (!opened.ok()) return Fail(opened.status());
-    owned = std::move(opened.value());
-    for (int i = 0; i < fifo_streams; i++) {
-      fds.push_back(owned[static_cast<size_t>(i)].get());
-      names.push_back("fifo " + xbak::FifoPath(fifo_dir, i));
-    }
-  } else if (command == "put") {
-    if (isatty(STDIN_FILENO))
-      return Usage("put reads an xbstream on stdin: pipe xbak --backup --stream=xbstream into it");
-    fds.push_back(STDIN_FILENO);
-    names.push_back("stdin");
-  } else {
-    if (isatty(STDOUT_FILENO)) return Usage("get writes an xbstream on stdout: pipe it into xbak --extract");
-    fds.push_back(STDOUT_FILENO);
-    names.push_back("stdout");
-  }
-
+  Streams streams;
+  if (auto rc = OpenStreams(s, &streams)) return *rc;
+  const std::vector<int>& fds = streams.fds;
+  const std::vector<std::string>& names = streams.names;
   if (command == "put") {
     xbak::cloud::PutOptions o;
     o.name = name;
     o.parallel = parallel;
-    o.object_size = static_cast<size_t>(*object_size);
-    o.progress_interval = progress;
+    o.object_size = static_cast<size_t>(s.object_size);
+    o.progress_interval = s.progress;
     xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
     return st.ok() ? 0 : Fail(st);
   }
   xbak::cloud::GetOptions o;
   o.name = name;
-  o.files = files;
+  o.files = s.files;
   o.parallel = parallel;
-  o.allow_incomplete = vm.count("allow-incomplete") != 0;
-  o.verify_retries = std::min(max_retries, 10);
+  o.allow_incomplete = s.allow_incomplete;
+  o.verify_retries = std::min(s.max_retries, 10);
   o.verify_backoff_max_s = cfg.backoff_max_s;
-  o.progress_interval = progress;
+  o.progress_interval = s.progress;
   xbak::Status st = xbak::cloud::CloudGet(loop, **store, fds, names, o);
-  owned.clear();  // readers of the FIFOs see the end of their streams
+  streams.owned.clear();  // readers of the FIFOs see the end of their streams
   return st.ok() ? 0 : Fail(st);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader of our stdout/FIFOs that goes away must give an EPIPE error,
+  // not kill us silently.
+  signal(SIGPIPE, SIG_IGN);
+  // Object buffers (MiBs each) are allocated on reader threads and freed on
+  // the loop thread. With glibc's dynamic mmap threshold they soon come from
+  // the heap, where freed memory is not given back to the system and RSS
+  // creeps up; a fixed threshold keeps every big buffer an mmap of its own,
+  // returned the moment it is freed.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+
+  po::variables_map vm;
+  if (auto rc = Parse(argc, argv, &vm)) return *rc;
+  Settings s;
+  if (auto rc = CheckCommand(vm, &s)) return *rc;
+  if (auto rc = CheckS3(vm, &s)) return *rc;
+  if (auto rc = CheckTransfer(vm, &s)) return *rc;
+  return RunCommand(s);
 }
