@@ -13,6 +13,7 @@
 #include <set>
 #include <variant>
 
+#include "s3_request.h"
 #include "xbak/storage/http_headers.h"
 #include "xbak/storage/s3_xml.h"
 
@@ -38,6 +39,8 @@ std::string UriEncode(std::string_view s, bool keep_slash) {
 
 namespace {
 
+using namespace s3;  // Request and its libcurl callbacks
+
 // The SHA-256 of an empty body, which SigV4 wants in x-amz-content-sha256 for
 // requests without one.
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -48,217 +51,6 @@ bool ValidBucketName(const std::string& b) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
   }
   return b.front() != '-' && b.front() != '.' && b.back() != '-' && b.back() != '.';
-}
-
-// DeleteObjects is a POST; no request of ours uses the DELETE method.
-enum class Method { kGet, kPut, kPost };
-
-const char* MethodName(Method m) {
-  switch (m) {
-    case Method::kGet:
-      return "GET";
-    case Method::kPut:
-      return "PUT";
-    case Method::kPost:
-      return "POST";
-  }
-  return "?";
-}
-
-using Done = std::variant<std::function<void(Status)>, std::function<void(Result<std::string>)>,
-                          std::function<void(Result<ListResult>)>>;
-
-// One logical request, kept across its retries. The body is shared with the
-// caller's buffer: a retried PUT resends it from memory.
-struct Request {
-  Method method = Method::kGet;
-  std::string key;    // object key ("" for bucket-level requests)
-  std::string query;  // canonical (sorted, encoded) query string, without '?'
-  ObjectStore::Body body;
-  std::string content_md5;  // base64, sent as Content-MD5 when non-empty
-  std::string expect_etag;  // md5 hex a PUT's ETag must equal
-  ByteRange range;          // GetRange: the bytes asked for (length 0: whole object)
-  Done done;
-  int attempt = 0;
-  bool cancelled = false;  // by CancelAll: a pending retry must not start
-
-  // GetRange, across attempts: the range arrives in pieces (the reader's
-  // callbacks; reader.done is in `done`). `received` bytes of it are in,
-  // the complete pieces handed over or in `ready`, the rest in `current`;
-  // an attempt after a cut asks for the bytes from there on.
-  ObjectStore::RangeReader reader;
-  uint64_t received = 0;
-  size_t next_piece = 0;
-  std::string current;
-  std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
-  std::string first_etag;                             // of the first answer with a body
-  bool held = false;  // the reader cannot take more yet (RangeReader::may_read)
-
-  // Per attempt:
-  CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
-  size_t sent = 0;
-  std::string response;
-  std::string etag;
-  bool overlong = false;      // GetRange: the store sent more than the range
-  bool checked = false;       // GetRange: this answer's status and Content-Range were checked
-  bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
-  bool asked_first = false;   // GetRange: may_read was asked before the body's first byte
-  bool body_is_data = false;  // GetRange: the answer is the bytes asked for (else an error body)
-  std::string wrong_answer;   // GetRange: why the answer is not the bytes asked for
-  std::optional<ContentRange> content_range;  // GetRange: of this answer, if valid
-  char curl_error[CURL_ERROR_SIZE] = {};
-
-  ~Request() { Reset(); }
-  void Reset() {
-    if (easy != nullptr) curl_easy_cleanup(easy);
-    if (headers != nullptr) curl_slist_free_all(headers);
-    easy = nullptr;
-    headers = nullptr;
-    sent = 0;
-    response.clear();
-    etag.clear();
-    overlong = false;
-    checked = false;
-    paused = false;
-    body_is_data = false;
-    wrong_answer.clear();
-    content_range.reset();
-    curl_error[0] = '\0';
-  }
-  bool ranged() const { return range.length > 0; }
-  // The first byte this attempt asks for, and the range's last byte.
-  uint64_t want() const { return range.offset + received; }
-  uint64_t last() const { return range.offset + range.length - 1; }
-  std::string What() const {
-    if (!key.empty()) return std::string(MethodName(method)) + " " + key;
-    return query.starts_with("delete") ? "DeleteObjects" : "ListObjectsV2";
-  }
-};
-
-size_t ReadBody(char* dst, size_t size, size_t nitems, void* userp) {
-  auto* r = static_cast<Request*>(userp);
-  size_t n = std::min(size * nitems, r->body->size() - r->sent);
-  std::copy_n(r->body->data() + r->sent, n, dst);
-  r->sent += n;
-  return n;
-}
-
-int SeekBody(void* userp, curl_off_t offset, int origin) {
-  auto* r = static_cast<Request*>(userp);
-  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > r->body->size())
-    return CURL_SEEKFUNC_FAIL;
-  r->sent = static_cast<size_t>(offset);
-  return CURL_SEEKFUNC_OK;
-}
-
-// GetRange: the first body bytes of an attempt. Are they the bytes asked
-// for? (A store that ignores Range answers 200 with the object from byte 0;
-// one whose object changed since the first attempt has another ETag.)
-void CheckRangeAnswer(Request* r) {
-  r->checked = true;
-  long http = 0;
-  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
-  if (http < 200 || http >= 300) return;  // an error body, classified in OnDone
-  r->body_is_data = true;
-  if (http == 206 && !r->content_range) {
-    r->wrong_answer = "answered 206 without a valid Content-Range";
-  } else if (http == 206 && (r->content_range->first != r->want() || r->content_range->last > r->last())) {
-    // (Less than asked is taken: the rest is asked for again.)
-    r->wrong_answer = "answered bytes " + std::to_string(r->content_range->first) + "-" +
-                      std::to_string(r->content_range->last);
-  } else if (http != 206 && r->want() != 0) {
-    r->wrong_answer = "ignored the range (HTTP " + std::to_string(http) + ")";
-  } else if (!r->first_etag.empty() && !r->etag.empty() && r->etag != r->first_etag) {
-    r->wrong_answer =
-        "sent another version of the object (ETag " + r->etag + ", first " + r->first_etag + ")";
-  }
-  if (r->first_etag.empty()) r->first_etag = r->etag;
-}
-
-size_t WriteRangePieces(const char* data, size_t n, Request* r) {
-  if (!r->checked) CheckRangeAnswer(r);
-  if (!r->body_is_data) {
-    // An error document: kept (bounded) for the message.
-    if (r->response.size() < (64u << 10)) r->response.append(data, std::min<size_t>(n, 64u << 10));
-    return n;
-  }
-  if (!r->wrong_answer.empty()) return 0;  // 0 aborts the transfer
-  // Flow control: nothing more while a complete piece waits to be handed
-  // over (that happens outside libcurl's callbacks, which then decide
-  // whether to go on), or while the reader cannot take more. libcurl keeps
-  // `data` and passes it again on resume. (Checking only after a whole
-  // socket read would not bound anything: libcurl reads up to 100 buffers
-  // in one go.)
-  // The first bytes of the body wait until the reader may take them (a
-  // get starting many transfers at once would otherwise take a piece of
-  // each before any could be held).
-  if (r->received == 0 && r->current.empty() && !r->asked_first && r->reader.may_read) {
-    r->asked_first = true;
-    r->held = !r->reader.may_read();
-  }
-  if (r->held || !r->ready.empty()) {
-    r->paused = true;
-    return CURL_WRITEFUNC_PAUSE;
-  }
-  // A store that ignores Range (or a hostile one) could send a whole large
-  // object: stop at once instead of buffering it.
-  if (n > r->range.length - r->received) {
-    r->overlong = true;
-    return 0;
-  }
-  const uint64_t piece_bytes = r->reader.piece_bytes;
-  for (size_t at = 0; at < n;) {
-    size_t piece_len =
-        static_cast<size_t>(std::min(piece_bytes, r->range.length - r->next_piece * piece_bytes));
-    if (r->current.empty()) {
-      r->current = r->reader.buffer();
-      r->current.clear();
-      r->current.reserve(piece_len);
-    }
-    size_t take = std::min(n - at, piece_len - r->current.size());
-    r->current.append(data + at, take);
-    at += take;
-    r->received += take;
-    if (r->current.size() == piece_len) {
-      r->ready.emplace_back(r->next_piece++, std::move(r->current));
-      r->current = std::string();
-    }
-  }
-  return n;
-}
-
-size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp) {
-  auto* r = static_cast<Request*>(userp);
-  size_t n = size * nmemb;
-  if (r->ranged()) return WriteRangePieces(data, n, r);
-  r->response.append(data, n);
-  return n;
-}
-
-// The value of header `name` ("content-length:") if `line` is that header.
-bool HeaderValue(std::string_view line, std::string_view name, std::string* value) {
-  if (line.size() <= name.size() || strncasecmp(line.data(), name.data(), name.size()) != 0) return false;
-  *value = std::string(line.substr(name.size()));
-  return true;
-}
-
-size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
-  auto* r = static_cast<Request*>(userp);
-  std::string_view line(data, size * nitems);
-  std::string v;
-  if (HeaderValue(line, "content-length:", &v)) {
-    // Size the body buffer once instead of growing it by doubling (copies).
-    // (A range goes into pieces; its response holds at most an error document.)
-    unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
-    if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut && !r->ranged())
-      r->response.reserve(static_cast<size_t>(n));
-  } else if (HeaderValue(line, "content-range:", &v)) {
-    r->content_range = ParseContentRange(v);
-  } else if (HeaderValue(line, "etag:", &v)) {
-    r->etag = NormalizeEtag(v);
-  }
-  return size * nitems;
 }
 
 class S3Store final : public ObjectStore {

@@ -1,0 +1,115 @@
+// One S3 request of the S3 store (s3_store.cc) across its retries, and the
+// libcurl callbacks that move its bytes: the body sent, the answer and its
+// headers received, a ranged GET's bytes handed to its reader in pieces.
+// Internal to the storage layer.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "xbak/storage/http_headers.h"
+#include "xbak/storage/object_store.h"
+#include "xbak/util/status.h"
+
+namespace xbak::storage::s3 {
+
+// DeleteObjects is a POST; no request of ours uses the DELETE method.
+enum class Method { kGet, kPut, kPost };
+
+inline const char* MethodName(Method m) {
+  switch (m) {
+    case Method::kGet:
+      return "GET";
+    case Method::kPut:
+      return "PUT";
+    case Method::kPost:
+      return "POST";
+  }
+  return "?";
+}
+
+using Done = std::variant<std::function<void(Status)>, std::function<void(Result<std::string>)>,
+                          std::function<void(Result<ListResult>)>>;
+
+// One logical request, kept across its retries. The body is shared with the
+// caller's buffer: a retried PUT resends it from memory.
+struct Request {
+  Method method = Method::kGet;
+  std::string key;    // object key ("" for bucket-level requests)
+  std::string query;  // canonical (sorted, encoded) query string, without '?'
+  ObjectStore::Body body;
+  std::string content_md5;  // base64, sent as Content-MD5 when non-empty
+  std::string expect_etag;  // md5 hex a PUT's ETag must equal
+  ByteRange range;          // GetRange: the bytes asked for (length 0: whole object)
+  Done done;
+  int attempt = 0;
+  bool cancelled = false;  // by CancelAll: a pending retry must not start
+
+  // GetRange, across attempts: the range arrives in pieces (the reader's
+  // callbacks; reader.done is in `done`). `received` bytes of it are in,
+  // the complete pieces handed over or in `ready`, the rest in `current`;
+  // an attempt after a cut asks for the bytes from there on.
+  ObjectStore::RangeReader reader;
+  uint64_t received = 0;
+  size_t next_piece = 0;
+  std::string current;
+  std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
+  std::string first_etag;                             // of the first answer with a body
+  bool held = false;  // the reader cannot take more yet (RangeReader::may_read)
+
+  // Per attempt:
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  size_t sent = 0;
+  std::string response;
+  std::string etag;
+  bool overlong = false;      // GetRange: the store sent more than the range
+  bool checked = false;       // GetRange: this answer's status and Content-Range were checked
+  bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
+  bool asked_first = false;   // GetRange: may_read was asked before the body's first byte
+  bool body_is_data = false;  // GetRange: the answer is the bytes asked for (else an error body)
+  std::string wrong_answer;   // GetRange: why the answer is not the bytes asked for
+  std::optional<ContentRange> content_range;  // GetRange: of this answer, if valid
+  char curl_error[CURL_ERROR_SIZE] = {};
+
+  ~Request() { Reset(); }
+  void Reset() {
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    if (headers != nullptr) curl_slist_free_all(headers);
+    easy = nullptr;
+    headers = nullptr;
+    sent = 0;
+    response.clear();
+    etag.clear();
+    overlong = false;
+    checked = false;
+    paused = false;
+    body_is_data = false;
+    wrong_answer.clear();
+    content_range.reset();
+    curl_error[0] = '\0';
+  }
+  bool ranged() const { return range.length > 0; }
+  // The first byte this attempt asks for, and the range's last byte.
+  uint64_t want() const { return range.offset + received; }
+  uint64_t last() const { return range.offset + range.length - 1; }
+  std::string What() const {
+    if (!key.empty()) return std::string(MethodName(method)) + " " + key;
+    return query.starts_with("delete") ? "DeleteObjects" : "ListObjectsV2";
+  }
+};
+
+// libcurl's callbacks; `userp` is the Request.
+size_t ReadBody(char* dst, size_t size, size_t nitems, void* userp);       // CURLOPT_READFUNCTION
+int SeekBody(void* userp, curl_off_t offset, int origin);                  // CURLOPT_SEEKFUNCTION
+size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp);  // CURLOPT_WRITEFUNCTION
+size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp);    // CURLOPT_HEADERFUNCTION
+
+}  // namespace xbak::storage::s3
