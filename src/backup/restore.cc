@@ -388,6 +388,134 @@ Status RunRestore(const RestoreOptions& o) {
   return RestoreChain(o, /*streamed=*/false);
 }
 
+namespace {
+
+// A restore that is not resumed: nothing of what is there may be
+// overwritten, and the full backup's log is checked whole (and an encrypted
+// backup's keys) before the first byte goes in.
+Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
+                           const std::map<std::string, std::string>& remote, const Link& full,
+                           bool streamed) {
+  if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
+  // Nothing of what is there may be overwritten: every directory the
+  // restore writes into must be empty (or not exist yet).
+  std::set<std::string> targets;
+  if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
+  for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
+  for (const std::string& t : targets) {
+    XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+    if (!empty) {
+      return Error(ErrorCode::kAlreadyExists,
+                   t + " is not empty; --restore writes only into empty directories (nothing was written)");
+    }
+  }
+  for (const auto& [rel, path] : remote) {
+    if (PathExists(path))
+      return Error(ErrorCode::kAlreadyExists, path + " exists already (nothing was written)");
+  }
+  // The full backup's log is checked whole (and an encrypted backup's keys)
+  // before the first byte goes in.
+  if (full.cp.backup_type == "full-backuped") {
+    XBAK_RETURN_IF_ERROR(CheckRedoApplicable(full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn),
+                                             o.keys, o.parallel));
+  }
+  return Status::Ok();
+}
+
+// Step 0: the full backup's redo log applied to its copy in the datadir (a
+// prepared full backup has none to apply).
+Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full,
+                    const std::string& staged, bool streamed) {
+  if (full.cp.backup_type != "full-backuped") return Status::Ok();
+  PrepareOptions po;
+  po.target_dir = dirs.datadir;
+  po.log_dir = full.dir;
+  po.prepared_log = staged;
+  po.parallel = o.parallel;
+  po.use_memory = o.use_memory;
+  po.progress_interval = o.progress_interval;
+  po.keys = o.keys;
+  po.sync_data = !streamed;
+  return RunPrepare(po).With("applying the redo log of " + full.dir);
+}
+
+// From streams: waits until incremental k is whole, then reads and checks it
+// (chain link, files) before its pages go in, and adds it to the chain.
+Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::string, std::string>& remote,
+                        ChainFacts* facts_out, std::vector<Link>* chain_out) {
+  ChainFacts& facts = *facts_out;
+  std::vector<Link>& chain = *chain_out;
+  // From a stream: whole once this returns; checked before its pages go in.
+  XBAK_RETURN_IF_ERROR(o.await_incremental(k));
+  XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
+  auto name = [&](size_t i) { return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir; };
+  XBAK_RETURN_IF_ERROR(CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
+  std::map<std::string, std::string> more;
+  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
+  for (const auto& [rel, path] : more) {
+    if (remote.count(rel) == 0 && PathExists(path))
+      return Error(ErrorCode::kAlreadyExists, path + " exists already; existing files are never overwritten");
+  }
+  chain.push_back(std::move(inc));
+  return Status::Ok();
+}
+
+// Step k: incremental `inc`'s deltas and redo log into the datadir.
+Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const Link& inc,
+                        const std::string& staged, bool streamed) {
+  IncrementalPrepareOptions ip;
+  ip.target_dir = dirs.datadir;
+  ip.incremental_dir = inc.dir;
+  ip.log_from_incremental = true;
+  ip.prepared_log = staged;
+  ip.parallel = o.parallel;
+  ip.use_memory = o.use_memory;
+  ip.progress_interval = o.progress_interval;
+  ip.keys = o.keys;
+  ip.sync_data = !streamed;
+  return RunIncrementalPrepare(ip).With("applying " + inc.dir);
+}
+
+// The last step: the staging of streams removed and everything synced
+// (streamed), the prepared log put in place of the placeholder, the journal
+// removed; then what the operator needs to know.
+Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool streamed,
+              const std::string& journal_path) {
+  const size_t steps = chain.size();
+  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
+  const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
+  // The binary log position of the last backup, read while it is there: a
+  // staged stream goes below, and a full backup's staged files were moved
+  // into the datadir (whose backup files Place removes).
+  const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
+  if (streamed) {
+    // The staging goes first, so that the one syncfs below does not write out
+    // the last stream's files. From streams, no step synced what it wrote (a
+    // crash starts the restore over): all of it is made durable here, before
+    // the prepared log replaces the placeholder.
+    XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
+    XBAK_RETURN_IF_ERROR(SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
+  }
+  if (!PathExists(staged)) {
+    // Fine only if an earlier run put it in place already.
+    if (IsPlaceholder(log)) {
+      return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
+    }
+  }
+  XBAK_RETURN_IF_ERROR(Place(dirs));
+  if (::unlink(journal_path.c_str()) != 0) return ErrnoError("remove", journal_path, errno);
+  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  LogInfo("restored " +
+          (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
+          std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
+          "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
+  if (!binlog.empty()) {
+    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (o.full_dir.empty())
     return Error(ErrorCode::kInvalidArgument, "--restore needs --target-dir (the full backup)");
@@ -413,35 +541,12 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (resuming) {
     LogWarning("resuming the interrupted restore into " + dirs.datadir);
   } else {
-    if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
-    // Nothing of what is there may be overwritten: every directory the
-    // restore writes into must be empty (or not exist yet).
-    std::set<std::string> targets;
-    if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
-    for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
-    for (const std::string& t : targets) {
-      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
-      if (!empty) {
-        return Error(ErrorCode::kAlreadyExists,
-                     t + " is not empty; --restore writes only into empty directories (nothing was written)");
-      }
-    }
-    for (const auto& [rel, path] : remote) {
-      if (PathExists(path))
-        return Error(ErrorCode::kAlreadyExists, path + " exists already (nothing was written)");
-    }
-    // The full backup's log is checked whole (and an encrypted backup's keys)
-    // before the first byte goes in.
-    if (full.cp.backup_type == "full-backuped") {
-      XBAK_RETURN_IF_ERROR(CheckRedoApplicable(full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn),
-                                               o.keys, o.parallel));
-    }
+    XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed));
   }
   // From here the datadir is ours, and marked unfinished first.
   for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
     XBAK_RETURN_IF_ERROR(MakeDirs(t));
   if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
-  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   LogInfo("restoring " + full.dir +
           (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
@@ -453,52 +558,15 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   }
   const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
   if (!journal.Done("0")) {
-    if (full.cp.backup_type == "full-backuped") {
-      PrepareOptions po;
-      po.target_dir = dirs.datadir;
-      po.log_dir = full.dir;
-      po.prepared_log = staged;
-      po.parallel = o.parallel;
-      po.use_memory = o.use_memory;
-      po.progress_interval = o.progress_interval;
-      po.keys = o.keys;
-      po.sync_data = !streamed;
-      XBAK_RETURN_IF_ERROR(RunPrepare(po).With("applying the redo log of " + full.dir));
-    }
+    XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
   }
   for (size_t k = 1; k < steps; k++) {
-    if (o.await_incremental) {
-      // From a stream: whole once this returns; checked before its pages go in.
-      XBAK_RETURN_IF_ERROR(o.await_incremental(k));
-      XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
-      auto name = [&](size_t i) {
-        return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir;
-      };
-      XBAK_RETURN_IF_ERROR(CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
-      std::map<std::string, std::string> more;
-      XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
-      for (const auto& [rel, path] : more) {
-        if (remote.count(rel) == 0 && PathExists(path))
-          return Error(ErrorCode::kAlreadyExists,
-                       path + " exists already; existing files are never overwritten");
-      }
-      chain.push_back(std::move(inc));
-    }
+    if (o.await_incremental) XBAK_RETURN_IF_ERROR(AwaitIncremental(o, k, remote, &facts, &chain));
     const std::string step = std::to_string(k);
     if (journal.Done(step)) continue;
     if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {
-      IncrementalPrepareOptions ip;
-      ip.target_dir = dirs.datadir;
-      ip.incremental_dir = chain[k].dir;
-      ip.log_from_incremental = true;
-      ip.prepared_log = staged;
-      ip.parallel = o.parallel;
-      ip.use_memory = o.use_memory;
-      ip.progress_interval = o.progress_interval;
-      ip.keys = o.keys;
-      ip.sync_data = !streamed;
-      XBAK_RETURN_IF_ERROR(RunIncrementalPrepare(ip).With("applying " + chain[k].dir));
+      XBAK_RETURN_IF_ERROR(ApplyIncremental(o, dirs, chain[k], staged, streamed));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
     if (streamed && k + 1 < steps) {
@@ -507,35 +575,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       XBAK_RETURN_IF_ERROR(RemoveTree(chain[k].dir));
     }
   }
-  // The binary log position of the last backup, read while it is there: a
-  // staged stream goes below, and a full backup's staged files were moved
-  // into the datadir (whose backup files Place removes).
-  const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
-  if (streamed) {
-    // The staging goes first, so that the one syncfs below does not write out
-    // the last stream's files. From streams, no step synced what it wrote (a
-    // crash starts the restore over): all of it is made durable here, before
-    // the prepared log replaces the placeholder.
-    XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
-    XBAK_RETURN_IF_ERROR(SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
-  }
-  if (!PathExists(staged)) {
-    // Fine only if an earlier run put it in place already.
-    if (IsPlaceholder(log)) {
-      return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
-    }
-  }
-  XBAK_RETURN_IF_ERROR(Place(dirs));
-  if (::unlink(journal.path().c_str()) != 0) return ErrnoError("remove", journal.path(), errno);
-  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
-  LogInfo("restored " +
-          (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
-          std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
-          "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
-  if (!binlog.empty()) {
-    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
-  }
-  return Status::Ok();
+  return Finish(dirs, chain, streamed, journal.path());
 }
 
 }  // namespace xbak
