@@ -302,6 +302,100 @@ std::string LocalDataFilePath(const std::string& spec) {
 
 }  // namespace
 
+namespace {
+
+// The server program that writes the .cfg files: of the backup's version
+// (another would upgrade the backup's files). *mine: its MAJOR.MINOR.
+Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_out) {
+  const std::string& d = o.dir;
+  const std::string program = FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
+  if (program.empty()) {
+    return Error(
+        ErrorCode::kNotFound,
+        "--export needs the MariaDB server program of the backup's version to write the .cfg files (" +
+            (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
+            "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
+  }
+  XBAK_ASSIGN_OR_RETURN(std::string version_text, RunAndCapture({program, "--version"}));
+  const std::string backup_version = InfoServerVersion(d);
+  const std::string mine = *mine_out = MajorMinor(
+      version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
+  if (backup_version.empty()) {
+    LogWarning(JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
+               ")");
+  } else if (MajorMinor(backup_version) != mine) {
+    return Error(ErrorCode::kUnsupported,
+                 "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +
+                     "; a server of another version would upgrade the backup's files. "
+                     "Give --mariadbd=PATH of a " +
+                     MajorMinor(backup_version) + " server; nothing was changed");
+  }
+
+  return program;
+}
+
+// A fresh private directory for the export server's socket and files.
+Result<std::string> MakeRunDir(const ExportOptions& o) {
+  std::string tmp = o.tmpdir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : o.tmpdir;
+  std::string templ = JoinPath(tmp, "xbak-export-XXXXXX");
+  if (templ.size() > 80) templ = "/tmp/xbak-export-XXXXXX";  // a unix socket path is at most 107 bytes
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) return ErrnoError("create a directory like", templ, errno);
+  std::string run(buf.data());
+  if (char* rp = ::realpath(run.c_str(), nullptr)) {
+    run = rp;
+    ::free(rp);
+  }
+  return run;
+}
+
+// FLUSH TABLES ... FOR EXPORT of one table, its .cfg files kept aside
+// (UNLOCK TABLES removes them); a table the server would not export is
+// counted and named, not an error.
+Status ExportOne(ExportServer& server, const std::string& d, const Table& t, ExportResult* res_out) {
+  ExportResult& res = *res_out;
+  const std::string sql_name =
+      Connection::QuoteIdentifier(t.schema) + "." + Connection::QuoteIdentifier(t.name);
+  Status st = server.conn().Execute("FLUSH TABLES " + sql_name + " FOR EXPORT");
+  std::string why;
+  size_t kept = 0;
+  if (st.ok()) {
+    for (const auto& stem : t.stems) {
+      const std::string cfg = JoinPath(JoinPath(d, t.fs_dir), stem + ".cfg");
+      const std::string keep = JoinPath(JoinPath(d, t.fs_dir), stem + kKeptCfg);
+      (void)::unlink(keep.c_str());
+      if (::link(cfg.c_str(), keep.c_str()) == 0) {
+        kept++;
+      } else if (errno != ENOENT) {
+        (void)server.conn().Execute("UNLOCK TABLES");
+        return ErrnoError("keep " + cfg + " as", keep, errno);
+      }
+    }
+    if (kept < t.stems.size()) {
+      auto w = server.conn().Query("SHOW WARNINGS");
+      if (w.ok()) {
+        for (const auto& r : *w) {
+          if (r.size() >= 3 && r[2]) why += (why.empty() ? "" : "; ") + *r[2];
+        }
+      }
+      if (why.empty()) why = "the server wrote no .cfg for it";
+    }
+    XBAK_RETURN_IF_ERROR(server.conn().Execute("UNLOCK TABLES"));
+  } else {
+    why = st.message();
+  }
+  if (!why.empty() || kept < t.stems.size()) {
+    res.not_exported++;
+    LogWarning("not exported: " + t.schema + "." + t.name + ": " + why);
+  } else {
+    res.exported++;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ExportResult> ExportTables(const ExportOptions& opts) {
   // The server resolves relative paths against its datadir: absolute ones.
   ExportOptions o = opts;
@@ -318,29 +412,8 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
     return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
   }
 
-  const std::string program = FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
-  if (program.empty()) {
-    return Error(
-        ErrorCode::kNotFound,
-        "--export needs the MariaDB server program of the backup's version to write the .cfg files (" +
-            (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
-            "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
-  }
-  XBAK_ASSIGN_OR_RETURN(std::string version_text, RunAndCapture({program, "--version"}));
-  const std::string backup_version = InfoServerVersion(d);
-  const std::string mine = MajorMinor(
-      version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
-  if (backup_version.empty()) {
-    LogWarning(JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
-               ")");
-  } else if (MajorMinor(backup_version) != mine) {
-    return Error(ErrorCode::kUnsupported,
-                 "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +
-                     "; a server of another version would upgrade the backup's files. "
-                     "Give --mariadbd=PATH of a " +
-                     MajorMinor(backup_version) + " server; nothing was changed");
-  }
-
+  std::string mine;  // the server program's MAJOR.MINOR
+  XBAK_ASSIGN_OR_RETURN(const std::string program, FindExportServer(o, &mine));
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(d));
   XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
   XBAK_ASSIGN_OR_RETURN(auto cnf_options, ReadOptionFile(JoinPath(d, kBackupCnfFile), {"mysqld"}));
@@ -355,17 +428,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   if (restored)
     LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
 
-  std::string tmp = o.tmpdir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : o.tmpdir;
-  std::string templ = JoinPath(tmp, "xbak-export-XXXXXX");
-  if (templ.size() > 80) templ = "/tmp/xbak-export-XXXXXX";  // a unix socket path is at most 107 bytes
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) return ErrnoError("create a directory like", templ, errno);
-  std::string run(buf.data());
-  if (char* rp = ::realpath(run.c_str(), nullptr)) {
-    run = rp;
-    ::free(rp);
-  }
+  XBAK_ASSIGN_OR_RETURN(const std::string run, MakeRunDir(o));
 
   // From here the backup is changed: say so first.
   XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
@@ -396,44 +459,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
     XBAK_RETURN_IF_ERROR(server.Start(program));
     XBAK_ASSIGN_OR_RETURN(std::vector<Table> tables, ListTables(server.conn()));
     LogInfo("writing .cfg files for " + std::to_string(tables.size()) + " InnoDB tables");
-    for (const auto& t : tables) {
-      const std::string sql_name =
-          Connection::QuoteIdentifier(t.schema) + "." + Connection::QuoteIdentifier(t.name);
-      Status st = server.conn().Execute("FLUSH TABLES " + sql_name + " FOR EXPORT");
-      std::string why;
-      size_t kept = 0;
-      if (st.ok()) {
-        for (const auto& stem : t.stems) {
-          const std::string cfg = JoinPath(JoinPath(d, t.fs_dir), stem + ".cfg");
-          const std::string keep = JoinPath(JoinPath(d, t.fs_dir), stem + kKeptCfg);
-          (void)::unlink(keep.c_str());
-          if (::link(cfg.c_str(), keep.c_str()) == 0) {
-            kept++;
-          } else if (errno != ENOENT) {
-            (void)server.conn().Execute("UNLOCK TABLES");
-            return ErrnoError("keep " + cfg + " as", keep, errno);
-          }
-        }
-        if (kept < t.stems.size()) {
-          auto w = server.conn().Query("SHOW WARNINGS");
-          if (w.ok()) {
-            for (const auto& r : *w) {
-              if (r.size() >= 3 && r[2]) why += (why.empty() ? "" : "; ") + *r[2];
-            }
-          }
-          if (why.empty()) why = "the server wrote no .cfg for it";
-        }
-        XBAK_RETURN_IF_ERROR(server.conn().Execute("UNLOCK TABLES"));
-      } else {
-        why = st.message();
-      }
-      if (!why.empty() || kept < t.stems.size()) {
-        res.not_exported++;
-        LogWarning("not exported: " + t.schema + "." + t.name + ": " + why);
-      } else {
-        res.exported++;
-      }
-    }
+    for (const auto& t : tables) XBAK_RETURN_IF_ERROR(ExportOne(server, d, t, &res));
     XBAK_RETURN_IF_ERROR(server.Stop());
   }
   XBAK_RETURN_IF_ERROR(put_back.Now().With("putting back the DATA DIRECTORY links of " + d));
