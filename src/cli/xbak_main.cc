@@ -154,7 +154,6 @@ int RunBackupMode(const Args& a) {
   auto str = [&a](const char* k) { return a.Str(k); };
   const int parallel = a.parallel;
   const int fifo_streams = a.fifo_streams;
-  const auto fifo_timeout = a.fifo_timeout;
   const std::string& tool_command = a.tool_command;
   xbak::BackupOptions o;
   o.conn.user = str("user");

@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <string>
 
-#include "xbak/backup/verify.h"
 #include "xbak/cloud/verify.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/util/file.h"
+#include "xbak/verify/verify.h"
 
 namespace {
 
