@@ -1,111 +1,9 @@
-// put / get / delete over the posix driver: the cloud logic without a server
-// (the S3 driver is exercised against MinIO by tests/integration/t_xbcloud.sh).
-#include <gtest/gtest.h>
-
-#include <filesystem>
-
-#include "stream/stream_test_util.h"
-#include "xbak/cloud/get.h"
-#include "xbak/cloud/layout.h"
-#include "xbak/cloud/put.h"
-#include "xbak/cloud/remove.h"
-#include "xbak/storage/posix_store.h"
+// xbcloud get over the posix driver: both download modes (checked whole,
+// checked by piece), outputs, ranges, budgets, corruption and retries.
+#include "cloud/cloud_test_util.h"
 
 namespace xbak::cloud {
 namespace {
-
-using xbak::testing::EChunk;
-using xbak::testing::MemFd;
-using xbak::testing::Pattern;
-using xbak::testing::PChunk;
-using xbak::testing::ReadAllFromStart;
-using xbak::testing::TempDir;
-
-// Three files interleaved; "big" spans several objects at a 64 KiB object size.
-std::string SampleStream() {
-  std::string s;
-  std::string big = Pattern(300 << 10, 1), small = Pattern(1000, 2);
-  size_t off = 0;
-  for (size_t i = 0; off < big.size(); i++) {
-    size_t n = std::min<size_t>(20 << 10, big.size() - off);
-    s += PChunk("db/big.ibd", big.substr(off, n), off);
-    off += n;
-    if (i == 3) s += PChunk("db/small.frm", small, 0) + EChunk("db/small.frm");
-  }
-  s += EChunk("db/big.ibd") + EChunk("empty");
-  return s;
-}
-
-// What the extractor would make of a stream: file -> content.
-std::map<std::string, std::string> Files(const std::string& stream) {
-  TempDir t;
-  auto fd = MemFd(stream);
-  EXPECT_TRUE(ExtractStream(fd.get(), {t.path(), false, false}).ok());
-  return xbak::testing::TreeContents(t.path());
-}
-
-class CloudTest : public ::testing::Test {
- protected:
-  PutOptions PutOpts(const std::string& name) {
-    PutOptions o;
-    o.name = name;
-    o.object_size = 64 << 10;
-    o.digest_piece_bytes = 16 << 10;  // 4 pieces per object
-    o.parallel = 3;
-    o.progress_interval = std::chrono::milliseconds(0);
-    return o;
-  }
-  GetOptions GetOpts(const std::string& name) {
-    GetOptions o;
-    o.name = name;
-    o.parallel = 3;
-    o.verify_backoff_s = 0.01;
-    o.progress_interval = std::chrono::milliseconds(0);
-    return o;
-  }
-  // digest_piece_bytes 0: a version 1 manifest (objects checked whole).
-  Status Put(const std::string& name, const std::string& stream, PutStats* stats = nullptr,
-             uint64_t digest_piece_bytes = 16 << 10) {
-    auto fd = MemFd(stream);
-    auto o = PutOpts(name);
-    o.digest_piece_bytes = digest_piece_bytes;
-    return CloudPut(loop_, *store_, {fd.get()}, {"test stream"}, o, stats);
-  }
-  Result<std::string> Get(const GetOptions& o) {
-    auto out = MemFd("");
-    Status s = CloudGet(loop_, *store_, {out.get()}, {"test output"}, o);
-    if (!s.ok()) return s;
-    return ReadAllFromStart(out.get());
-  }
-  std::string Path(const std::string& key) { return dir_ / key; }
-
-  TempDir dir_;
-  storage::EventLoop loop_;
-  std::unique_ptr<storage::ObjectStore> store_ = storage::MakePosixStore(loop_, dir_.path());
-};
-
-TEST_F(CloudTest, RoundTripRebuildsEveryFile) {
-  std::string stream = SampleStream();
-  PutStats ps;
-  ASSERT_TRUE(Put("b1", stream, &ps).ok());
-  EXPECT_EQ(ps.files, 3u);
-  EXPECT_GT(ps.objects, 4u);  // the big file was cut into several objects
-  EXPECT_TRUE(PathExists(Path("b1/xbcloud.manifest")));
-  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
-  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000.md5")));
-  auto got = Get(GetOpts("b1"));
-  ASSERT_TRUE(got.ok()) << got.status().message();
-  EXPECT_EQ(Files(*got), Files(stream));
-}
-
-TEST_F(CloudTest, SidecarsAreMd5sumFormat) {
-  ASSERT_TRUE(Put("b1", SampleStream()).ok());
-  std::string key = "b1/db/small.frm.00000000000000000000";
-  auto body = ReadSmallFile(Path(key));
-  auto sidecar = ReadSmallFile(Path(key + ".md5"));
-  ASSERT_TRUE(body.ok() && sidecar.ok());
-  EXPECT_EQ(*sidecar, storage::Md5Hex(storage::Md5(*body)) + "  small.frm.00000000000000000000\n");
-}
 
 TEST_F(CloudTest, MultipleOutputsKeepEachFileOnOneStream) {
   std::string stream = SampleStream();
@@ -130,30 +28,6 @@ TEST_F(CloudTest, GetSelectedFiles) {
   EXPECT_EQ(files["db/small.frm"], Pattern(1000, 2));
   o.files = {"nope"};
   EXPECT_EQ(Get(o).status().code(), ErrorCode::kNotFound);
-}
-
-TEST_F(CloudTest, PutRefusesAnExistingName) {
-  ASSERT_TRUE(Put("b1", SampleStream()).ok());
-  Status s = Put("b1", SampleStream());
-  EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
-  EXPECT_NE(s.message().find("already exists"), std::string::npos);
-}
-
-TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {
-  Status s = Put("b1", "this is not an xbstream at all, just some text........");
-  EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(s.message().find("byte 0"), std::string::npos) << s.message();
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
-}
-
-TEST_F(CloudTest, TruncatedStreamIsNotComplete) {
-  std::string stream = SampleStream();
-  // Cut before the big file's end chunk: the marker must not be written.
-  Status s =
-      Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()));
-  EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
-  EXPECT_NE(s.message().find("db/big.ibd"), std::string::npos) << s.message();
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
 }
 
 TEST_F(CloudTest, IncompleteBackupIsRefusedThenReadWhenAllowed) {
@@ -206,6 +80,7 @@ TEST_F(CloudTest, CorruptObjectIsRetriedThenNamed) {
 
 // Objects checked whole (a manifest without piece MD5s, as puts before
 // version 2 wrote): the window and ranges bound what is held.
+
 TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   std::string stream = SampleStream();
   PutStats ps;
@@ -274,6 +149,7 @@ TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
 // Checked by piece, a get holds what is received and not yet written within
 // its budget (and each output's share for the object its writer is on),
 // far less than the objects it downloads, and fetches each object whole.
+
 TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
   std::string stream = SampleStream();
   PutStats ps;
@@ -393,6 +269,7 @@ class LateEndStore final : public ForwardingStore {
 
 // The last download to end may be a request whose bytes were all written
 // already: the get must finish then (it once waited forever there).
+
 TEST_F(CloudTest, GetEndsWhenTheLastRequestEndsAfterTheLastWrite) {
   std::string stream = SampleStream();
   for (uint64_t digest_piece_bytes : {uint64_t{16} << 10, uint64_t{0}}) {  // by piece, then whole
@@ -442,142 +319,6 @@ TEST_F(CloudTest, MissingObjectIsNamed) {
   auto got = Get(GetOpts("b1"));
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
-}
-
-TEST_F(CloudTest, DeleteRemovesOnlyThatBackup) {
-  ASSERT_TRUE(Put("b1", SampleStream()).ok());
-  ASSERT_TRUE(Put("b10", SampleStream()).ok());  // shares the prefix "b1" but not "b1/"
-  uint64_t n = 0;
-  ASSERT_TRUE(CloudDelete(loop_, *store_, "b1", &n).ok());
-  EXPECT_GT(n, 5u);
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
-  EXPECT_FALSE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
-  EXPECT_TRUE(Get(GetOpts("b10")).ok());
-  EXPECT_EQ(CloudDelete(loop_, *store_, "b1").code(), ErrorCode::kNotFound);
-}
-
-TEST_F(CloudTest, DeleteRefusesANestedBackup) {
-  ASSERT_TRUE(Put("b1/sub", SampleStream()).ok());
-  ASSERT_TRUE(WriteFileAtomic(Path("b1/other.00000000000000000000"), "x").ok());
-  Status s = CloudDelete(loop_, *store_, "b1");
-  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
-  EXPECT_TRUE(Get(GetOpts("b1/sub")).ok());
-}
-
-TEST_F(CloudTest, ManyFilesAndTinyBudgetStillComplete) {
-  // More open files than the memory share holds: readers must flush early
-  // instead of deadlocking.
-  std::string s;
-  for (int round = 0; round < 4; round++) {
-    for (int f = 0; f < 40; f++)
-      s += PChunk("f" + std::to_string(f), Pattern(8 << 10, f + round), round * (8 << 10));
-  }
-  for (int f = 0; f < 40; f++) s += EChunk("f" + std::to_string(f));
-  auto o = PutOpts("many");
-  o.memory_per_stream = 1;  // rounded up to 2 objects
-  auto fd = MemFd(s);
-  ASSERT_TRUE(CloudPut(loop_, *store_, {fd.get()}, {"s"}, o).ok());
-  auto got = Get(GetOpts("many"));
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(Files(*got), Files(s));
-}
-
-TEST(LayoutTest, KeysAndNames) {
-  EXPECT_EQ(DataObjectKey("n", "db/t.ibd", 7), "n/db/t.ibd.00000000000000000007");
-  std::string path;
-  uint64_t seq = 0;
-  EXPECT_TRUE(ParseDataObjectKey("n", "n/db/t.ibd.00000000000000000007", &path, &seq));
-  EXPECT_EQ(path, "db/t.ibd");
-  EXPECT_EQ(seq, 7u);
-  EXPECT_FALSE(ParseDataObjectKey("n", "n/db/t.ibd.00000000000000000007.md5", &path, &seq));
-  EXPECT_FALSE(ParseDataObjectKey("n", "n/xbcloud.manifest", &path, &seq));
-  EXPECT_FALSE(ParseDataObjectKey("n", "nx/t.00000000000000000007", &path, &seq));
-  EXPECT_TRUE(CheckBackupName("a/b-2026.11.23").ok());
-  for (const char* bad : {"", "/a", "a/", "a//b", "..", "a/../b", "a b", "a\nb"}) {
-    EXPECT_FALSE(CheckBackupName(bad).ok()) << bad;
-  }
-}
-
-TEST(LayoutTest, ManifestRoundTripAndDamage) {
-  std::vector<ManifestEntry> e = {{"db/t.ibd", 1, 10, storage::Md5("b"), 0, {}},
-                                  {"db/t.ibd", 0, 20, storage::Md5("a"), 0, {}},
-                                  {"x y", 0, 0, storage::Md5(""), 0, {}}};
-  std::string text = EncodeManifest(e);
-  auto back = ParseManifest(text);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  ASSERT_EQ(back->size(), 3u);
-  EXPECT_EQ((*back)[0].path, "db/t.ibd");
-  EXPECT_EQ((*back)[0].seq, 0u);
-  EXPECT_EQ((*back)[0].size, 20u);
-  EXPECT_EQ((*back)[2].path, "x y");
-  EXPECT_FALSE(ParseManifest(text.substr(0, text.size() - 1)).ok());    // cut mid-line
-  EXPECT_FALSE(ParseManifest(text.substr(0, text.rfind("end"))).ok());  // no end line
-  EXPECT_FALSE(ParseManifest("").ok());
-  std::string gap =
-      EncodeManifest({{"a", 0, 1, storage::Md5(""), 0, {}}, {"a", 2, 1, storage::Md5(""), 0, {}}});
-  EXPECT_FALSE(ParseManifest(gap).ok());
-  std::string bad = text;
-  bad[1 + bad.find('\n')] = 'z';  // md5 no longer hex
-  auto r = ParseManifest(bad);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("line 2"), std::string::npos);
-}
-
-TEST(LayoutTest, DigestObjectGivesTheObjectAndPieceMd5s) {
-  std::string body = Pattern((64 << 10) * 3 + 100, 7);
-  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{4097}, size_t{64 << 10}, body.size()}) {
-    std::string_view b(body.data(), size);
-    ObjectDigests d = DigestObject(b, 4096);
-    EXPECT_EQ(d.md5, storage::Md5(b)) << size;
-    ASSERT_EQ(d.pieces.size(), PieceCount(size, 4096)) << size;
-    for (size_t k = 0; k < d.pieces.size(); k++) {
-      EXPECT_EQ(d.pieces[k], storage::Md5(b.substr(k * 4096, 4096))) << size << " piece " << k;
-    }
-  }
-}
-
-TEST(LayoutTest, ManifestVersion2CarriesPieceMd5s) {
-  std::string big = Pattern(10000, 1);
-  ObjectDigests d = DigestObject(big, 4096);
-  std::vector<ManifestEntry> e = {{"db/t.ibd", 0, big.size(), d.md5, 4096, d.pieces},
-                                  {"db/t.ibd", 1, 0, storage::Md5(""), 4096, {}},
-                                  {"a b", 0, 3, storage::Md5("abc"), 4096, {storage::Md5("abc")}}};
-  std::string text = EncodeManifest(e);
-  ASSERT_TRUE(text.starts_with("xbcloud-manifest 2\npieces 4096\n")) << text;
-  auto back = ParseManifest(text);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  ASSERT_EQ(back->size(), 3u);
-  EXPECT_EQ((*back)[0].path, "a b");
-  EXPECT_EQ((*back)[0].pieces, e[2].pieces);
-  EXPECT_EQ((*back)[1].pieces, d.pieces);
-  EXPECT_EQ((*back)[1].piece_bytes, 4096u);
-  EXPECT_TRUE((*back)[2].pieces.empty());
-  EXPECT_EQ((*back)[2].piece_bytes, 4096u);
-  EXPECT_EQ(EncodeManifest(*back), text);
-  // One object without its pieces: version 1 for all.
-  e[0].pieces.pop_back();
-  EXPECT_TRUE(EncodeManifest(e).starts_with("xbcloud-manifest 1\n"));
-
-  auto damaged = [&](const std::string& from, const std::string& to) {
-    std::string t = text;
-    size_t at = t.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    t.replace(at, from.size(), to);
-    return ParseManifest(t);
-  };
-  std::string hex = storage::Md5Hex(d.pieces[1]);
-  auto r = damaged(hex, hex.substr(0, 31) + "g");  // not hex
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("piece md5"), std::string::npos) << r.status().message();
-  r = damaged(hex, "");  // a piece missing
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("expected 3 piece md5s"), std::string::npos) << r.status().message();
-  EXPECT_FALSE(damaged(" - ", " x ").ok());                           // an empty object has none
-  EXPECT_FALSE(damaged("pieces 4096\n", "").ok());                    // no piece size
-  EXPECT_FALSE(damaged("pieces 4096", "pieces 100").ok());            // too small
-  EXPECT_FALSE(damaged("pieces 4096", "pieces 1099511627776").ok());  // too large
-  EXPECT_FALSE(ParseManifest("xbcloud-manifest 2\n").ok());
-  EXPECT_FALSE(ParseManifest("xbcloud-manifest 3\nend 0\n").ok());
 }
 
 }  // namespace
