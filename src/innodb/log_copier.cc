@@ -214,150 +214,174 @@ Status LogCopier::RefreshWritten(uint64_t* durable, std::chrono::steady_clock::t
   return Status::Ok();
 }
 
-Status LogCopier::CopyLoop() {
-  const uint64_t first = header_.first_lsn;
-  const size_t max_window = static_cast<size_t>(std::min<uint64_t>(options_.max_read, capacity_));
-  size_t window = std::min(kMinRead, max_window);
-  uint64_t lsn = start_.checkpoint_lsn;
+// The copier thread's state from one read of the log to the next.
+struct LogCopier::CopyState {
+  uint64_t lsn = 0;  // the backup log is complete up to here
   // What the server has finished writing: the end of the checkpoint's mtrs,
-  // or what written_lsn() reported. Bytes below it are final in the file (until
-  // the server wraps round to them again); bytes above may be the garbage the
-  // server leaves after its log's end in a partly written block, or a block
-  // caught halfway through a write, and garbage can hold stale copies of
-  // whole, checksummed mtrs. So an mtr is taken only when a read that started
-  // after `durable` passed its end saw it; anything beyond is read again.
-  uint64_t durable = start_.end_lsn;
-  auto last_refresh = std::chrono::steady_clock::time_point{};
+  // or what written_lsn() reported. Bytes below it are final in the file
+  // (until the server wraps round to them again); bytes above may be the
+  // garbage the server leaves after its log's end in a partly written block,
+  // or a block caught halfway through a write, and garbage can hold stale
+  // copies of whole, checksummed mtrs. So an mtr is taken only when a read
+  // that started after `durable` passed its end saw it; anything beyond is
+  // read again.
+  uint64_t durable = 0;
+  size_t window = 0, max_window = 0;  // bytes read at once
+  std::chrono::steady_clock::time_point last_refresh{};
   std::vector<uint8_t> buf;  // bytes from lsn on, all below `durable` when read
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> out;  // the mtrs taken by this read, for the writer
   std::vector<std::pair<FileOp, uint64_t>> ops;
   MtrInfo info;
-  std::string why;
-  int suspicious = 0;
+  std::string why;     // why the last mtr did not parse
+  int suspicious = 0;  // reads in a row where log that should be there did not parse
   int idle_polls = 0;  // polls in a row that found nothing new
-  RateMeter rate(lsn);
+};
 
+Status LogCopier::CopyLoop() {
+  CopyState s;
+  s.lsn = start_.checkpoint_lsn;
+  s.durable = start_.end_lsn;
+  s.max_window = static_cast<size_t>(std::min<uint64_t>(options_.max_read, capacity_));
+  s.window = std::min(kMinRead, s.max_window);
+  RateMeter rate(s.lsn);
   while (!StopRequested()) {
-    const uint64_t final_below = durable;  // known before this read started
-    const size_t want = window;
-    if (buf.size() < want) {
-      size_t have = buf.size();
-      buf.resize(want);
-      XBAK_RETURN_IF_ERROR(ReadCircular(lsn + have, buf.data() + have, want - have));
-    }
-    // The checkpoint is read after the data. The server only reuses the space
-    // of LSN L once its checkpoint has passed L, and writes at most `capacity`
-    // bytes past its checkpoint; so while this checkpoint is <= lsn + capacity
-    // nothing we just read can have been overwritten twice (an overwrite by the
-    // next pass shows as a wrong sequence bit or CRC, two passes would not).
-    XBAK_ASSIGN_OR_RETURN(Checkpoint live, ReadLiveState());
-    if (live.checkpoint_lsn > lsn + capacity_) return Overwritten(lsn, live);
-
-    size_t pos = 0;
-    MtrStatus ms = MtrStatus::kEndOfLog;
-    bool not_yet_final = false;  // a whole mtr was parsed beyond final_below
-    out.clear();
-    ops.clear();
-    for (;;) {
-      const uint64_t at = lsn + pos;
-      const size_t until_wrap = static_cast<size_t>(capacity_ - (at - first) % capacity_);
-      ms = ParseMtr(buf.data() + pos, buf.size() - pos, SequenceBit(at, first, capacity_), &info, &why,
-                    until_wrap, header_.encrypted);
-      if (ms != MtrStatus::kComplete) break;
-      if (at + info.length > final_below) {
-        not_yet_final = true;
-        break;
-      }
-      size_t o = out.size();
-      out.insert(out.end(), buf.begin() + pos, buf.begin() + pos + info.length);
-      out[o + info.records_length] = 1;  // the backup log is a single first pass
-      for (FileOp& op : info.file_ops) ops.emplace_back(std::move(op), at + info.length);
-      pos += info.length;
-    }
-
-    if (pos > 0) {
-      Status st = writer_(out.data(), out.size());
-      if (!st.ok()) return st.With("writing the backup redo log at " + FormatLsn(lsn));
-      if (file_ops_) {
-        for (const auto& [op, op_lsn] : ops) file_ops_(op, op_lsn);
-      }
-      lsn += pos;
-      copied_lsn_.store(lsn, std::memory_order_release);
-      {
-        std::lock_guard lk(mu_);
-        cv_.notify_all();
-      }
-      suspicious = 0;
-      buf.erase(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(pos));
-    }
-    durable = std::max(durable, live.end_lsn);
-    // Keep only bytes that were final when read.
-    if (lsn + buf.size() > final_below) buf.resize(final_below > lsn ? final_below - lsn : 0);
-
-    if (not_yet_final) {
-      // Log is there but not known to be final yet: ask how far the server
-      // has written, and read it again at once or after a short wait.
-      idle_polls = 0;
-      const uint64_t before = durable;
-      XBAK_RETURN_IF_ERROR(RefreshWritten(&durable, &last_refresh));
-      buf.clear();
-      if (durable == before) {
-        std::unique_lock lk(mu_);
-        cv_.wait_for(lk, std::chrono::milliseconds(1), [this] { return stop_requested_; });
-      }
-      continue;
-    }
-
-    // Stopped only because the read ended inside an mtr: read on at once,
-    // keeping what we have, with a larger read if the rate calls for it.
-    if (ms == MtrStatus::kNeedMore && (pos > 0 || want < max_window)) {
-      if (pos == 0 || pos > want / 2) window = std::min(window * 2, max_window);
-      continue;
-    }
-    // Anything else is the tail of the log as of this read: the server may
-    // still be rewriting it, so it is read afresh next time.
-    if (pos > 0) {
-      buf.clear();
-      idle_polls = 0;
-      if (pos < want / 4) window = std::max(std::min(kMinRead, max_window), window / 2);
-    } else {
-      if (live.checkpoint_lsn > lsn) {
-        // The server has declared the log at lsn reusable and there is no
-        // valid mtr there: it may be gone. Re-read to rule out a race first.
-        buf.clear();
-        if (++suspicious >= kSuspiciousPolls) return Overwritten(lsn, live);
-        continue;
-      }
-      if (final_below > lsn) {
-        // The server had finished writing past lsn before this read, yet it
-        // does not parse. A server that wrote more than a whole log past lsn,
-        // or bytes that parse with the other sequence bit (written by the next
-        // pass over the file), mean an overrun (a server that wrote more than
-        // its log holds past its checkpoint); anything else is damage.
-        const bool next_pass = final_below > lsn + capacity_ || OtherPassAt(lsn, buf);
-        buf.clear();
-        if (++suspicious >= kSuspiciousPolls) {
-          return next_pass ? Overwritten(lsn, live) : Unparsable(lsn, live, why);
-        }
-        continue;
-      }
-      buf.clear();
-      suspicious = 0;
-      idle_polls++;
-      // At the tail: the server may have written more than its checkpoint says.
-      XBAK_RETURN_IF_ERROR(RefreshWritten(&durable, &last_refresh));
-      if (durable > lsn) continue;
-    }
-    rate.Note(lsn, &rate_bps_);
+    XBAK_ASSIGN_OR_RETURN(Next next, CopyOnce(s));
+    if (next == Next::kReadNow) continue;
+    rate.Note(s.lsn, &rate_bps_);
     // Adaptive polling: right after new log the next read comes within 1 ms
     // (a busy server writes continuously); each idle poll doubles the wait up
     // to poll_interval, so an idle server costs next to nothing.
-    auto wait = std::min<std::chrono::milliseconds>(
-        options_.poll_interval, std::chrono::milliseconds(int64_t{1} << std::min(idle_polls, 10)));
-    std::unique_lock lk(mu_);
-    cv_.wait_for(lk, wait, [this] { return stop_requested_; });
+    WaitUnlessStopped(std::min<std::chrono::milliseconds>(
+        options_.poll_interval, std::chrono::milliseconds(int64_t{1} << std::min(s.idle_polls, 10))));
   }
   return Status::Ok();
+}
+
+void LogCopier::WaitUnlessStopped(std::chrono::milliseconds wait) {
+  std::unique_lock lk(mu_);
+  cv_.wait_for(lk, wait, [this] { return stop_requested_; });
+}
+
+Result<LogCopier::Next> LogCopier::CopyOnce(CopyState& s) {
+  const uint64_t final_below = s.durable;  // known before this read started
+  const size_t want = s.window;
+  if (s.buf.size() < want) {
+    size_t have = s.buf.size();
+    s.buf.resize(want);
+    XBAK_RETURN_IF_ERROR(ReadCircular(s.lsn + have, s.buf.data() + have, want - have));
+  }
+  // The checkpoint is read after the data. The server only reuses the space
+  // of LSN L once its checkpoint has passed L, and writes at most `capacity`
+  // bytes past its checkpoint; so while this checkpoint is <= lsn + capacity
+  // nothing we just read can have been overwritten twice (an overwrite by the
+  // next pass shows as a wrong sequence bit or CRC, two passes would not).
+  XBAK_ASSIGN_OR_RETURN(Checkpoint live, ReadLiveState());
+  if (live.checkpoint_lsn > s.lsn + capacity_) return Overwritten(s.lsn, live);
+
+  MtrStatus ms = MtrStatus::kEndOfLog;
+  bool not_yet_final = false;  // a whole mtr was parsed beyond final_below
+  size_t pos = TakeFinalMtrs(s, final_below, &ms, &not_yet_final);
+  if (pos > 0) XBAK_RETURN_IF_ERROR(Commit(s, pos));
+  s.durable = std::max(s.durable, live.end_lsn);
+  // Keep only bytes that were final when read.
+  if (s.lsn + s.buf.size() > final_below) s.buf.resize(final_below > s.lsn ? final_below - s.lsn : 0);
+
+  if (not_yet_final) {
+    // Log is there but not known to be final yet: ask how far the server
+    // has written, and read it again at once or after a short wait.
+    s.idle_polls = 0;
+    const uint64_t before = s.durable;
+    XBAK_RETURN_IF_ERROR(RefreshWritten(&s.durable, &s.last_refresh));
+    s.buf.clear();
+    if (s.durable == before) WaitUnlessStopped(std::chrono::milliseconds(1));
+    return Next::kReadNow;
+  }
+  // Stopped only because the read ended inside an mtr: read on at once,
+  // keeping what we have, with a larger read if the rate calls for it.
+  if (ms == MtrStatus::kNeedMore && (pos > 0 || want < s.max_window)) {
+    if (pos == 0 || pos > want / 2) s.window = std::min(s.window * 2, s.max_window);
+    return Next::kReadNow;
+  }
+  return AtTail(s, live, final_below, want, pos);
+}
+
+size_t LogCopier::TakeFinalMtrs(CopyState& s, uint64_t final_below, MtrStatus* ms, bool* not_yet_final) {
+  const uint64_t first = header_.first_lsn;
+  size_t pos = 0;
+  s.out.clear();
+  s.ops.clear();
+  for (;;) {
+    const uint64_t at = s.lsn + pos;
+    const size_t until_wrap = static_cast<size_t>(capacity_ - (at - first) % capacity_);
+    *ms = ParseMtr(s.buf.data() + pos, s.buf.size() - pos, SequenceBit(at, first, capacity_), &s.info, &s.why,
+                   until_wrap, header_.encrypted);
+    if (*ms != MtrStatus::kComplete) break;
+    if (at + s.info.length > final_below) {
+      *not_yet_final = true;
+      break;
+    }
+    size_t o = s.out.size();
+    s.out.insert(s.out.end(), s.buf.begin() + pos, s.buf.begin() + pos + s.info.length);
+    s.out[o + s.info.records_length] = 1;  // the backup log is a single first pass
+    for (FileOp& op : s.info.file_ops) s.ops.emplace_back(std::move(op), at + s.info.length);
+    pos += s.info.length;
+  }
+  return pos;
+}
+
+Status LogCopier::Commit(CopyState& s, size_t pos) {
+  Status st = writer_(s.out.data(), s.out.size());
+  if (!st.ok()) return st.With("writing the backup redo log at " + FormatLsn(s.lsn));
+  if (file_ops_) {
+    for (const auto& [op, op_lsn] : s.ops) file_ops_(op, op_lsn);
+  }
+  s.lsn += pos;
+  copied_lsn_.store(s.lsn, std::memory_order_release);
+  {
+    std::lock_guard lk(mu_);
+    cv_.notify_all();
+  }
+  s.suspicious = 0;
+  s.buf.erase(s.buf.begin(), s.buf.begin() + static_cast<ptrdiff_t>(pos));
+  return Status::Ok();
+}
+
+Result<LogCopier::Next> LogCopier::AtTail(CopyState& s, const Checkpoint& live, uint64_t final_below,
+                                          size_t want, size_t pos) {
+  // What this read found is the tail of the log as of this read: the server
+  // may still be rewriting it, so it is read afresh next time.
+  if (pos > 0) {
+    s.buf.clear();
+    s.idle_polls = 0;
+    if (pos < want / 4) s.window = std::max(std::min(kMinRead, s.max_window), s.window / 2);
+    return Next::kPoll;
+  }
+  if (live.checkpoint_lsn > s.lsn) {
+    // The server has declared the log at lsn reusable and there is no valid
+    // mtr there: it may be gone. Re-read to rule out a race first.
+    s.buf.clear();
+    if (++s.suspicious >= kSuspiciousPolls) return Overwritten(s.lsn, live);
+    return Next::kReadNow;
+  }
+  if (final_below > s.lsn) {
+    // The server had finished writing past lsn before this read, yet it
+    // does not parse. A server that wrote more than a whole log past lsn,
+    // or bytes that parse with the other sequence bit (written by the next
+    // pass over the file), mean an overrun (a server that wrote more than
+    // its log holds past its checkpoint); anything else is damage.
+    const bool next_pass = final_below > s.lsn + capacity_ || OtherPassAt(s.lsn, s.buf);
+    s.buf.clear();
+    if (++s.suspicious >= kSuspiciousPolls) {
+      return next_pass ? Overwritten(s.lsn, live) : Unparsable(s.lsn, live, s.why);
+    }
+    return Next::kReadNow;
+  }
+  s.buf.clear();
+  s.suspicious = 0;
+  s.idle_polls++;
+  // At the tail: the server may have written more than its checkpoint says.
+  XBAK_RETURN_IF_ERROR(RefreshWritten(&s.durable, &s.last_refresh));
+  return s.durable > s.lsn ? Next::kReadNow : Next::kPoll;
 }
 
 Status LogCopier::WaitUntil(uint64_t lsn, std::chrono::milliseconds stall_timeout) {

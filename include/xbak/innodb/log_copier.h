@@ -120,7 +120,22 @@ class LogCopier {
   LogCopier(Options options, File file, LogHeader header, std::vector<uint8_t> header_block, Checkpoint start,
             uint64_t file_size, dev_t dev, ino_t ino);
   void Run();
+  // The copier thread: reads the log, takes the mtrs that are final, hands
+  // them to the writer, and polls for more until stopped or failed.
+  struct CopyState;
+  enum class Next { kReadNow, kPoll };  // after a read: read again at once, or wait first
   Status CopyLoop();
+  // One read of the log from s.lsn and what it decided.
+  Result<Next> CopyOnce(CopyState& s);
+  // The whole mtrs at the start of s.buf that end below final_below, into
+  // s.out and s.ops; returns their bytes. *ms says why it stopped.
+  size_t TakeFinalMtrs(CopyState& s, uint64_t final_below, MtrStatus* ms, bool* not_yet_final);
+  // Hands the mtrs taken to the writer and advances copied_lsn().
+  Status Commit(CopyState& s, size_t pos);
+  // A read that ended at the log's tail (or found nothing valid): whether
+  // the log is there, overwritten or damaged, and when to read again.
+  Result<Next> AtTail(CopyState& s, const Checkpoint& live, uint64_t final_below, size_t want, size_t pos);
+  void WaitUnlessStopped(std::chrono::milliseconds wait);
   Status RefreshWritten(uint64_t* durable, std::chrono::steady_clock::time_point* last);
   // Re-validates that the path still names the file we opened, with the same
   // size and header, then returns its current checkpoint.
