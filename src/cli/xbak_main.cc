@@ -148,87 +148,53 @@ int RunDecompressMode(const Args& a) {
   return st.ok() ? 0 : Fail(st);
 }
 
-// --backup.
-int RunBackupMode(const Args& a) {
+// --backup's output: --stream, --fifo-streams and --compress. An exit code
+// (after saying why) when they do not fit together.
+std::optional<int> BackupOutput(const Args& a, xbak::BackupOptions* o) {
   const po::variables_map& vm = a.vm;
-  auto str = [&a](const char* k) { return a.Str(k); };
-  const int parallel = a.parallel;
-  const int fifo_streams = a.fifo_streams;
-  const std::string& tool_command = a.tool_command;
-  xbak::BackupOptions o;
-  o.conn.user = str("user");
-  o.conn.password = str("password");
-  if (o.conn.password.empty() && std::getenv("MYSQL_PWD")) o.conn.password = std::getenv("MYSQL_PWD");
-  o.conn.host = str("host");
-  o.conn.port = vm.count("port") ? vm["port"].as<unsigned>() : 0;
-  o.conn.socket = str("socket");
-  o.target_dir = str("target-dir");
-  o.stream = str("stream");
-  if (!o.stream.empty() && o.stream != "xbstream" && o.stream != "mbstream") {
-    std::cerr << "xbak: --stream supports only xbstream, got '" << o.stream << "'\n";
+  o->target_dir = a.Str("target-dir");
+  o->stream = a.Str("stream");
+  if (!o->stream.empty() && o->stream != "xbstream" && o->stream != "mbstream") {
+    std::cerr << "xbak: --stream supports only xbstream, got '" << o->stream << "'\n";
     return 2;
   }
-  o.fifo_streams = fifo_streams;
-  o.fifo_dir = str("fifo-dir");
-  o.fifo_timeout_s = vm["fifo-timeout"].as<unsigned>();
-  if (o.fifo_streams > 1 && o.stream.empty()) {
+  o->fifo_streams = a.fifo_streams;
+  o->fifo_dir = a.Str("fifo-dir");
+  o->fifo_timeout_s = vm["fifo-timeout"].as<unsigned>();
+  if (o->fifo_streams > 1 && o->stream.empty()) {
     std::cerr << "xbak: --fifo-streams needs --stream=xbstream\n";
     return 2;
   }
   if (vm.count("compress")) {
-    std::string algo = str("compress");
+    std::string algo = a.Str("compress");
     if (algo == "zstd")
-      o.compress_options.algo = xbak::CompressOptions::kZstd;
+      o->compress_options.algo = xbak::CompressOptions::kZstd;
     else if (algo == "lz4")
-      o.compress_options.algo = xbak::CompressOptions::kLz4;
+      o->compress_options.algo = xbak::CompressOptions::kLz4;
     else {
       std::cerr << "xbak: --compress supports zstd and lz4, got '" << algo << "'\n";
       return 2;
     }
-    o.compress = true;
-    o.compress_options.threads = vm["compress-threads"].as<int>();
-    o.compress_options.zstd_level = vm["compress-zstd-level"].as<int>();
-    o.compress_options.chunk_size = vm["compress-chunk-size"].as<size_t>();
-    if (o.compress_options.threads < 1 || o.compress_options.threads > 256) {
+    o->compress = true;
+    o->compress_options.threads = vm["compress-threads"].as<int>();
+    o->compress_options.zstd_level = vm["compress-zstd-level"].as<int>();
+    o->compress_options.chunk_size = vm["compress-chunk-size"].as<size_t>();
+    if (o->compress_options.threads < 1 || o->compress_options.threads > 256) {
       std::cerr << "xbak: --compress-threads must be between 1 and 256\n";
       return 2;
     }
   }
-  if (!o.stream.empty() && o.fifo_streams == 1 && isatty(STDOUT_FILENO)) {
+  if (!o->stream.empty() && o->fifo_streams == 1 && isatty(STDOUT_FILENO)) {
     std::cerr << "xbak: --stream writes binary data to stdout; redirect it to a file or a pipe\n";
     return 2;
   }
-  o.datadir = str("datadir");
-  o.parallel = parallel;
-  o.slave_info = vm.count("slave-info") > 0;
-  if (vm.count("incremental-basedir") && vm.count("incremental-lsn")) {
-    std::cerr << "xbak: give --incremental-basedir or --incremental-lsn, not both\n";
-    return 2;
-  }
-  if (vm.count("incremental-lsn")) {
-    o.incremental = true;
-    o.incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
-  } else if (vm.count("incremental-basedir")) {
-    auto lsn = xbak::IncrementalBaseLsn(str("incremental-basedir"));
-    if (!lsn.ok()) return Fail(lsn.status());
-    o.incremental = true;
-    o.incremental_lsn = *lsn;
-  }
-  o.page_retries = vm["page-retries"].as<int>();
-  o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
-  o.log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
-  if (vm.count("tmpdir")) o.tmpdir = str("tmpdir");
-  o.extra_lsndir = str("extra-lsndir");
-  o.tables.databases = str("databases");
-  o.tables.databases_file = str("databases-file");
-  o.tables.databases_exclude = str("databases-exclude");
-  o.tables.tables = str("tables");
-  o.tables.tables_file = str("tables-file");
-  o.tables.tables_exclude = str("tables-exclude");
-  o.history = vm.count("history") > 0;
-  o.history_name = str("history");
-  o.incremental_history_name = str("incremental-history-name");
-  o.incremental_history_uuid = str("incremental-history-uuid");
+  return std::nullopt;
+}
+
+// --backup's base for an incremental: at most one of --incremental-basedir,
+// --incremental-lsn and the two --incremental-history-* options.
+std::optional<int> IncrementalBase(const Args& a, xbak::BackupOptions* o) {
+  const po::variables_map& vm = a.vm;
   const int bases =
       static_cast<int>(vm.count("incremental-basedir") + vm.count("incremental-lsn") +
                        vm.count("incremental-history-name") + vm.count("incremental-history-uuid"));
@@ -237,22 +203,70 @@ int RunBackupMode(const Args& a) {
                  "--incremental-history-uuid\n";
     return 2;
   }
+  if (vm.count("incremental-lsn")) {
+    o->incremental = true;
+    o->incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
+  } else if (vm.count("incremental-basedir")) {
+    auto lsn = xbak::IncrementalBaseLsn(a.Str("incremental-basedir"));
+    if (!lsn.ok()) return Fail(lsn.status());
+    o->incremental = true;
+    o->incremental_lsn = *lsn;
+  }
+  o->history = vm.count("history") > 0;
+  o->history_name = a.Str("history");
+  o->incremental_history_name = a.Str("incremental-history-name");
+  o->incremental_history_uuid = a.Str("incremental-history-uuid");
+  return std::nullopt;
+}
+
+// --backup's redo log copy: its spool, throttle and timing.
+std::optional<int> RedoCopy(const Args& a, xbak::BackupOptions* o) {
+  const po::variables_map& vm = a.vm;
+  const std::string m = vm["redo-spool-memory"].as<std::string>();
+  auto v = xbak::ParseSize(m);
+  if (!v || *v < (1ull << 20)) {
+    std::cerr << "xbak: --redo-spool-memory must be a size of at least 1M (e.g. 64M, 1G), got '" << m
+              << "'\n";
+    return 2;
+  }
+  o->redo_spool_memory = static_cast<size_t>(*v);
+  if (vm.count("tmpdir")) o->tmpdir = a.Str("tmpdir");
+  o->throttle = vm["throttle"].as<uint64_t>();
+  o->log_copy_interval = std::chrono::milliseconds(std::max(1u, vm["log-copy-interval"].as<unsigned>()));
+  o->log_wait_timeout_s = vm["log-copy-timeout"].as<unsigned>();
+  return std::nullopt;
+}
+
+// --backup.
+int RunBackupMode(const Args& a) {
+  const po::variables_map& vm = a.vm;
+  auto str = [&a](const char* k) { return a.Str(k); };
+  xbak::BackupOptions o;
+  o.conn.user = str("user");
+  o.conn.password = str("password");
+  if (o.conn.password.empty() && std::getenv("MYSQL_PWD")) o.conn.password = std::getenv("MYSQL_PWD");
+  o.conn.host = str("host");
+  o.conn.port = vm.count("port") ? vm["port"].as<unsigned>() : 0;
+  o.conn.socket = str("socket");
+  if (auto rc = BackupOutput(a, &o)) return *rc;
+  if (auto rc = IncrementalBase(a, &o)) return *rc;
+  if (auto rc = RedoCopy(a, &o)) return *rc;
+  o.datadir = str("datadir");
+  o.parallel = a.parallel;
+  o.slave_info = vm.count("slave-info") > 0;
+  o.page_retries = vm["page-retries"].as<int>();
+  o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
+  o.extra_lsndir = str("extra-lsndir");
+  o.tables.databases = str("databases");
+  o.tables.databases_file = str("databases-file");
+  o.tables.databases_exclude = str("databases-exclude");
+  o.tables.tables = str("tables");
+  o.tables.tables_file = str("tables-file");
+  o.tables.tables_exclude = str("tables-exclude");
   o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
   o.galera_info = vm.count("galera-info") > 0;
   o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
-  {
-    const std::string m = vm["redo-spool-memory"].as<std::string>();
-    auto v = xbak::ParseSize(m);
-    if (!v || *v < (1ull << 20)) {
-      std::cerr << "xbak: --redo-spool-memory must be a size of at least 1M (e.g. 64M, 1G), got '" << m
-                << "'\n";
-      return 2;
-    }
-    o.redo_spool_memory = static_cast<size_t>(*v);
-  }
-  o.throttle = vm["throttle"].as<uint64_t>();
-  o.log_copy_interval = std::chrono::milliseconds(std::max(1u, vm["log-copy-interval"].as<unsigned>()));
-  o.tool_command = tool_command;
+  o.tool_command = a.tool_command;
   o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   xbak::Status st = xbak::RunBackup(o);
   return st.ok() ? 0 : Fail(st);

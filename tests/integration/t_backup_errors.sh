@@ -53,6 +53,13 @@ expect_fail baddatadir "cannot read the server's datadir.*/nonexistent" \
 step "bad options"
 expect_fail badparallel "--parallel must be between" "$XBAK" --backup --parallel=0 --target-dir=/tmp/x
 expect_fail nomode "exactly one of" "$XBAK" --target-dir=/tmp/x
+# --backup's options that do not fit together, refused before the server is reached.
+expect_fail badstream "--stream supports only xbstream, got 'tar'" "$XBAK" --backup --stream=tar --target-dir=/tmp/x
+expect_fail fifonostream "--fifo-streams needs --stream=xbstream" "$XBAK" --backup --fifo-streams=4 --fifo-dir=/tmp --target-dir=/tmp/x
+expect_fail badcompress "--compress supports zstd and lz4, got 'gzip'" "$XBAK" --backup --compress=gzip --target-dir=/tmp/x
+expect_fail twobases "give one of --incremental-basedir, --incremental-lsn" \
+  "$XBAK" --backup --incremental-lsn=100 --incremental-basedir=/tmp/nonexistent --target-dir=/tmp/x
+expect_fail spool "--redo-spool-memory must be a size of at least 1M" "$XBAK" --backup --redo-spool-memory=10K --target-dir=/tmp/x
 expect_fail prepare "is not a complete backup" "$XBAK" --prepare --target-dir="$TEST_WORK/no-such-backup"
 expect_fail prepare-mem "use-memory must be" "$XBAK" --prepare --use-memory=1K --target-dir="$TEST_WORK/no-such-backup"
 
