@@ -3,7 +3,7 @@
 # their headers are in /usr/include[/aarch64-linux-gnu], their libraries and .pc files in
 # /usr/lib/aarch64-linux-gnu. Binaries run under qemu-user (qemu-aarch64-static), which CMake uses
 # as the emulator for gtest_discover_tests and ctest. scripts/cross-aarch64.sh does all of it:
-#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DXBAK_UNIT_ONLY=ON
+#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
@@ -13,7 +13,12 @@ set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 # Multiarch: the target's libraries live in the host's /usr/lib/aarch64-linux-gnu, so the host
 # root is searched (CMAKE_LIBRARY_ARCHITECTURE keeps find_library to the arm64 directory), and
 # pkg-config reads only the arm64 .pc files.
+# libmariadb-dev cannot be installed for arm64 beside its amd64 twin: scripts/cross-aarch64.sh
+# unpacks it elsewhere and names its pkgconfig directory in XBAK_AARCH64_PKG_CONFIG.
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
+if(DEFINED ENV{XBAK_AARCH64_PKG_CONFIG})
+  set(ENV{PKG_CONFIG_LIBDIR} "$ENV{XBAK_AARCH64_PKG_CONFIG}:$ENV{PKG_CONFIG_LIBDIR}")
+endif()
 set(ENV{PKG_CONFIG_PATH} "")
 
 # Binaries run on the arm64 multiarch runtime (libc6:arm64, libstdc++6:arm64: /lib/ld-linux-aarch64.so.1

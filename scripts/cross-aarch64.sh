@@ -4,18 +4,18 @@
 #   scripts/cross-aarch64.sh [--clean] [-- CTEST_ARGS...]
 #
 # 1. Installs, only what is missing: the cross compiler (g++-aarch64-linux-gnu), qemu-user-static,
-#    and the arm64 multiarch -dev packages of the libraries the unit-tested layers link
-#    (dpkg --add-architecture arm64). Boost is not installed: the xbak/xbcloud binaries are not
-#    built (XBAK_UNIT_ONLY=ON), only every layer's library and its unit test binary:
-#      unit_util unit_innodb unit_stream unit_sink   zlib, zstd, lz4, gtest/gmock (+ libstdc++6 to run)
-#      unit_storage unit_cloud                       + openssl, libcurl, libev
-#    Not unit_backup (nor the mysql layer): libmariadb-dev is not "Multi-Arch: same", so its arm64
-#    package cannot be installed next to the amd64 one the native build needs (apt would remove
-#    that). A layer whose -dev package is absent for arm64 is left out by CMake (XBAK_UNIT_ONLY);
-#    XBAK_CROSS_MINIMAL=1 installs only the first row's packages and builds only those binaries.
-#    The install is simulated first and refused if apt would remove any package.
+#    and the arm64 multiarch packages of every library xbak and xbcloud link (dpkg
+#    --add-architecture arm64): zlib, zstd, lz4, openssl, libcurl, libev, Boost.Program_options,
+#    the page compression codecs (lzma, bzip2, lzo, snappy), gtest/gmock, and libmariadb3 (the
+#    runtime). libmariadb-dev is not "Multi-Arch: same", so its arm64 package cannot be installed
+#    next to the amd64 one the native build needs (apt would remove that): its .deb is downloaded
+#    and unpacked into $build/sysroot-mariadb instead (with libmariadb3's, for the link), and
+#    pkg-config is pointed at it (XBAK_AARCH64_PKG_CONFIG, read by the toolchain file).
+#    XBAK_CROSS_MINIMAL=1 installs only zlib/zstd/lz4/gtest and builds only the unit tests of the
+#    layers they serve (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would
+#    remove any package.
 # 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (RelWithDebInfo, the normal
-#    pass's build type; -Werror) and builds.
+#    pass's build type; -Werror) and builds every layer, xbak, xbcloud and the unit tests.
 # 3. Checks that the binaries are AArch64 and that the CRC-32C hardware path (ARMv8 CRC32
 #    instructions, chosen at run time through getauxval(AT_HWCAP) & HWCAP_CRC32) is compiled in
 #    and taken: qemu's default CPU ("max") has the CRC32 extension.
@@ -26,6 +26,9 @@
 #    (LogCopierRealServer.*) stay on the native architecture: they are excluded here. Tests that
 #    call a host tool (zstd, lz4, mbstream) run it natively, through qemu's execve.
 #    qemu timings mean nothing: no benchmark runs here.
+# 5. tests/cross/t_cross_arch.sh: backups taken by the x86-64 xbak (build/, built here if absent)
+#    are verified and prepared by both builds, byte-identical results; xbcloud put/get against
+#    MinIO crossed between the two. The AArch64 xbak and xbcloud are left in $build for CI to keep.
 #
 # Environment: XBAK_SKIP_DEPS=1 (install nothing), XBAK_CROSS_MINIMAL=1 (see above),
 # XBAK_CROSS_BUILD (build directory, default build-aarch64), XBAK_JOBS (default nproc).
@@ -56,8 +59,10 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 HOST_PKGS=(g++-aarch64-linux-gnu qemu-user-static cmake ninja-build pkg-config file)
 ARM_PKGS=(libstdc++6 zlib1g-dev libzstd-dev liblz4-dev libgtest-dev libgmock-dev)
-if [ "${XBAK_CROSS_MINIMAL:-0}" != 1 ]; then
-  ARM_PKGS+=(libssl-dev libcurl4-openssl-dev libev-dev)
+minimal=${XBAK_CROSS_MINIMAL:-0}
+if [ "$minimal" != 1 ]; then
+  ARM_PKGS+=(libssl-dev libcurl4-openssl-dev libev-dev libboost-program-options-dev libmariadb3
+    liblzma-dev libbz2-dev liblzo2-dev libsnappy-dev)
 fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2> /dev/null | grep -q "install ok installed"; }
@@ -84,10 +89,29 @@ fi
 
 if [ "$clean" = 1 ]; then rm -rf "$build"; fi
 mkdir -p "$build"
+unit_only=OFF
+if [ "$minimal" = 1 ]; then unit_only=ON; fi
+if [ "$unit_only" = OFF ]; then
+  # libmariadb-dev for arm64, unpacked beside the build (see 1.), of the version of the installed
+  # libmariadb3:arm64; its .pc file's prefix points into the unpacked tree.
+  mroot=$build/sysroot-mariadb
+  mver=$(dpkg-query -W -f='${Version}' libmariadb3:arm64)
+  if [ "$(cat "$mroot/.version" 2> /dev/null)" != "$mver" ]; then
+    say "libmariadb-dev:arm64 $mver unpacked into $mroot"
+    rm -rf "$mroot" "$build/debs"
+    mkdir -p "$mroot" "$build/debs"
+    (cd "$build/debs" && apt-get download -q "libmariadb-dev:arm64=$mver" "libmariadb3:arm64=$mver" > /dev/null)
+    for d in "$build"/debs/*.deb; do dpkg-deb -x "$d" "$mroot"; done
+    sed -i "s|^prefix=.*|prefix=$(cd "$mroot" && pwd)/usr|" "$mroot/usr/lib/aarch64-linux-gnu/pkgconfig/libmariadb.pc"
+    echo "$mver" > "$mroot/.version"
+  fi
+  export XBAK_AARCH64_PKG_CONFIG
+  XBAK_AARCH64_PKG_CONFIG=$(cd "$mroot" && pwd)/usr/lib/aarch64-linux-gnu/pkgconfig
+fi
 say "configure ($build)"
 t_conf=$SECONDS
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXBAK_UNIT_ONLY=ON -DXBAK_BENCHMARKS=OFF > "$build/configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXBAK_UNIT_ONLY=$unit_only -DXBAK_BENCHMARKS=OFF > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "cross-aarch64: cmake configure failed" >&2; exit 1; }
 say "build (-j$jobs)"
 cmake --build "$build" -j"$jobs"
@@ -119,7 +143,27 @@ ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$jobs" -L '^un
   -E '^LogCopierRealServer\.' "${ctest_extra[@]}" || status=1
 t_test=$((SECONDS - t_test))
 
+t_cross=0
+if [ "$unit_only" = OFF ] && [ "${XBAK_CROSS_SKIP_COMPARE:-0}" != 1 ]; then
+  for b in xbak xbcloud; do
+    file -b "$build/$b" | grep -q 'ARM aarch64' || { echo "cross-aarch64: $build/$b is not AArch64" >&2; exit 1; }
+  done
+  native=${XBAK_NATIVE_BUILD:-build}
+  if [ ! -x "$native/xbak" ] || [ ! -x "$native/xbcloud" ]; then
+    say "x86-64 build for the comparison ($native)"
+    mkdir -p "$native"
+    cmake -S "$repo" -B "$native" -G Ninja > "$native/configure.log" 2>&1 ||
+      { cat "$native/configure.log" >&2; exit 1; }
+    cmake --build "$native" -j"$jobs" --target xbak xbcloud
+  fi
+  say "x86-64 against AArch64: verify, prepare, xbcloud (tests/cross/t_cross_arch.sh)"
+  t_cross=$SECONDS
+  XBAK="$repo/$native/xbak" XBCLOUD="$repo/$native/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/$native" \
+    XBAK_ARM="$repo/$build/xbak" XBCLOUD_ARM="$repo/$build/xbcloud" bash tests/cross/t_cross_arch.sh || status=1
+  t_cross=$((SECONDS - t_cross))
+fi
+
 echo
-echo "cross-aarch64: ${#bins[@]} unit test binaries built in ${t_build} s (configure + build), tests took ${t_test} s under qemu, $((SECONDS - t0)) s in all"
+echo "cross-aarch64: ${#bins[@]} unit test binaries built in ${t_build} s (configure + build), tests took ${t_test} s under qemu, the comparison ${t_cross} s, $((SECONDS - t0)) s in all"
 if [ $status = 0 ]; then echo "cross-aarch64: ok"; else echo "cross-aarch64: FAILED"; fi
 exit $status
