@@ -100,6 +100,7 @@ if [ "$unit_only" = OFF ]; then
     say "libmariadb-dev:arm64 $mver unpacked into $mroot"
     rm -rf "$mroot" "$build/debs"
     mkdir -p "$mroot" "$build/debs"
+    chmod a+rwx "$build/debs" # apt downloads as its _apt user
     (cd "$build/debs" && apt-get download -q "libmariadb-dev:arm64=$mver" "libmariadb3:arm64=$mver" > /dev/null)
     for d in "$build"/debs/*.deb; do dpkg-deb -x "$d" "$mroot"; done
     sed -i "s|^prefix=.*|prefix=$(cd "$mroot" && pwd)/usr|" "$mroot/usr/lib/aarch64-linux-gnu/pkgconfig/libmariadb.pc"
@@ -161,6 +162,14 @@ if [ "$unit_only" = OFF ] && [ "${XBAK_CROSS_SKIP_COMPARE:-0}" != 1 ]; then
   XBAK="$repo/$native/xbak" XBCLOUD="$repo/$native/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/$native" \
     XBAK_ARM="$repo/$build/xbak" XBCLOUD_ARM="$repo/$build/xbcloud" bash tests/cross/t_cross_arch.sh || status=1
   t_cross=$((SECONDS - t_cross))
+fi
+if [ "$unit_only" = OFF ]; then
+  # What an ARM user runs, kept where CI collects artefacts: the binaries and their checksums.
+  art=$repo/artifacts/aarch64
+  mkdir -p "$art"
+  cp "$build/xbak" "$build/xbcloud" "$art/"
+  (cd "$art" && sha256sum xbak xbcloud > SHA256SUMS)
+  echo "cross-aarch64: AArch64 binaries in $art: $(file -b "$art/xbak" | cut -d, -f1-2)"
 fi
 
 echo

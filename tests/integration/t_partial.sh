@@ -150,10 +150,8 @@ ddl() { # one round (loop_start): tables created, re-created and dropped on both
     RENAME TABLE shop.kept_$((i - 1)) TO shop.moved_$((i - 1)); DROP TABLE IF EXISTS shop.moved_$((i - 4));" || true
   sleep 0.2
 }
-# shop.big (about 20 MiB) is the largest table: with --throttle, one thread reads it for about a
-# second while the other copies shop.fresh below (the second largest), so that the rename of
-# shop.fresh, issued once its delta appears, runs while the copy goes on (and not after the
-# backup, blocked by BACKUP STAGE BLOCK_DDL: the tables would be copied in a few milliseconds).
+# shop.big (about 20 MiB): with --throttle, the full backup reads it for about a second while the
+# DDL loop runs.
 sb_sql src "CREATE TABLE shop.big (id INT PRIMARY KEY, v VARCHAR(120)) SELECT seq id, REPEAT(MD5(seq), 3) v
   FROM shop.seq_1_to_150000"
 loop_start load
@@ -166,11 +164,21 @@ sleep 2
 # A table newer than the base, renamed while the incremental copies (its delta is under its old
 # name: prepare must put it under the new one).
 # FLUSH ... FOR EXPORT writes its pages: page 0 is on disk, so it is copied as a delta, not whole.
-sb_sql src "CREATE TABLE shop.fresh (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM shop.seq_1_to_30000;
+# It is the largest table (about 30 MiB, shop.big 20 MiB): the InnoDB files are copied largest
+# first, so its copy starts the InnoDB phase and, throttled, lasts over a second; the rename,
+# issued once its delta is begun, always runs during that copy. (With 30,000 rows it came after
+# the tables that the load had grown, or that a server which had not checkpointed since its
+# start made "newer than the base" and copied whole, and the rename could meet BACKUP STAGE
+# BLOCK_DDL and wait until the backup's end.)
+sb_sql src "CREATE TABLE shop.fresh (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, REPEAT(MD5(seq), 3) v
+  FROM shop.seq_1_to_250000;
   FLUSH TABLES shop.fresh FOR EXPORT; UNLOCK TABLES"
 rm -rf "$W/pinc.log" "$W/pinc"
-(until [ -e "$W/pinc/shop/fresh.ibd.delta" ]; do sleep 0.02; done
-  sb_sql src "RENAME TABLE shop.fresh TO shop.fresh_renamed") &
+# Its delta is written as fresh.ibd.delta.xbpartial until complete: that name means the copy began.
+(until [ -e "$W/pinc/shop/fresh.ibd.delta.xbpartial" ] || [ -e "$W/pinc/shop/fresh.ibd.delta" ]; do sleep 0.02; done
+  echo "rename issued $(date '+%T.%N')" > "$W/rename.log"
+  sb_sql src "RENAME TABLE shop.fresh TO shop.fresh_renamed"
+  echo "rename done $(date '+%T.%N')" >> "$W/rename.log") &
 renpid=$!
 xbak --backup --defaults-file="$cnf" --parallel=2 --throttle=20 --incremental-basedir="$W/pfull" \
   --target-dir="$W/pinc" "${FILTER[@]}" 2> "$W/pinc.log" ||
@@ -213,7 +221,7 @@ n=$(sb_sql dst "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEM
   OR TABLE_NAME LIKE 'tmp\\_%' OR TABLE_NAME = 'audit'")
 assert_eq 0 "$n" "tables the filter leaves out, visible in the restored server"
 sb_sql dst "SELECT COUNT(*) FROM hr.emp_v" > /dev/null
-assert_eq 30000 "$(sb_sql dst "SELECT COUNT(*) FROM shop.fresh_renamed")" "rows of shop.fresh_renamed"
+assert_eq 250000 "$(sb_sql dst "SELECT COUNT(*) FROM shop.fresh_renamed")" "rows of shop.fresh_renamed"
 echo "restored: $o orders = $it items; $(sb_sql dst "SELECT COUNT(*) FROM information_schema.TABLES
   WHERE TABLE_SCHEMA = 'shop' AND (TABLE_NAME LIKE 'kept\\_%' OR TABLE_NAME LIKE 'moved\\_%')") tables created (and renamed) during the backups"
 sb_stop dst
