@@ -64,8 +64,9 @@ run_pass() { # NAME
   local name=$1 build cmake_args=() ctest_args
   if [ "$name" = arm64 ]; then
     # Its own script: installs the cross toolchain, qemu and the arm64 -dev packages (only what
-    # is missing; XBAK_SKIP_DEPS=1 skips that too), builds build-aarch64/, runs the unit tests.
-    banner "[arm64] cross build + unit tests under qemu (scripts/cross-aarch64.sh)"
+    # is missing; XBAK_SKIP_DEPS=1 skips that too), builds build-aarch64/ (xbak, xbcloud, every
+    # unit suite), runs the unit tests and tests/cross/t_cross_arch.sh.
+    banner "[arm64] cross build, unit tests and the x86-64/AArch64 comparison under qemu (scripts/cross-aarch64.sh)"
     scripts/cross-aarch64.sh -- "${ctest_extra[@]}"
     return
   fi
