@@ -62,6 +62,13 @@ struct Args {
   }
 };
 
+// --target-dir, which `mode` needs: empty, after saying so, when not given.
+std::string RequiredTargetDir(const Args& a, const char* mode) {
+  std::string dir = a.Str("target-dir");
+  if (dir.empty()) std::cerr << "xbak: " << mode << " needs --target-dir\n";
+  return dir;
+}
+
 // --use-memory of --prepare and --restore; nullopt (after saying why) when bad.
 std::optional<uint64_t> UseMemory(const Args& a) {
   const std::string m = a.vm["use-memory"].as<std::string>();
@@ -114,16 +121,11 @@ int RunExtractMode(const Args& a) {
 // --verify: one line per problem on stdout, exit status 0 only if sound.
 int RunVerifyMode(const Args& a) {
   const po::variables_map& vm = a.vm;
-  auto str = [&a](const char* k) { return a.Str(k); };
-  const int parallel = a.parallel;
   xbak::VerifyOptions vo;
-  vo.target_dir = str("target-dir");
-  if (vo.target_dir.empty()) {
-    std::cerr << "xbak: --verify needs --target-dir\n";
-    return 2;
-  }
+  vo.target_dir = RequiredTargetDir(a, "--verify");
+  if (vo.target_dir.empty()) return 2;
   if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
-  vo.parallel = parallel;
+  vo.parallel = a.parallel;
   auto r = xbak::VerifyBackup(vo);
   if (!r.ok()) return Fail(r.status());
   for (const auto& line : r->problems) std::cout << line << "\n";
@@ -134,15 +136,10 @@ int RunVerifyMode(const Args& a) {
 // --decompress.
 int RunDecompressMode(const Args& a) {
   const po::variables_map& vm = a.vm;
-  auto str = [&a](const char* k) { return a.Str(k); };
-  const int parallel = a.parallel;
   xbak::DecompressOptions d;
-  d.target_dir = str("target-dir");
-  if (d.target_dir.empty()) {
-    std::cerr << "xbak: --decompress needs --target-dir\n";
-    return 2;
-  }
-  d.parallel = parallel;
+  d.target_dir = RequiredTargetDir(a, "--decompress");
+  if (d.target_dir.empty()) return 2;
+  d.parallel = a.parallel;
   d.remove_original = vm.count("remove-original") > 0;
   xbak::Status st = xbak::DecompressBackup(d);
   return st.ok() ? 0 : Fail(st);
@@ -296,12 +293,9 @@ int RunPrepareMode(const Args& a) {
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::IncrementalPrepareOptions ip;
     ip.use_memory = *use_memory;
-    ip.target_dir = str("target-dir");
+    ip.target_dir = RequiredTargetDir(a, "--prepare");
     ip.incremental_dir = str("incremental-dir");
-    if (ip.target_dir.empty()) {
-      std::cerr << "xbak: --prepare needs --target-dir\n";
-      return 2;
-    }
+    if (ip.target_dir.empty()) return 2;
     ip.parallel = parallel;
     ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     ip.keys = key_options;
@@ -309,11 +303,8 @@ int RunPrepareMode(const Args& a) {
     return st.ok() ? export_tables(ip.target_dir) : Fail(st);
   }
   xbak::PrepareOptions po;
-  po.target_dir = str("target-dir");
-  if (po.target_dir.empty()) {
-    std::cerr << "xbak: --prepare needs --target-dir\n";
-    return 2;
-  }
+  po.target_dir = RequiredTargetDir(a, "--prepare");
+  if (po.target_dir.empty()) return 2;
   po.parallel = parallel;
   po.use_memory = *use_memory;
   po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());

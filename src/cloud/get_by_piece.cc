@@ -43,14 +43,9 @@ class PieceCheckedGet final : public GetJob {
     if (!slot.parts[0].empty() || storage::Md5(slot.parts[0]) != o.entry.md5) {
       std::string what = "object " + Key(o) + " is corrupt: " + std::to_string(slot.parts[0].size()) +
                          " bytes or its MD5, expected an empty object";
-      int attempt = slot.attempt;
-      Recycle(std::move(slot.parts));
-      slots_.erase(i);
-      return RetryObject(i, attempt, what);
+      return ObjectMismatched(i, slot, what);
     }
-    Ready ready{i, std::move(slot.parts), true};
-    slots_.erase(i);
-    queues_[o.output]->Push(o.output_pos, std::move(ready));
+    ObjectVerified(i, slot);
   }
 
   // Piece `k` of object `i` goes to the hashing threads alone (it has its

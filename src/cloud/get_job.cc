@@ -220,7 +220,17 @@ void GetJob::AfterBackoff(double delay, std::function<void()> fn) {
   });
 }
 
-void GetJob::RetryObject(size_t index, int attempt, const std::string& what) {
+void GetJob::ObjectVerified(size_t index, Slot& slot) {
+  const Object& o = objects_[index];
+  Ready ready{index, std::move(slot.parts), true};
+  slots_.erase(index);
+  queues_[o.output]->Push(o.output_pos, std::move(ready));
+}
+
+void GetJob::ObjectMismatched(size_t index, Slot& slot, const std::string& what) {
+  int attempt = slot.attempt;
+  Recycle(std::move(slot.parts));
+  slots_.erase(index);
   if (attempt >= options_.verify_retries) {
     return Fail(Error(ErrorCode::kCorrupt, what + " (after " + std::to_string(attempt + 1) + " downloads)"));
   }

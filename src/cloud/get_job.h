@@ -138,10 +138,12 @@ class GetJob {
   // For the modes.
   void Pump();
   void Admit(size_t i, int attempt);
-  // Object `index` did not match its MD5: downloads it again after a
-  // backoff or, out of attempts, fails the get naming it. It keeps its
-  // place in the window meanwhile.
-  void RetryObject(size_t index, int attempt, const std::string& what);
+  // Object `index` (checked whole) matched: all of it goes to its writer.
+  void ObjectVerified(size_t index, Slot& slot);
+  // Object `index` did not match its MD5 (`what` says how): its bytes are
+  // dropped and it is downloaded again after a backoff or, out of attempts,
+  // the get fails naming it. It keeps its place in the window meanwhile.
+  void ObjectMismatched(size_t index, Slot& slot, const std::string& what);
   // Runs `fn` on the loop after `delay` seconds, unless the job is gone or
   // failed meanwhile.
   void AfterBackoff(double delay, std::function<void()> fn);

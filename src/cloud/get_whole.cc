@@ -69,15 +69,10 @@ class WholeObjectGet final : public GetJob {
           (bytes != o.entry.size
                ? std::to_string(bytes) + " bytes, expected " + std::to_string(o.entry.size)
                : "MD5 " + storage::Md5Hex(slot.digest) + ", expected " + storage::Md5Hex(o.entry.md5));
-      int attempt = slot.attempt;
-      Recycle(std::move(slot.parts));
-      slots_.erase(index);
-      return RetryObject(index, attempt, what);
+      return ObjectMismatched(index, slot, what);
     }
-    Ready ready{index, std::move(slot.parts), true};
-    slots_.erase(index);
+    ObjectVerified(index, slot);
     UpdateHashWant();
-    queues_[o.output]->Push(o.output_pos, std::move(ready));
   }
 
   // Once the MD5 has reached this range, it reads at most read_ahead_pieces
