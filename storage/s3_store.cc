@@ -273,98 +273,125 @@ class S3Store final : public ObjectStore {
     return Status::Ok();
   }
 
-  // Classifies a finished attempt: ok, retry, or final error.
+  // What a finished attempt came to: success (err ok), a final error, or an
+  // error worth another attempt (retry).
+  struct Outcome {
+    Status err;
+    bool retry = false;
+  };
+
+  // Ends a finished attempt: success, another attempt after a wait, or the
+  // final error (naming the attempts when it was worth retrying).
   void OnDone(std::shared_ptr<Request> r, CURLcode cc) {
     long http = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
-    bool retry = false;
-    Status err;
     DeliverPieces(*r, false);  // what arrived complete before the end or the cut
-    if (r->ranged() && (r->overlong || !r->wrong_answer.empty())) {
-      retry = true;
-      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for bytes " + std::to_string(r->want()) + "-" +
-                                           std::to_string(r->last()) + ", the store " +
-                                           (r->overlong ? std::string("sent more") : r->wrong_answer));
-    } else if (r->ranged() && cc == CURLE_OK && http >= 200 && http < 300 && r->received != r->range.length) {
-      // A cut transfer is CURLE_PARTIAL_FILE below; this answer said it was
-      // complete. Resumed like a cut one.
-      retry = true;
-      err = Error(ErrorCode::kCorrupt, r->What() + ": asked for " + std::to_string(r->range.length) +
-                                           " bytes from " + std::to_string(r->range.offset) +
-                                           ", the store sent " + std::to_string(r->received));
-    } else if (cc != CURLE_OK) {
-      std::string detail = r->curl_error[0] != '\0' ? r->curl_error : curl_easy_strerror(cc);
-      switch (cc) {
-        case CURLE_PEER_FAILED_VERIFICATION:
-        case CURLE_SSL_CACERT_BADFILE:
-          err = Error(ErrorCode::kInvalidArgument, "TLS certificate of " + config_.endpoint +
-                                                       " not trusted (" + detail +
-                                                       "); give its CA with --cacert=FILE, or --insecure");
-          break;
-        case CURLE_COULDNT_RESOLVE_HOST:
-        case CURLE_UNSUPPORTED_PROTOCOL:
-        case CURLE_URL_MALFORMAT:
-          err = Error(ErrorCode::kInvalidArgument, "cannot reach " + config_.endpoint + ": " + detail);
-          break;
-        default:  // refused, reset, timed out, stalled, TLS handshake cut ...
-          retry = true;
-          err = Error(ErrorCode::kIo, "cannot reach " + config_.endpoint + ": " + detail);
-      }
-    } else if (http >= 200 && http < 300) {
-      if (r->method == Method::kPut && !r->expect_etag.empty() && r->etag != r->expect_etag) {
-        // The server stored something else than we sent (or a proxy mangled it).
-        retry = true;
-        err = Error(ErrorCode::kCorrupt, r->What() + ": the store answered ETag " + r->etag +
-                                             ", not the MD5 of what was sent (" + r->expect_etag + ")");
-      } else {
-        // GET bodies are not checked against their ETag here: the caller
-        // knows the MD5 it expects (xbcloud's manifest) and checks it once;
-        // hashing every body twice was a third of get's CPU.
-        Succeed(*r);
-        return;
-      }
-    } else {
-      S3ErrorBody body = ParseErrorBody(r->response);
-      std::string what = r->What() + ": HTTP " + std::to_string(http);
-      if (!body.code.empty()) what += " " + body.code;
-      if (!body.message.empty()) what += ": " + body.message;
-      if (http >= 500 || http == 408 || http == 429 || body.code == "SlowDown" ||
-          body.code == "RequestTimeout" || body.code == "BadDigest" || body.code == "InternalError" ||
-          body.code == "RequestTimeTooSkewed") {
-        retry = true;
-        err = Error(ErrorCode::kIo, what);
-      } else if (http == 404) {
-        err = Error(body.code == "NoSuchBucket" ? ErrorCode::kInvalidArgument : ErrorCode::kNotFound,
-                    body.code == "NoSuchBucket" ? "bucket '" + config_.bucket + "' does not exist at " +
-                                                      config_.endpoint + " (" + what + ")"
-                                                : what);
-      } else if (http == 412 && r->ranged()) {
-        err = Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)");
-      } else if (http == 403 || http == 401) {
-        err = Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)");
-      } else {
-        err = Error(ErrorCode::kServer, what);
-      }
-    }
-    if (retry && r->attempt < config_.max_retries) {
-      r->attempt++;
-      stats_.retries++;
-      double cap = std::min(config_.backoff_max_s, config_.backoff_initial_s * std::pow(2.0, r->attempt - 1));
-      // Equal jitter (a wait drawn from [cap/2, cap]): concurrent requests
-      // failing together do not retry together, and none retries at once.
-      double delay = std::uniform_real_distribution<double>(cap / 2, cap)(rng_);
-      r->Reset();
-      waiting_.insert(r);
-      loop_.After(delay, [this, r] {
-        waiting_.erase(r);
-        if (!r->cancelled) Start(r);
-      });
-      return;
-    }
-    if (retry)
+    Outcome o = Classify(*r, cc, http);
+    if (o.err.ok()) return Succeed(*r);
+    if (o.retry && r->attempt < config_.max_retries) return RetryLater(std::move(r));
+    Status err = o.err;
+    if (o.retry)
       err = Status(err.code(),
                    err.message() + " (gave up after " + std::to_string(r->attempt + 1) + " attempts)");
     Finish(*r, err, {});
+  }
+
+  // The checks in the order they take precedence: a ranged GET's bytes
+  // first (whatever the transfer's end), then libcurl's verdict, then HTTP's.
+  Outcome Classify(const Request& r, CURLcode cc, long http) const {
+    if (r.ranged() && (r.overlong || !r.wrong_answer.empty())) {
+      return {Error(ErrorCode::kCorrupt, r.What() + ": asked for bytes " + std::to_string(r.want()) + "-" +
+                                             std::to_string(r.last()) + ", the store " +
+                                             (r.overlong ? std::string("sent more") : r.wrong_answer)),
+              true};
+    }
+    if (r.ranged() && cc == CURLE_OK && http >= 200 && http < 300 && r.received != r.range.length) {
+      // A cut transfer is CURLE_PARTIAL_FILE below; this answer said it was
+      // complete. Resumed like a cut one.
+      return {Error(ErrorCode::kCorrupt, r.What() + ": asked for " + std::to_string(r.range.length) +
+                                             " bytes from " + std::to_string(r.range.offset) +
+                                             ", the store sent " + std::to_string(r.received)),
+              true};
+    }
+    if (cc != CURLE_OK) return TransferFailed(r, cc);
+    if (http >= 200 && http < 300) return Answered(r);
+    return HttpFailed(r, http);
+  }
+
+  // No HTTP answer: a wrong endpoint or an untrusted certificate is final,
+  // anything else may pass.
+  Outcome TransferFailed(const Request& r, CURLcode cc) const {
+    std::string detail = r.curl_error[0] != '\0' ? r.curl_error : curl_easy_strerror(cc);
+    switch (cc) {
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CACERT_BADFILE:
+        return {Error(ErrorCode::kInvalidArgument, "TLS certificate of " + config_.endpoint +
+                                                       " not trusted (" + detail +
+                                                       "); give its CA with --cacert=FILE, or --insecure")};
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_UNSUPPORTED_PROTOCOL:
+      case CURLE_URL_MALFORMAT:
+        return {Error(ErrorCode::kInvalidArgument, "cannot reach " + config_.endpoint + ": " + detail)};
+      default:  // refused, reset, timed out, stalled, TLS handshake cut ...
+        return {Error(ErrorCode::kIo, "cannot reach " + config_.endpoint + ": " + detail), true};
+    }
+  }
+
+  // A 2xx answer: a PUT's ETag must be the MD5 of what was sent.
+  Outcome Answered(const Request& r) const {
+    if (r.method == Method::kPut && !r.expect_etag.empty() && r.etag != r.expect_etag) {
+      // The server stored something else than we sent (or a proxy mangled it).
+      return {Error(ErrorCode::kCorrupt, r.What() + ": the store answered ETag " + r.etag +
+                                             ", not the MD5 of what was sent (" + r.expect_etag + ")"),
+              true};
+    }
+    // GET bodies are not checked against their ETag here: the caller
+    // knows the MD5 it expects (xbcloud's manifest) and checks it once;
+    // hashing every body twice was a third of get's CPU.
+    return {Status::Ok()};
+  }
+
+  // Any other answer: the store's error body says more, and whether it is
+  // worth another attempt.
+  Outcome HttpFailed(const Request& r, long http) const {
+    S3ErrorBody body = ParseErrorBody(r.response);
+    std::string what = r.What() + ": HTTP " + std::to_string(http);
+    if (!body.code.empty()) what += " " + body.code;
+    if (!body.message.empty()) what += ": " + body.message;
+    if (http >= 500 || http == 408 || http == 429 || body.code == "SlowDown" ||
+        body.code == "RequestTimeout" || body.code == "BadDigest" || body.code == "InternalError" ||
+        body.code == "RequestTimeTooSkewed") {
+      return {Error(ErrorCode::kIo, what), true};
+    }
+    if (http == 404) {
+      return {Error(body.code == "NoSuchBucket" ? ErrorCode::kInvalidArgument : ErrorCode::kNotFound,
+                    body.code == "NoSuchBucket" ? "bucket '" + config_.bucket + "' does not exist at " +
+                                                      config_.endpoint + " (" + what + ")"
+                                                : what)};
+    }
+    if (http == 412 && r.ranged()) {
+      return {Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)")};
+    }
+    if (http == 403 || http == 401) {
+      return {Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)")};
+    }
+    return {Error(ErrorCode::kServer, what)};
+  }
+
+  // The wait doubles with each attempt, up to backoff_max_s.
+  void RetryLater(std::shared_ptr<Request> r) {
+    r->attempt++;
+    stats_.retries++;
+    double cap = std::min(config_.backoff_max_s, config_.backoff_initial_s * std::pow(2.0, r->attempt - 1));
+    // Equal jitter (a wait drawn from [cap/2, cap]): concurrent requests
+    // failing together do not retry together, and none retries at once.
+    double delay = std::uniform_real_distribution<double>(cap / 2, cap)(rng_);
+    r->Reset();
+    waiting_.insert(r);
+    loop_.After(delay, [this, r] {
+      waiting_.erase(r);
+      if (!r->cancelled) Start(r);
+    });
   }
 
   void Succeed(Request& r) {

@@ -97,6 +97,49 @@ class ExportServer {
   std::string Tail() const { return LogTail(JoinPath(run_, "stderr"), 5) + LogTail(log()); }
 
   Status Start(const std::string& program) {
+    std::vector<std::string> argv = ServerArguments(program);
+    XBAK_RETURN_IF_ERROR(AddKeyArguments(&argv));
+    // mariadbd refuses to run as root unless told to.
+    if (::geteuid() == 0) argv.push_back("--user=root");
+    LogInfo("starting " + program + " on " + o_.dir + " (no network; its log: " + log() + ")");
+    // What it says before its error log opens (a bad option) goes here.
+    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, JoinPath(run_, "stderr")));
+    child_ = std::make_unique<Child>(std::move(c));
+    return WaitUntilAccepting(program);
+  }
+
+  Connection& conn() { return *conn_; }
+
+  // A slow shutdown: everything flushed, purged and merged, so the files
+  // are those of a cleanly stopped server.
+  Status Stop() {
+    if (!child_) return Status::Ok();
+    Status st = conn_->Execute("SHUTDOWN");
+    conn_.reset();
+    if (!st.ok()) return st.With("stopping the export server");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      if (auto code = child_->Wait(std::chrono::seconds(10))) {
+        child_.reset();
+        if (*code != 0) {
+          return Error(ErrorCode::kServer, "the export server exited with status " + std::to_string(*code) +
+                                               " at shutdown; the end of its log (" + log() + "):\n" +
+                                               Tail());
+        }
+        return Status::Ok();
+      }
+      LogInfo("waiting for the export server's slow shutdown (purge, " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0)
+                      .count()) +
+              " s so far)");
+    }
+  }
+
+ private:
+  // A server of its own on the backup's files: reachable only by us, and
+  // reading nothing but the backup's settings.
+  std::vector<std::string> ServerArguments(const std::string& program) const {
     const std::string& d = o_.dir;
     std::vector<std::string> argv = {
         program,
@@ -126,9 +169,14 @@ class ExportServer {
         "--innodb-fast-shutdown=0",
     };
     if (!data_file_path_.empty()) argv.push_back("--innodb-data-file-path=" + data_file_path_);
-    // The key file where the prepare found it (its options are the
-    // plugin's, known only once backup-my.cnf loaded it: hence loose-).
-    if (!o_.keys.filename.empty()) argv.push_back("--loose-file-key-management-filename=" + o_.keys.filename);
+    return argv;
+  }
+
+  // The key file where the prepare found it (its options are the
+  // plugin's, known only once backup-my.cnf loaded it: hence loose-).
+  Status AddKeyArguments(std::vector<std::string>* argv) const {
+    if (!o_.keys.filename.empty())
+      argv->push_back("--loose-file-key-management-filename=" + o_.keys.filename);
     if (!o_.keys.filekey.empty()) {
       std::string fk = o_.keys.filekey;
       if (fk.rfind("FILE:", 0) != 0) {
@@ -137,18 +185,18 @@ class ExportServer {
         XBAK_RETURN_IF_ERROR(WritePrivateFile(JoinPath(run_, "filekey"), fk));
         fk = "FILE:" + JoinPath(run_, "filekey");
       }
-      argv.push_back("--loose-file-key-management-filekey=" + fk);
+      argv->push_back("--loose-file-key-management-filekey=" + fk);
     }
     if (!o_.keys.algorithm.empty()) {
-      argv.push_back("--loose-file-key-management-encryption-algorithm=" + o_.keys.algorithm);
+      argv->push_back("--loose-file-key-management-encryption-algorithm=" + o_.keys.algorithm);
     }
-    // mariadbd refuses to run as root unless told to.
-    if (::geteuid() == 0) argv.push_back("--user=root");
-    LogInfo("starting " + program + " on " + d + " (no network; its log: " + log() + ")");
-    // What it says before its error log opens (a bad option) goes here.
-    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, JoinPath(run_, "stderr")));
-    child_ = std::make_unique<Child>(std::move(c));
+    return Status::Ok();
+  }
 
+  // Polls until a connection succeeds: the server may spend long in crash
+  // recovery first, and one that exits meanwhile is reported at once.
+  Status WaitUntilAccepting(const std::string& program) {
+    const std::string& d = o_.dir;
     ConnectOptions co;
     co.user = "root";
     co.socket = JoinPath(run_, "s");
@@ -184,35 +232,6 @@ class ExportServer {
     }
   }
 
-  Connection& conn() { return *conn_; }
-
-  // A slow shutdown: everything flushed, purged and merged, so the files
-  // are those of a cleanly stopped server.
-  Status Stop() {
-    if (!child_) return Status::Ok();
-    Status st = conn_->Execute("SHUTDOWN");
-    conn_.reset();
-    if (!st.ok()) return st.With("stopping the export server");
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-      if (auto code = child_->Wait(std::chrono::seconds(10))) {
-        child_.reset();
-        if (*code != 0) {
-          return Error(ErrorCode::kServer, "the export server exited with status " + std::to_string(*code) +
-                                               " at shutdown; the end of its log (" + log() + "):\n" +
-                                               Tail());
-        }
-        return Status::Ok();
-      }
-      LogInfo("waiting for the export server's slow shutdown (purge, " +
-              std::to_string(
-                  std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0)
-                      .count()) +
-              " s so far)");
-    }
-  }
-
- private:
   const ExportOptions& o_;
   const std::string run_;
   const std::string data_file_path_;

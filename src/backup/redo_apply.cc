@@ -436,6 +436,81 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
   return out;
 }
 
+// Unsupported tablespaces, and encrypted ones without their keys, are
+// refused before anything is written; the same pass over the files builds
+// the catalog.
+Status BuildCatalog(const RedoApplyOptions& o, const BackupCnf& cnf, const LogCheck& check,
+                    Catalog& catalog) {
+  const uint32_t page_size = cnf.page_size;
+  const std::vector<std::string>& system = cnf.system_files;
+  XBAK_RETURN_IF_ERROR(catalog.CheckLogSpaces(check.log_flags));
+  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel, Catalog::ScanMode::kCheckAndBuild));
+  if (o.before_write) {
+    XBAK_RETURN_IF_ERROR(o.before_write());
+    // The DDL markers it installs move files (a .new becomes the .ibd, a
+    // .ren renames one, a .del removes one): the catalog must name the files
+    // as they are now. Backups without markers keep the one pass.
+    if (catalog.saw_ddl_markers())
+      XBAK_RETURN_IF_ERROR(catalog.Rebuild(o.dir, page_size, system, o.parallel));
+  }
+  catalog.AddDeferred(o.dir, check.names, o.filter);
+  return Status::Ok();
+}
+
+// Pass 2: hands every mini-transaction pass 1 checked to the applier, which
+// applies them in batches.
+Status ApplyMtrs(LogScanner& scanner, Applier& applier, Progress& progress, uint64_t end_lsn) {
+  uint64_t end2 = 0;
+  std::string why2;
+  return scanner.Scan(
+      [&](const MtrView& m) -> Status {
+        if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
+        progress.AddDone(m.end_lsn - m.start_lsn);
+        const uint64_t batches = applier.stats().batches;
+        Status st = applier.AddMtr(m);
+        // Applied, or never held: not needed any more (for an encrypted log,
+        // its decrypted copy is freed).
+        if (applier.stats().batches != batches || !applier.holding()) scanner.Release(m.start_lsn);
+        return st;
+      },
+      &end2, &why2);
+}
+
+// FILE_RENAME that the backup's own DDL markers did not already carry out
+// (a backup of another tool, or none was needed).
+Status RenameAsTheLogSays(const RedoApplyOptions& o, const FileNames& names, Catalog& catalog) {
+  for (auto& [id, s] : catalog.all()) {
+    if (names.deleted.count(id)) continue;
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
+    const std::string from = JoinPath(o.dir, s.rel), to = JoinPath(o.dir, it->second);
+    if (PathExists(to) || !PathExists(from)) continue;
+    XBAK_RETURN_IF_ERROR(MakeDirs(to.substr(0, to.rfind('/'))));
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
+    LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
+    s.rel = it->second;
+  }
+  return Status::Ok();
+}
+
+// FILE_DELETE, likewise.
+Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
+  for (uint32_t id : names.deleted) {
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end()) continue;
+    const std::string path = JoinPath(o.dir, it->second);
+    // Only the file that still holds that tablespace id.
+    std::vector<uint8_t> page(innodb::kFspHeaderEnd);
+    auto f = File::OpenRead(path);
+    if (!f.ok()) continue;
+    auto n = f->PRead(page.data(), page.size(), 0);
+    if (!n.ok() || n.value() < page.size() || LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
+    if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
+    LogInfo("removed " + it->second + ": the table was dropped during the backup");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
@@ -462,79 +537,26 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   const std::string log_path = JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
   const uint32_t page_size = cnf.page_size;
-  const std::vector<std::string>& system = cnf.system_files;
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(o.dir, o.keys));
   XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path, crypt.get()));
   LogScanner& scanner = *scanner_ptr;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
   scanner.Rewind();
-  // Unsupported tablespaces, and encrypted ones without their keys, are
-  // refused before anything is written; the same pass over the files builds
-  // the catalog.
   Catalog catalog(crypt, std::move(check.log_crypt));
-  XBAK_RETURN_IF_ERROR(catalog.CheckLogSpaces(check.log_flags));
-  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel, Catalog::ScanMode::kCheckAndBuild));
-  if (o.before_write) {
-    XBAK_RETURN_IF_ERROR(o.before_write());
-    // The DDL markers it installs move files (a .new becomes the .ibd, a
-    // .ren renames one, a .del removes one): the catalog must name the files
-    // as they are now. Backups without markers keep the one pass.
-    if (catalog.saw_ddl_markers())
-      XBAK_RETURN_IF_ERROR(catalog.Rebuild(o.dir, page_size, system, o.parallel));
-  }
+  XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
-  catalog.AddDeferred(o.dir, names, o.filter);
 
-  // Pass 2: apply in batches.
   Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
   Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
   applier.set_compression_level(cnf.compression_level);
-  uint64_t end2 = 0;
-  std::string why2;
-  XBAK_RETURN_IF_ERROR(scanner.Scan(
-      [&](const MtrView& m) -> Status {
-        if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
-        progress.AddDone(m.end_lsn - m.start_lsn);
-        const uint64_t batches = applier.stats().batches;
-        Status st = applier.AddMtr(m);
-        // Applied, or never held: not needed any more (for an encrypted log,
-        // its decrypted copy is freed).
-        if (applier.stats().batches != batches || !applier.holding()) scanner.Release(m.start_lsn);
-        return st;
-      },
-      &end2, &why2));
+  XBAK_RETURN_IF_ERROR(ApplyMtrs(scanner, applier, progress, end_lsn));
   XBAK_RETURN_IF_ERROR(applier.Flush());
   XBAK_RETURN_IF_ERROR(applier.PunchFreedPages());
   XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
-
-  // FILE_RENAME / FILE_DELETE that the backup's own DDL markers did not
-  // already carry out (a backup of another tool, or none was needed).
-  for (auto& [id, s] : catalog.all()) {
-    if (names.deleted.count(id)) continue;
-    auto it = names.last_name.find(id);
-    if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
-    const std::string from = JoinPath(o.dir, s.rel), to = JoinPath(o.dir, it->second);
-    if (PathExists(to) || !PathExists(from)) continue;
-    XBAK_RETURN_IF_ERROR(MakeDirs(to.substr(0, to.rfind('/'))));
-    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
-    LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
-    s.rel = it->second;
-  }
-  for (uint32_t id : names.deleted) {
-    auto it = names.last_name.find(id);
-    if (it == names.last_name.end()) continue;
-    const std::string path = JoinPath(o.dir, it->second);
-    // Only the file that still holds that tablespace id.
-    std::vector<uint8_t> page(innodb::kFspHeaderEnd);
-    auto f = File::OpenRead(path);
-    if (!f.ok()) continue;
-    auto n = f->PRead(page.data(), page.size(), 0);
-    if (!n.ok() || n.value() < page.size() || LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
-    if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
-    LogInfo("removed " + it->second + ": the table was dropped during the backup");
-  }
+  XBAK_RETURN_IF_ERROR(RenameAsTheLogSays(o, names, catalog));
+  XBAK_RETURN_IF_ERROR(RemoveDroppedFiles(o, names));
   progress.Finish(true);
 
   RedoApplyStats st = applier.stats();

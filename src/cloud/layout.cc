@@ -159,100 +159,147 @@ std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
   return out;
 }
 
-Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
-  std::vector<ManifestEntry> entries;
-  size_t line_no = 0, pos = 0;
-  bool ended = false;
+namespace {
+
+// What ParseManifest knows so far of the manifest it reads, line by line.
+struct ManifestState {
+  size_t line_no = 0;  // of the line being read, from 1
+  bool ended = false;  // the end line was read: nothing may follow
   int version = 0;
-  uint64_t piece_bytes = 0;
-  auto corrupt = [&](const std::string& why) {
+  uint64_t piece_bytes = 0;  // version 2 only
+  std::vector<ManifestEntry> entries;
+
+  // Every error of a line names it.
+  Status Corrupt(const std::string& why) const {
     return Error(ErrorCode::kCorrupt, "manifest line " + std::to_string(line_no) + ": " + why);
-  };
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) {
-      line_no++;
-      return corrupt("truncated (no end of line)");
-    }
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    line_no++;
-    if (ended) return corrupt("text after the end line");
-    if (line_no == 1) {
-      if (line == "xbcloud-manifest 1")
-        version = 1;
-      else if (line == "xbcloud-manifest 2")
-        version = 2;
-      else
-        return corrupt("not an xbcloud manifest (version 1 or 2)");
-      continue;
-    }
-    if (version == 2 && line_no == 2) {
-      // A piece is what get holds of a download at a time, so not too
-      // large; 4 KiB or more keeps the digests under 1% of the data.
-      if (!line.starts_with("pieces ") || !ParseU64(line.substr(7), &piece_bytes) ||
-          piece_bytes < (uint64_t{4} << 10) || piece_bytes > (uint64_t{64} << 20)) {
-        return corrupt("expected 'pieces <bytes>' (4 KiB to 64 MiB)");
-      }
-      continue;
-    }
-    if (line.starts_with("end ")) {
-      uint64_t n = 0;
-      if (!ParseU64(line.substr(4), &n) || n != entries.size()) {
-        return corrupt("end line does not match the " + std::to_string(entries.size()) + " entries");
-      }
-      ended = true;
-      continue;
-    }
-    // <md5> <size> <seq> [<piece md5s>] <path>
-    ManifestEntry e;
-    size_t s1 = line.find(' ');
-    size_t s2 = s1 == std::string_view::npos ? s1 : line.find(' ', s1 + 1);
-    size_t s3 = s2 == std::string_view::npos ? s2 : line.find(' ', s2 + 1);
-    size_t s4 = version == 1 || s3 == std::string_view::npos ? s3 : line.find(' ', s3 + 1);
-    if (s4 == std::string_view::npos) {
-      return corrupt(version == 1 ? "expected '<md5> <size> <seq> <path>'"
-                                  : "expected '<md5> <size> <seq> <piece md5s> <path>'");
-    }
-    if (!ParseHexMd5(line.substr(0, s1), &e.md5)) return corrupt("bad md5");
-    if (!ParseU64(line.substr(s1 + 1, s2 - s1 - 1), &e.size)) return corrupt("bad size");
-    if (!ParseU64(line.substr(s2 + 1, s3 - s2 - 1), &e.seq)) return corrupt("bad sequence number");
-    if (version == 2) {
-      std::string_view hex = line.substr(s3 + 1, s4 - s3 - 1);
-      e.piece_bytes = piece_bytes;
-      if (e.size == 0) {
-        if (hex != "-") return corrupt("an empty object has no piece md5s ('-')");
-      } else {
-        // Checked before anything is allocated: the count comes from the size.
-        if (hex.size() % 32 != 0 || hex.size() / 32 != PieceCount(e.size, piece_bytes)) {
-          return corrupt("expected " + std::to_string(PieceCount(e.size, piece_bytes)) + " piece md5s for " +
-                         std::to_string(e.size) + " bytes");
-        }
-        e.pieces.resize(hex.size() / 32);
-        for (size_t k = 0; k < e.pieces.size(); k++) {
-          if (!ParseHexMd5(hex.substr(32 * k, 32), &e.pieces[k])) return corrupt("bad piece md5");
-        }
-      }
-    }
-    e.path = std::string(line.substr(s4 + 1));
-    if (e.path.empty()) return corrupt("empty path");
-    entries.push_back(std::move(e));
   }
-  if (line_no == 0) return Error(ErrorCode::kCorrupt, "manifest is empty");
-  if (version == 2 && line_no < 2)
+};
+
+// Line 1.
+Status ParseVersionLine(std::string_view line, ManifestState* m) {
+  if (line == "xbcloud-manifest 1")
+    m->version = 1;
+  else if (line == "xbcloud-manifest 2")
+    m->version = 2;
+  else
+    return m->Corrupt("not an xbcloud manifest (version 1 or 2)");
+  return Status::Ok();
+}
+
+// Line 2 of version 2.
+Status ParsePiecesLine(std::string_view line, ManifestState* m) {
+  // A piece is what get holds of a download at a time, so not too
+  // large; 4 KiB or more keeps the digests under 1% of the data.
+  if (!line.starts_with("pieces ") || !ParseU64(line.substr(7), &m->piece_bytes) ||
+      m->piece_bytes < (uint64_t{4} << 10) || m->piece_bytes > (uint64_t{64} << 20)) {
+    return m->Corrupt("expected 'pieces <bytes>' (4 KiB to 64 MiB)");
+  }
+  return Status::Ok();
+}
+
+// "end <n>": the count makes a manifest cut at a line's end detectable.
+Status ParseEndLine(std::string_view line, ManifestState* m) {
+  uint64_t n = 0;
+  if (!ParseU64(line.substr(4), &n) || n != m->entries.size()) {
+    return m->Corrupt("end line does not match the " + std::to_string(m->entries.size()) + " entries");
+  }
+  m->ended = true;
+  return Status::Ok();
+}
+
+// The <piece md5s> field of an entry of version 2 (e->size already read).
+Status ParsePieceMd5s(std::string_view hex, ManifestEntry* e, const ManifestState& m) {
+  e->piece_bytes = m.piece_bytes;
+  if (e->size == 0) {
+    if (hex != "-") return m.Corrupt("an empty object has no piece md5s ('-')");
+    return Status::Ok();
+  }
+  // Checked before anything is allocated: the count comes from the size.
+  if (hex.size() % 32 != 0 || hex.size() / 32 != PieceCount(e->size, m.piece_bytes)) {
+    return m.Corrupt("expected " + std::to_string(PieceCount(e->size, m.piece_bytes)) + " piece md5s for " +
+                     std::to_string(e->size) + " bytes");
+  }
+  e->pieces.resize(hex.size() / 32);
+  for (size_t k = 0; k < e->pieces.size(); k++) {
+    if (!ParseHexMd5(hex.substr(32 * k, 32), &e->pieces[k])) return m.Corrupt("bad piece md5");
+  }
+  return Status::Ok();
+}
+
+// <md5> <size> <seq> [<piece md5s>] <path>
+Status ParseEntryLine(std::string_view line, ManifestState* m) {
+  ManifestEntry e;
+  size_t s1 = line.find(' ');
+  size_t s2 = s1 == std::string_view::npos ? s1 : line.find(' ', s1 + 1);
+  size_t s3 = s2 == std::string_view::npos ? s2 : line.find(' ', s2 + 1);
+  size_t s4 = m->version == 1 || s3 == std::string_view::npos ? s3 : line.find(' ', s3 + 1);
+  if (s4 == std::string_view::npos) {
+    return m->Corrupt(m->version == 1 ? "expected '<md5> <size> <seq> <path>'"
+                                      : "expected '<md5> <size> <seq> <piece md5s> <path>'");
+  }
+  if (!ParseHexMd5(line.substr(0, s1), &e.md5)) return m->Corrupt("bad md5");
+  if (!ParseU64(line.substr(s1 + 1, s2 - s1 - 1), &e.size)) return m->Corrupt("bad size");
+  if (!ParseU64(line.substr(s2 + 1, s3 - s2 - 1), &e.seq)) return m->Corrupt("bad sequence number");
+  if (m->version == 2) XBAK_RETURN_IF_ERROR(ParsePieceMd5s(line.substr(s3 + 1, s4 - s3 - 1), &e, *m));
+  e.path = std::string(line.substr(s4 + 1));
+  if (e.path.empty()) return m->Corrupt("empty path");
+  m->entries.push_back(std::move(e));
+  return Status::Ok();
+}
+
+// One line, m->line_no already its number. Which kind of line it is
+// depends on its number and the version, except the end line.
+Status ParseManifestLine(std::string_view line, ManifestState* m) {
+  if (m->ended) return m->Corrupt("text after the end line");
+  if (m->line_no == 1) return ParseVersionLine(line, m);
+  if (m->version == 2 && m->line_no == 2) return ParsePiecesLine(line, m);
+  if (line.starts_with("end ")) return ParseEndLine(line, m);
+  return ParseEntryLine(line, m);
+}
+
+// After the last line: a manifest cut before its end line is refused even
+// when it is cut at a line's end.
+Status CheckManifestComplete(const ManifestState& m) {
+  if (m.line_no == 0) return Error(ErrorCode::kCorrupt, "manifest is empty");
+  if (m.version == 2 && m.line_no < 2)
     return Error(ErrorCode::kCorrupt, "manifest is truncated (no pieces line)");
-  if (!ended) return Error(ErrorCode::kCorrupt, "manifest is truncated (no end line)");
-  std::sort(entries.begin(), entries.end(), [](const ManifestEntry& a, const ManifestEntry& b) {
+  if (!m.ended) return Error(ErrorCode::kCorrupt, "manifest is truncated (no end line)");
+  return Status::Ok();
+}
+
+// Sorts by (path, seq) and checks that each path's objects are numbered
+// 0, 1, 2, ... without gaps: in that order they are the file's xbstream.
+Status SortAndCheckSequences(std::vector<ManifestEntry>* entries) {
+  std::sort(entries->begin(), entries->end(), [](const ManifestEntry& a, const ManifestEntry& b) {
     return std::tie(a.path, a.seq) < std::tie(b.path, b.seq);
   });
-  for (size_t i = 0; i < entries.size(); i++) {
-    uint64_t want = (i > 0 && entries[i - 1].path == entries[i].path) ? entries[i - 1].seq + 1 : 0;
-    if (entries[i].seq != want) {
+  const std::vector<ManifestEntry>& sorted = *entries;
+  for (size_t i = 0; i < sorted.size(); i++) {
+    uint64_t want = (i > 0 && sorted[i - 1].path == sorted[i].path) ? sorted[i - 1].seq + 1 : 0;
+    if (sorted[i].seq != want) {
       return Error(ErrorCode::kCorrupt,
-                   "manifest: objects of " + entries[i].path + " are not numbered 0, 1, 2, ...");
+                   "manifest: objects of " + sorted[i].path + " are not numbered 0, 1, 2, ...");
     }
   }
-  return entries;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
+  ManifestState m;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    m.line_no++;
+    if (nl == std::string_view::npos) return m.Corrupt("truncated (no end of line)");
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    XBAK_RETURN_IF_ERROR(ParseManifestLine(line, &m));
+  }
+  XBAK_RETURN_IF_ERROR(CheckManifestComplete(m));
+  XBAK_RETURN_IF_ERROR(SortAndCheckSequences(&m.entries));
+  return std::move(m.entries);
 }
 
 }  // namespace xbak::cloud

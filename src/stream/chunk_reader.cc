@@ -99,6 +99,18 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
   chunk->payload.clear();
   chunk->offset = 0;
 
+  uint32_t path_len = 0;
+  XBAK_ASSIGN_OR_RETURN(bool found, ReadFixedHeader(start, chunk, &path_len));
+  if (!found) return false;
+  XBAK_RETURN_IF_ERROR(ReadPath(start, path_len, chunk));
+  if (chunk->type == ChunkType::kEof) return true;
+  XBAK_RETURN_IF_ERROR(ReadPayload(start, chunk));
+  return true;
+}
+
+// Each check comes before what it guards: the magic before the rest of the
+// header is believed, the path length before it is allocated.
+Result<bool> ChunkReader::ReadFixedHeader(uint64_t start, Chunk* chunk, uint32_t* path_len) {
   uint8_t fixed[kXbstreamFixedHeaderLen];
   XBAK_ASSIGN_OR_RETURN(size_t got, Read(fixed, sizeof(fixed)));
   if (got == 0) return false;
@@ -129,24 +141,32 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
       }
       chunk->type = ChunkType::kUnknown;
   }
-  const uint32_t path_len = LoadLE32(fixed + 10);
-  if (path_len > kXbstreamMaxPathLen) {
+  *path_len = LoadLE32(fixed + 10);
+  if (*path_len > kXbstreamMaxPathLen) {
     return Corrupt(start, "",
-                   "path too long (" + std::to_string(path_len) + " bytes, limit " +
+                   "path too long (" + std::to_string(*path_len) + " bytes, limit " +
                        std::to_string(kXbstreamMaxPathLen) + ")");
   }
+  return true;
+}
+
+Status ChunkReader::ReadPath(uint64_t start, uint32_t path_len, Chunk* chunk) {
   chunk->path.resize(path_len);
-  XBAK_ASSIGN_OR_RETURN(got, Read(chunk->path.data(), path_len));
+  XBAK_ASSIGN_OR_RETURN(size_t got, Read(chunk->path.data(), path_len));
   if (got < path_len) {
     chunk->path.resize(got);
     return Corrupt(start, "",
                    "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
                        std::to_string(path_len) + " path bytes)");
   }
-  if (chunk->type == ChunkType::kEof) return true;
+  return Status::Ok();
+}
 
+// The length, offset and checksum after the path, then the payload itself,
+// which is allocated only once its length is known to be within the limit.
+Status ChunkReader::ReadPayload(uint64_t start, Chunk* chunk) {
   uint8_t tail[kXbstreamPayloadHeaderLen];
-  XBAK_ASSIGN_OR_RETURN(got, Read(tail, sizeof(tail)));
+  XBAK_ASSIGN_OR_RETURN(size_t got, Read(tail, sizeof(tail)));
   if (got < sizeof(tail)) {
     return Corrupt(start, chunk->path,
                    "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
@@ -178,7 +198,7 @@ Result<bool> ChunkReader::Next(Chunk* chunk) {
         "payload checksum mismatch (stored " + Hex32(stored_crc) + ", computed " + Hex32(crc) + ")");
   }
   chunk->crc = crc;
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace xbak

@@ -162,6 +162,12 @@ class ChunkReader {
   // One read(2) (after polling, when a cancel flag is set); 0 = end of stream.
   Result<size_t> RawRead(void* dst, size_t cap);
   Status Corrupt(uint64_t at, const std::string& path, const std::string& what) const;
+  // The steps of Next in stream order; `start` is the offset of the chunk's
+  // first byte, which every error names. ReadFixedHeader returns false at a
+  // clean end of stream and gives the path length it checked.
+  Result<bool> ReadFixedHeader(uint64_t start, Chunk* chunk, uint32_t* path_len);
+  Status ReadPath(uint64_t start, uint32_t path_len, Chunk* chunk);
+  Status ReadPayload(uint64_t start, Chunk* chunk);  // 'P' and unknown types
 
   const int fd_;
   const std::string description_;
