@@ -1,73 +1,28 @@
 #include "xbak/innodb/log_copier.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "log_copier_test_util.h"
 #include "redo_synth.h"
 #include "xbak/util/file.h"
-
-extern char** environ;
 
 namespace xbak::innodb {
 namespace {
 
 using namespace std::chrono_literals;
 using namespace synth;
-
-// Options for a copier of `log`: its written() stands for the server's
-// Innodb_lsn_flushed.
-LogCopier::Options Opts(const SynthLog& log, std::chrono::milliseconds poll = 20ms) {
-  LogCopier::Options o;
-  o.log_path = log.path();
-  o.poll_interval = poll;
-  o.written_lsn = [&log]() -> Result<uint64_t> { return log.written(); };
-  o.written_refresh = 1ms;
-  return o;
-}
-LogCopier::Options OptsFor(const std::string& path) {
-  LogCopier::Options o;
-  o.log_path = path;
-  o.written_lsn = []() -> Result<uint64_t> { return uint64_t{0}; };
-  return o;
-}
+using namespace xbak::innodb::copier_test;
 
 // ---------------------------------------------------------------------------
 // LogCopier against synthetic circular logs
-
-struct Collected {
-  std::mutex mu;
-  Bytes log;
-  std::vector<std::pair<FileOp, uint64_t>> ops;
-};
-
-LogCopier::Writer CollectTo(Collected* c) {
-  return [c](const uint8_t* d, size_t n) {
-    std::lock_guard lk(c->mu);
-    c->log.insert(c->log.end(), d, d + n);
-    return Status::Ok();
-  };
-}
-LogCopier::FileOpSink OpsTo(Collected* c) {
-  return [c](const FileOp& op, uint64_t lsn) {
-    std::lock_guard lk(c->mu);
-    c->ops.emplace_back(op, lsn);
-  };
-}
 
 Bytes RandomMtrRecords(std::mt19937& rng) {
   Bytes r;
@@ -420,254 +375,6 @@ TEST(LogCopier, OpenRejectsOldLogs) {
   LogCopier::Options none = OptsFor(dir / "missing");
   none.written_lsn = nullptr;
   EXPECT_EQ(LogCopier::Open(none).status().code(), ErrorCode::kInvalidArgument);
-}
-
-// ---------------------------------------------------------------------------
-// A real server: mariadbd on a private datadir with an 8 MiB log, written to
-// until the log has wrapped several times while LogCopier follows it.
-
-std::string FindTool(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  path += ":/usr/sbin:/usr/local/sbin:/usr/local/mysql/bin";
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string cand = path.substr(start, end - start) + "/" + name;
-    if (end > start && ::access(cand.c_str(), X_OK) == 0) return cand;
-    start = end + 1;
-  }
-  return "";
-}
-
-// Owns the mariadbd process: killed (and reaped) on every exit path.
-class ServerProcess {
- public:
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int st;
-      ::waitpid(pid_, &st, 0);
-    }
-  }
-  bool Spawn(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    int rc = ::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) pid_ = -1;
-    return rc == 0;
-  }
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int st;
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-int Shell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string ShellOutput(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
-TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
-#if defined(__SANITIZE_THREAD__)
-  // Under TSan the copier runs several times slower while the (uninstrumented) server writes at
-  // full speed into an 8 MiB log: it falls a whole log behind and, correctly, reports the
-  // overwrite. The copier's threading is covered under TSan by the synthetic tests above.
-  GTEST_SKIP() << "timing-dependent against a real server; not meaningful under ThreadSanitizer";
-#endif
-  const std::string mariadbd = FindTool("mariadbd"), install = FindTool("mariadb-install-db"),
-                    client = FindTool("mariadb");
-  if (mariadbd.empty() || install.empty() || client.empty())
-    GTEST_SKIP() << "mariadbd/mariadb-install-db/mariadb not installed";
-  TempDir dir;
-  ASSERT_FALSE(dir.path().empty());
-  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
-  const std::string data = dir / "data", sock = data + "/s";
-  const bool root = ::geteuid() == 0;
-  const std::string user = root ? " --user=mysql" : "";
-  ASSERT_EQ(::mkdir(data.c_str(), 0750), 0);
-  if (root) {
-    ASSERT_EQ(Shell("chown mysql:mysql " + data), 0);
-  }
-  ASSERT_EQ(Shell(install + " --no-defaults --datadir=" + data + user + " --skip-test-db > " +
-                  (dir / "install.log") + " 2>&1"),
-            0)
-      << ShellOutput("tail -20 " + (dir / "install.log"));
-
-  ServerProcess server;
-  std::vector<std::string> args = {mariadbd,
-                                   "--no-defaults",
-                                   "--datadir=" + data,
-                                   "--socket=" + sock,
-                                   "--skip-networking",
-                                   "--innodb-log-file-size=8M",
-                                   "--innodb-buffer-pool-size=64M",
-                                   "--skip-grant-tables",
-                                   "--log-error=" + data + "/error.log",
-                                   "--pid-file=" + data + "/mariadbd.pid"};
-  if (root) args.push_back("--user=mysql");
-  ASSERT_TRUE(server.Spawn(args));
-  const std::string cli = client + " --no-defaults --socket=" + sock + " -N -B";
-  bool up = false;
-  for (int i = 0; i < 300 && !up; i++) {
-    if (!server.Alive()) break;
-    up = Shell(cli + " -e 'SELECT 1' > /dev/null 2>&1") == 0;
-    if (!up) std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_TRUE(up) << ShellOutput("tail -30 " + data + "/error.log");
-
-  auto server_lsn = [&]() -> uint64_t {
-    // The status text is one field with literal "\n" escapes in -B mode;
-    // the number follows "Log sequence number" and spaces either way.
-    std::string s = ShellOutput(cli + " -e 'SHOW ENGINE INNODB STATUS' 2>&1");
-    size_t at = s.find("Log sequence number");
-    if (at == std::string::npos) return uint64_t{0};
-    at = s.find_first_of("0123456789", at);
-    return at == std::string::npos ? uint64_t{0} : std::strtoull(s.c_str() + at, nullptr, 10);
-  };
-
-  LogCopier::Options lo = OptsFor(data + "/ib_logfile0");
-  lo.written_lsn = [&]() -> Result<uint64_t> {
-    std::string v = ShellOutput(cli + " -e \"SHOW GLOBAL STATUS LIKE 'Innodb_lsn_flushed'\" 2>&1");
-    size_t at = v.find_first_of("0123456789");
-    if (at == std::string::npos) return Error(ErrorCode::kServer, "no Innodb_lsn_flushed: " + v);
-    return static_cast<uint64_t>(std::strtoull(v.c_str() + at, nullptr, 10));
-  };
-  auto opened = LogCopier::Open(lo);
-  ASSERT_TRUE(opened.ok()) << opened.status().message();
-  LogCopier& copier = **opened;
-  const uint64_t cap = copier.capacity();
-  EXPECT_EQ(cap, (uint64_t{8} << 20) - kLogStartOffset);
-  EXPECT_TRUE(Contains(copier.header().creator, "MariaDB")) << copier.header().creator;
-
-  const std::string backup_log = dir / "backup_ib_logfile0";
-  auto out = File::CreateNew(backup_log);
-  ASSERT_TRUE(out.ok());
-  Bytes hdr = MakeBackupLogHeader(copier.format(), copier.checkpoint_lsn(), copier.checkpoint_end_lsn(),
-                                  "Backup 10.11.19");
-  ASSERT_TRUE(out->Write(hdr.data(), hdr.size()).ok());
-  File* outp = &*out;
-  Collected ops;
-  ASSERT_TRUE(
-      copier.Start([outp](const uint8_t* d, size_t n) { return outp->Write(d, n); }, OpsTo(&ops)).ok());
-
-  // Workload: DDL that the copy must track, then bulk rows until the server
-  // has written at least four capacities of redo past our start. Batches of
-  // about 1.6 MiB of redo: this test asks for Innodb_lsn_flushed by starting
-  // a mariadb client each time (tens of ms, more on a loaded machine), and
-  // batches of 7 MiB (3000 rows) let the server wrap the 8 MiB log before the
-  // copier's first answer came back, on a machine busy with other tests.
-  const uint64_t start = copier.checkpoint_lsn();
-  const std::string setup = dir / "setup.sql", batch = dir / "batch.sql";
-  ASSERT_TRUE(
-      WriteFileAtomic(setup,
-                      "CREATE DATABASE w; CREATE TABLE w.x1(id INT PRIMARY KEY) ENGINE=InnoDB;"
-                      "RENAME TABLE w.x1 TO w.x2; DROP TABLE w.x2;"
-                      "CREATE TABLE w.t(id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(3000)) ENGINE=InnoDB;")
-          .ok());
-  ASSERT_TRUE(
-      WriteFileAtomic(batch,
-                      "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_500;"
-                      "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0 ORDER BY id DESC LIMIT 70;")
-          .ok());
-  ASSERT_EQ(Shell(cli + " < " + setup), 0);
-  auto t0 = std::chrono::steady_clock::now();
-  int batches = 0;
-  uint64_t lsn_now = server_lsn();
-  while (lsn_now < start + 4 * cap && std::chrono::steady_clock::now() - t0 < 240s) {
-    ASSERT_EQ(Shell(cli + " < " + batch), 0) << ShellOutput("tail -20 " + data + "/error.log");
-    batches++;
-    lsn_now = server_lsn();
-    ASSERT_GT(lsn_now, 0u);
-    // Surfaces a failed copier early: a healthy one just "times out" at once.
-    Status probe = copier.WaitUntil(UINT64_MAX, 0ms);
-    ASSERT_EQ(probe.code(), ErrorCode::kTimeout) << probe.message();
-  }
-  ASSERT_GE(lsn_now, start + 4 * cap) << "workload too slow";
-  const uint64_t reported = server_lsn();
-  ASSERT_EQ(Shell(cli + " -e 'FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS'"), 0);
-  Status w = copier.WaitUntil(reported, 30s);
-  ASSERT_TRUE(w.ok()) << w.message();
-  auto live = copier.ReadLiveCheckpoint();
-  ASSERT_TRUE(live.ok()) << live.status().message();
-  ASSERT_TRUE(copier.Stop().ok());
-  ASSERT_TRUE(out->Close().ok());
-  const uint64_t copied = copier.copied_lsn();
-  EXPECT_GE(copied, reported);
-  EXPECT_GE(copied, live->checkpoint_lsn);
-
-  auto bytes = ReadAll(backup_log);
-  ASSERT_TRUE(bytes.ok());
-  LinearScan scan;
-  ASSERT_TRUE(ScanLinear(*bytes, &scan));
-  EXPECT_EQ(scan.end_lsn, copied);
-  EXPECT_EQ(bytes->size() - kLogStartOffset, copied - start);
-  // --prepare needs the FILE_CHECKPOINT of the starting checkpoint at end_lsn.
-  bool found_start_cp = false;
-  for (size_t i = 0; i < scan.checkpoints.size(); i++) {
-    if (scan.checkpoint_mtr_lsns[i] >= copier.checkpoint_end_lsn() && scan.checkpoints[i] == start) {
-      found_start_cp = true;
-      break;
-    }
-  }
-  EXPECT_TRUE(found_start_cp) << "no FILE_CHECKPOINT(" << start << ") at or after end_lsn "
-                              << copier.checkpoint_end_lsn();
-  bool create = false, rename = false, del = false;
-  for (auto& [op, lsn] : scan.ops) {
-    create |= op.type == FileOp::Type::kCreate && Contains(op.name, "w/x1.ibd");
-    rename |= op.type == FileOp::Type::kRename && Contains(op.name, "w/x1.ibd") &&
-              Contains(op.new_name, "w/x2.ibd");
-    del |= op.type == FileOp::Type::kDelete && Contains(op.name, "w/x2.ibd");
-  }
-  EXPECT_TRUE(create && rename && del) << create << rename << del;
-  EXPECT_EQ(ops.ops.size(), scan.ops.size());
-  const uint64_t wraps = (copied - copier.first_lsn()) / cap - (start - copier.first_lsn()) / cap;
-  EXPECT_GE(wraps, 3u);
-  // How many of the copied mtrs straddled the end of the live circular file.
-  size_t straddled = 0;
-  for (size_t pos = kLogStartOffset; pos < bytes->size();) {
-    MtrInfo info;
-    std::string why;
-    ASSERT_EQ(ParseMtr(bytes->data() + pos, bytes->size() - pos, true, &info, &why), MtrStatus::kComplete);
-    uint64_t lsn = start + pos - kLogStartOffset;
-    straddled += (lsn - copier.first_lsn()) / cap != (lsn + info.length - 1 - copier.first_lsn()) / cap;
-    pos += info.length;
-  }
-  std::printf(
-      "[ real server ] log capacity %llu; copied LSN %llu..%llu (%llu bytes, %zu mtrs, %zu FILE_CHECKPOINTs, "
-      "%zu file ops) across %llu wraps of the circular file, %zu mtrs straddling its end; server reported "
-      "LSN %llu, live checkpoint %llu; "
-      "%d batches\n",
-      (unsigned long long)cap, (unsigned long long)start, (unsigned long long)copied,
-      (unsigned long long)(copied - start), scan.mtrs, scan.checkpoints.size(), scan.ops.size(),
-      (unsigned long long)wraps, straddled, (unsigned long long)reported,
-      (unsigned long long)live->checkpoint_lsn, batches);
 }
 
 }  // namespace
