@@ -121,12 +121,12 @@ int RunExtractMode(const Args& a) {
 // --verify: one line per problem on stdout, exit status 0 only if sound.
 int RunVerifyMode(const Args& a) {
   const po::variables_map& vm = a.vm;
-  xbak::VerifyOptions vo;
+  xbak::verify::VerifyOptions vo;
   vo.target_dir = RequiredTargetDir(a, "--verify");
   if (vo.target_dir.empty()) return 2;
   if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
   vo.parallel = a.parallel;
-  auto r = xbak::VerifyBackup(vo);
+  auto r = xbak::verify::VerifyBackup(vo);
   if (!r.ok()) return Fail(r.status());
   for (const auto& line : r->problems) std::cout << line << "\n";
   std::cout << r->Summary() << std::endl;

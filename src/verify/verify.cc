@@ -270,7 +270,6 @@ class Verifier {
 };
 
 }  // namespace
-}  // namespace verify
 
 std::string VerifyResult::Summary() const {
   return "verify: " + std::to_string(files) + " files, " + std::to_string(pages) + " pages, " +
@@ -280,8 +279,9 @@ std::string VerifyResult::Summary() const {
 Result<VerifyResult> VerifyBackup(const VerifyOptions& options) {
   if (options.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--verify needs --target-dir");
   if (options.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
-  verify::Verifier v(options);
+  Verifier v(options);
   return v.Run();
 }
 
+}  // namespace verify
 }  // namespace xbak

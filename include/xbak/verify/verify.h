@@ -37,7 +37,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::verify {
 
 struct VerifyOptions {
   std::string target_dir;                     // the full backup (or any one backup)
@@ -64,4 +64,4 @@ struct VerifyResult {
 
 Result<VerifyResult> VerifyBackup(const VerifyOptions& options);
 
-}  // namespace xbak
+}  // namespace xbak::verify

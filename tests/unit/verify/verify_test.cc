@@ -18,7 +18,7 @@
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::verify {
 namespace {
 
 using testing::kFlags;
@@ -340,4 +340,4 @@ TEST_F(VerifyTest, NotADirectory) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::verify
