@@ -60,10 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Put(dir + "/ib_logfile0", data, size);
   static const std::string cnf = "[mysqld]\ninnodb_page_size=4096\n";
   Put(dir + "/backup-my.cnf", reinterpret_cast<const uint8_t*>(cnf.data()), cnf.size());
-  xbak::VerifyOptions o;
+  xbak::verify::VerifyOptions o;
   o.target_dir = dir;
   o.parallel = 1;
-  (void)xbak::VerifyBackup(o);
+  (void)xbak::verify::VerifyBackup(o);
   (void)xbak::cloud::CheckObjectChunks(std::string(reinterpret_cast<const char*>(data), size), "db/t.ibd");
   return 0;
 }
