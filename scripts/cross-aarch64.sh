@@ -14,8 +14,11 @@
 #    XBAK_CROSS_MINIMAL=1 installs only zlib/zstd/lz4/gtest and builds only the unit tests of the
 #    layers they serve (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would
 #    remove any package.
-# 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (RelWithDebInfo, the normal
-#    pass's build type; -Werror) and builds every layer, xbak, xbcloud and the unit tests.
+# 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (-O2 as the normal pass's
+#    RelWithDebInfo, without its debug information, which costs about a quarter of the compile
+#    time (src/backup/restore.cc: 12.7-13.9 s with -g, 9.6-10.5 s without) and is not wanted in
+#    the binaries handed out; -Werror) and builds every layer, xbak, xbcloud
+#    and the unit tests.
 # 3. Checks that the binaries are AArch64 and that the CRC-32C hardware path (ARMv8 CRC32
 #    instructions, chosen at run time through getauxval(AT_HWCAP) & HWCAP_CRC32) is compiled in
 #    and taken: qemu's default CPU ("max") has the CRC32 extension.
@@ -112,7 +115,9 @@ fi
 say "configure ($build)"
 t_conf=$SECONDS
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXBAK_UNIT_ONLY=$unit_only -DXBAK_BENCHMARKS=OFF > "$build/configure.log" 2>&1 ||
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
+  -DXBAK_UNIT_ONLY=$unit_only -DXBAK_BENCHMARKS=OFF > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "cross-aarch64: cmake configure failed" >&2; exit 1; }
 say "build (-j$jobs)"
 cmake --build "$build" -j"$jobs"
