@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <thread>
 
 namespace xbak {
@@ -27,9 +26,11 @@ TEST(Progress, LineCountsBytesFilesRateEtaAndNote) {
   p.FileDone();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::string line = p.Line();
-  EXPECT_TRUE(std::regex_match(
-      line, std::regex(R"(backup: 1\.0 MiB of 4\.0 MiB, 1 of 4 files, [0-9.]+ [KMG]?i?B/s, ETA [0-9]+ s)")))
-      << line;
+  // "backup: 1.0 MiB of 4.0 MiB, 1 of 4 files, <rate>/s, ETA <n> s" (no std::regex: GCC 12's
+  // regex trips -Wmaybe-uninitialized under ASan).
+  EXPECT_TRUE(line.starts_with("backup: 1.0 MiB of 4.0 MiB, 1 of 4 files, ")) << line;
+  EXPECT_NE(line.find("B/s, ETA "), std::string::npos) << line;
+  EXPECT_TRUE(line.ends_with(" s")) << line;
   p.SetNote("redo 5 KiB behind");
   p.AddDone(uint64_t{3} << 20);  // all done: no ETA
   line = p.Line();
