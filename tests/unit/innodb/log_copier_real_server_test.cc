@@ -22,6 +22,7 @@
 #include "redo_synth.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/util/file.h"
+#include "xbak/util/process.h"
 
 extern char** environ;
 
@@ -32,18 +33,9 @@ using namespace std::chrono_literals;
 using namespace synth;
 using namespace xbak::innodb::copier_test;
 
+// PATH, /usr/sbin and /usr/bin (FindExecutable), then where source builds install.
 std::string FindTool(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  path += ":/usr/sbin:/usr/local/sbin:/usr/local/mysql/bin";
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string cand = path.substr(start, end - start) + "/" + name;
-    if (end > start && ::access(cand.c_str(), X_OK) == 0) return cand;
-    start = end + 1;
-  }
-  return "";
+  return FindExecutable({name, "/usr/local/sbin/" + name, "/usr/local/mysql/bin/" + name});
 }
 
 // Owns the mariadbd process: killed (and reaped) on every exit path.
