@@ -16,7 +16,7 @@
 #    remove any package.
 # 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (-O2 as the normal pass's
 #    RelWithDebInfo, without its debug information, which costs about a quarter of the compile
-#    time (src/backup/restore.cc: 12.7-13.9 s with -g, 9.6-10.5 s without) and is not wanted in
+#    time (src/restore/restore.cc: 12.7-13.9 s with -g, 9.6-10.5 s without) and is not wanted in
 #    the binaries handed out; -Werror) and builds every layer, xbak, xbcloud
 #    and the unit tests.
 # 3. Checks that the binaries are AArch64 and that the CRC-32C hardware path (ARMv8 CRC32

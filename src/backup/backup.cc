@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "xbak/backup/history.h"
-#include "xbak/backup/layout.h"
-#include "xbak/backup/metadata.h"
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
 #include "xbak/backup/server_checks.h"

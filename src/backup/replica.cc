@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "xbak/backup/metadata.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/util/log.h"
 
 namespace xbak {

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "xbak/backup/layout.h"
+#include "xbak/backupdir/layout.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak::verify {

@@ -12,7 +12,7 @@
 
 #include "log_checker.h"
 #include "problems.h"
-#include "xbak/backup/metadata.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/sink/compress.h"
 #include "xbak/util/file.h"
 

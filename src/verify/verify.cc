@@ -14,7 +14,7 @@
 #include "log_checker.h"
 #include "page_checker.h"
 #include "problems.h"
-#include "xbak/backup/layout.h"
+#include "xbak/backupdir/layout.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/parallel.h"
 

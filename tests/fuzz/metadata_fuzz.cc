@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "xbak/backup/layout.h"
-#include "xbak/backup/metadata.h"
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/util/options_file.h"
 

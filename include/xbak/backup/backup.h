@@ -14,7 +14,7 @@
 #include <chrono>
 #include <string>
 
-#include "xbak/backup/table_filter.h"
+#include "xbak/backupdir/table_filter.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/sink/compress.h"
 #include "xbak/util/status.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "xbak/backup/metadata.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "xbak/backup/layout.h"
+#include "xbak/backupdir/layout.h"
 #include "xbak/sink/sink.h"
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <vector>
 
-#include "backup/synthetic_chain.h"
-#include "xbak/backup/metadata.h"
+#include "testing/synthetic_chain.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"

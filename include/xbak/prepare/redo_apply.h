@@ -1,0 +1,83 @@
+// Applies the redo log copied into a backup (its ib_logfile0) to the backup's
+// tablespace files, the way MariaDB 10.11's crash recovery does: parse from
+// the checkpoint to the end, group the records by page, and replay on each
+// page only the mini-transactions that started at or after its FIL_PAGE_LSN.
+//
+// The log is scanned twice: first to check every mtr (framing, CRC-32C) and
+// to learn every tablespace name it mentions, without writing anything; then
+// to apply it in batches bounded by `use_memory`, each batch spread over
+// `parallel` threads by page. A page is read once per batch, patched in
+// memory, given its new LSN and checksum, and written once.
+//
+// Idempotent: running it again (after a crash or kill at any point) skips
+// what was applied, by page LSN, and gives the same files.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xbak/prepare/prepare_crypt.h"
+#include "xbak/backupdir/table_filter.h"
+#include "xbak/innodb/crypt_data.h"
+#include "xbak/util/status.h"
+
+namespace xbak {
+
+struct RedoApplyOptions {
+  std::string dir;  // backup directory: ibdata1, undo*, db/*.ibd, backup-my.cnf
+  // Where ib_logfile0 is read (default: `dir`). `xbak --restore` applies the
+  // log where the backup keeps it, to the files it wrote into the datadir.
+  std::string log_dir;
+  int parallel = 1;
+  uint64_t use_memory = 256ull << 20;  // parsed log of one batch (log bytes + index)
+  // The log must reach this LSN (xtrabackup_checkpoints' last_lsn), or the
+  // backup is incomplete and nothing is written.
+  uint64_t required_lsn = 0;
+  std::chrono::milliseconds progress_interval{2000};
+  // Runs once the whole log has been checked, before anything is written
+  // (prepare carries out the backup's DDL markers there).
+  std::function<Status()> before_write;
+  // A partial backup's filter: tables it left out are not brought back from
+  // the log (created or re-created during the backup).
+  TableFilter filter;
+  // Where the keys of an encrypted backup are, over what backup-my.cnf says.
+  KeyOptions keys;
+};
+
+struct RedoApplyStats {
+  uint64_t checkpoint_lsn = 0;
+  uint64_t end_lsn = 0;  // LSN after the last complete mtr
+  uint64_t mtrs = 0;
+  uint64_t records = 0;
+  uint64_t pages_written = 0;
+  uint64_t batches = 0;
+  uint64_t ignored_records = 0;       // records of tablespaces with no file (dropped during the backup)
+  std::set<uint32_t> ignored_spaces;  // their ids
+};
+
+// Checks the whole log first; a corrupt or short log, a log of another
+// format, an encrypted log or tablespace whose key is not at hand, and
+// tablespaces xbak cannot apply to are errors before the first byte is
+// written. Encrypted pages are decrypted to apply the log and written back
+// encrypted as the server would.
+Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
+
+// The checks ApplyRedoLog makes before writing, on their own: the log of
+// `log_dir` (up to `required_lsn`) and the data files of `data_dir`. An
+// incremental's apply runs them (its log, the base's files) before it writes
+// its first delta; `incoming` names the encrypted tablespaces its deltas
+// bring (their crypt data), whose keys are checked with the others.
+// `only_tables`: when the caller read every file-per-table page 0 already, the
+// ones (rel paths) that need a look (PAGE_COMPRESSED, or crypt data); the
+// others are not opened again. Null: every file.
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
+                           const KeyOptions& keys, int parallel,
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {},
+                           const std::set<std::string>* only_tables = nullptr);
+
+}  // namespace xbak

@@ -1,0 +1,223 @@
+#include "xbak/prepare/delta_apply.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+#include "xbak/backupdir/layout.h"
+#include "xbak/innodb/crypt_data.h"
+#include "xbak/util/copy_file.h"
+#include "xbak/util/parallel.h"
+
+namespace xbak {
+namespace {
+
+const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
+                                        ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
+
+}  // namespace
+
+bool IsOtherTableFile(const std::string& n) {
+  for (const char* e : kOtherExtensions) {
+    if (n.ends_with(e)) return true;
+  }
+  return false;
+}
+
+namespace {
+Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
+  const std::string path = JoinPath(inc, rel);
+  if (rel.ends_with(".delta")) {
+    DeltaJob j;  // its .meta and size: ReadDeltaMeta
+    j.rel = rel.substr(0, rel.size() - 6);
+    j.delta = path;
+    s->deltas.push_back(std::move(j));
+  } else if (rel.ends_with(".new")) {
+    s->news.push_back(rel.substr(0, rel.size() - 4));
+  } else if (rel.ends_with(".del")) {
+    s->dels.push_back(rel.substr(0, rel.size() - 4));
+  } else if (rel.ends_with(".ren")) {
+    XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(path, 4096));
+    if (!IsSafeSpaceName(to)) {
+      return Error(ErrorCode::kCorrupt, path + ": rename target '" + to + "' is not a db/table name");
+    }
+    s->rens.emplace_back(rel.substr(0, rel.size() - 4), to);
+  } else if (IsOtherTableFile(rel) || rel.rfind("aria_log", 0) == 0) {
+    s->others.push_back(rel);
+  }
+  return Status::Ok();
+}
+
+Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
+  std::string meta_path = JoinPath(inc, j.rel + ".meta");
+  auto text = ReadSmallFile(meta_path, 4096);
+  if (!text.ok()) return text.status().With("delta " + j.delta + " has no readable .meta");
+  XBAK_ASSIGN_OR_RETURN(j.meta, innodb::ParseDeltaMeta(text.value(), meta_path));
+  struct stat st {};
+  if (::stat(j.delta.c_str(), &st) != 0) return ErrnoError("stat", j.delta, errno);
+  j.size = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
+  IncScan s;
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(inc));
+  for (const auto& n : top) {
+    if (IsDirectory(JoinPath(inc, n))) {
+      XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(inc, n)));
+      for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, &s));
+    } else if (n.ends_with(".delta") || n.rfind("aria_log", 0) == 0) {
+      XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
+    }
+  }
+  // Tens of thousands of small .meta files: read on all threads.
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      s.deltas.size(), parallel, [&](size_t i) { return ReadDeltaMeta(inc, s.deltas[i]); }, &cancel));
+  return s;
+}
+
+Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_size, bool* special) {
+  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  f.AdviseRandom();
+  std::vector<uint8_t> p(page_size);
+  XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(p.data(), p.size(), 0));
+  if (n < p.size()) return Error(ErrorCode::kCorrupt, path + ": shorter than one page");
+  auto h = innodb::ParseSpaceHeader(p.data(), p.size());
+  if (!h.ok()) return h.status().With(path + " page 0");
+  if (special) {
+    *special = h->flags.page_compressed || h->flags.logical_size != page_size ||
+               innodb::ReadCryptData(p.data(), h->flags).has_value();
+  }
+  return h;
+}
+
+Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists,
+                     const innodb::SpaceHeader* base_page0) {
+  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(j.delta));
+  const uint32_t ps = j.meta.page_size;
+  std::optional<innodb::SpaceFlags> flags = j.system_flags;
+  if (base_exists && j.first_page == 0) {
+    auto h = base_page0 ? Result<innodb::SpaceHeader>(*base_page0) : ReadPage0(base_path, ps);
+    if (h.ok()) {
+      if (h->space_id != j.meta.space_id) {
+        j.replace = true;  // confirmed below by the delta's own page 0
+      }
+      flags = h->flags;
+    }
+  }
+  innodb::DeltaReader r(f, ps);
+  bool first = true;
+  j.blocks.clear();
+  for (;;) {
+    const uint64_t block_at = r.offset();
+    XBAK_ASSIGN_OR_RETURN(bool more, r.Next());
+    if (!more) break;
+    j.blocks.push_back(block_at);
+    for (size_t i = 0; i < r.page_numbers().size(); i++) {
+      const uint32_t no = r.page_numbers()[i] + j.first_page;  // in the tablespace
+      const uint8_t* page = r.page(i);
+      if (no == 0) {
+        auto h = innodb::ParseSpaceHeader(page, ps);
+        if (!h.ok()) return h.status().With(j.delta + ": page 0");
+        if (h->space_id != j.meta.space_id) {
+          return Error(ErrorCode::kCorrupt, j.delta + ": page 0 says space id " +
+                                                std::to_string(h->space_id) + " but the .meta says " +
+                                                std::to_string(j.meta.space_id));
+        }
+        j.has_page0 = true;
+        j.want_size = uint64_t{h->size_in_pages} * ps;
+        // Delta pages go in as they were copied (encrypted or not); only the
+        // redo step decrypts, so its keys are checked before anything is written.
+        if (auto c = innodb::ReadCryptData(page, h->flags); c && c->MayEncrypt()) j.crypt = c;
+        if (first || !flags || j.replace) flags = h->flags;
+      }
+      first = false;
+      if (!flags) {
+        return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) +
+                                              " of a tablespace that is " + "neither in the base (" +
+                                              base_path + ") nor created by this delta");
+      }
+      // The doublewrite buffer of the system tablespace holds copies of
+      // other pages (their numbers, not its own): copied, not validated.
+      if (innodb::InDoublewriteArea(j.meta.space_id, no, ps)) continue;
+      innodb::PageCheck c = innodb::CheckPage(page, *flags, no);
+      if (c.verdict == innodb::PageVerdict::kCorrupt) {
+        return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) + " (block at byte " +
+                                              std::to_string(block_at) + "): " + c.detail);
+      }
+    }
+  }
+  if (j.replace && !j.has_page0) {
+    auto h = ReadPage0(base_path, ps);
+    return Error(ErrorCode::kCorrupt, j.delta + ": its .meta says space id " +
+                                          std::to_string(j.meta.space_id) + " but " + base_path +
+                                          " is space " + std::to_string(h.ok() ? h->space_id : 0) +
+                                          "; refusing to mix two tablespaces");
+  }
+  if (!base_exists && !j.has_page0) {
+    return Error(ErrorCode::kCorrupt,
+                 j.delta + ": " + base_path +
+                     " does not exist in the base and the delta does not create it (no page 0)");
+  }
+  return Status::Ok();
+}
+
+Status PrepareTarget(const DeltaJob& j, const std::string& target) {
+  XBAK_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.rfind('/'))));
+  XBAK_ASSIGN_OR_RETURN(File out, File::OpenWrite(target));
+  if (j.replace) XBAK_RETURN_IF_ERROR(out.Truncate(0));
+  XBAK_ASSIGN_OR_RETURN(uint64_t size, out.Size());
+  if (j.want_size > size) XBAK_RETURN_IF_ERROR(out.Truncate(j.want_size));
+  return out.Close();
+}
+
+Status ApplyPiece(const Piece& piece, const std::string& target, Progress& progress) {
+  const DeltaJob& j = *piece.job;
+  if (piece.whole_file) XBAK_RETURN_IF_ERROR(PrepareTarget(j, target));
+  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(j.delta));
+  XBAK_ASSIGN_OR_RETURN(File out, File::OpenWrite(target));
+  const uint32_t ps = j.meta.page_size;
+  innodb::DeltaReader r(in, ps);
+  for (size_t b = piece.first_block; b < piece.end_block; b++) {
+    r.Seek(j.blocks[b]);
+    XBAK_ASSIGN_OR_RETURN(bool more, r.Next());
+    if (!more)
+      return Error(ErrorCode::kCorrupt,
+                   j.delta + ": block at byte " + std::to_string(j.blocks[b]) + " vanished");
+    // Pages of a block are usually consecutive: write runs with one pwrite.
+    size_t i = 0;
+    const auto& nos = r.page_numbers();
+    while (i < nos.size()) {
+      size_t k = i + 1;
+      while (k < nos.size() && nos[k] == nos[k - 1] + 1) k++;
+      XBAK_RETURN_IF_ERROR(out.PWrite(r.page(i), (k - i) * size_t{ps}, uint64_t{nos[i]} * ps));
+      progress.AddDone((k - i) * uint64_t{ps});
+      i = k;
+    }
+  }
+  return out.Close();
+}
+
+Status CopyReplace(const std::string& src, const std::string& dst) {
+  constexpr size_t kSmall = 1 << 20;
+  struct stat ss, ds;
+  if (::stat(src.c_str(), &ss) != 0) return ErrnoError("stat", src, errno);
+  if (static_cast<size_t>(ss.st_size) <= kSmall && ::stat(dst.c_str(), &ds) == 0 &&
+      ds.st_size == ss.st_size) {
+    XBAK_ASSIGN_OR_RETURN(std::string a, ReadSmallFile(src, kSmall + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string b, ReadSmallFile(dst, kSmall + 1));
+    if (a == b) return Status::Ok();
+  }
+  XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+  // Not fsync'ed here: the incremental apply ends with one syncfs().
+  return PlaceFile(src, dst, {.sync = false}, nullptr);
+}
+
+}  // namespace xbak

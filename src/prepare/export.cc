@@ -1,0 +1,499 @@
+#include "xbak/prepare/export.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/innodb/isl.h"
+#include "xbak/mysql/connection.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/options_file.h"
+#include "xbak/util/process.h"
+
+namespace xbak {
+namespace {
+
+constexpr const char* kKeptCfg = ".cfg.xbak-export";  // a .cfg kept past UNLOCK TABLES
+
+// The last lines of the export server's log, for error messages.
+std::string LogTail(const std::string& path, size_t lines = 15) {
+  auto text = ReadSmallFile(path, size_t{16} << 20);
+  if (!text.ok()) return "";
+  const std::string& t = *text;
+  size_t pos = t.size();
+  for (size_t n = 0; n <= lines && pos > 0; n++) {
+    size_t p = t.rfind('\n', pos - 1);
+    if (p == std::string::npos) {
+      pos = 0;
+      break;
+    }
+    pos = p;
+  }
+  return t.substr(pos == 0 ? 0 : pos + 1);
+}
+
+// "10.11" from "10.11.19-MariaDB-0+deb12u1-log" or from `mariadbd --version`
+// ("mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu ...").
+std::string MajorMinor(const std::string& s) {
+  size_t p = s.find_first_of("0123456789");
+  if (p == std::string::npos) return "";
+  size_t dot1 = s.find('.', p);
+  if (dot1 == std::string::npos) return "";
+  size_t end = s.find_first_not_of("0123456789", dot1 + 1);
+  return s.substr(p, (end == std::string::npos ? s.size() : end) - p);
+}
+
+// Renames every db/*`from` to db/*`to` (suffixes) in the backup's database
+// directories; `from` empty is not allowed.
+Status RenameSuffixes(const std::string& dir, const std::string& from, const std::string& to, size_t* count) {
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  for (const auto& db : top) {
+    const std::string dbdir = JoinPath(dir, db);
+    if (IsSkippedDatabaseDir(db) || !IsDirectory(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    for (const auto& n : files) {
+      if (n.size() <= from.size() || !n.ends_with(from)) continue;
+      const std::string src = JoinPath(dbdir, n);
+      const std::string dst = JoinPath(dbdir, n.substr(0, n.size() - from.size()) + to);
+      if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
+      if (count) (*count)++;
+    }
+  }
+  return Status::Ok();
+}
+
+Status WritePrivateFile(const std::string& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("create", path, errno);
+  const bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  const int err = errno;
+  ::close(fd);
+  return ok ? Status::Ok() : ErrnoError("write", path, err);
+}
+
+// The server started on the backup; killed if still running when dropped.
+class ExportServer {
+ public:
+  // `data_file_path`: innodb_data_file_path with the backup's file names.
+  ExportServer(const ExportOptions& o, std::string run_dir, std::string data_file_path)
+      : o_(o), run_(std::move(run_dir)), data_file_path_(std::move(data_file_path)) {}
+  // A key file password handed over in a file never outlives the export
+  // (the server read it at its start), whatever way it ends.
+  ~ExportServer() { (void)::unlink(JoinPath(run_, "filekey").c_str()); }
+  ExportServer(const ExportServer&) = delete;
+  ExportServer& operator=(const ExportServer&) = delete;
+
+  std::string log() const { return JoinPath(run_, "server.log"); }
+  // The end of what it wrote, for error messages.
+  std::string Tail() const { return LogTail(JoinPath(run_, "stderr"), 5) + LogTail(log()); }
+
+  Status Start(const std::string& program) {
+    std::vector<std::string> argv = ServerArguments(program);
+    XBAK_RETURN_IF_ERROR(AddKeyArguments(&argv));
+    // mariadbd refuses to run as root unless told to.
+    if (::geteuid() == 0) argv.push_back("--user=root");
+    LogInfo("starting " + program + " on " + o_.dir + " (no network; its log: " + log() + ")");
+    // What it says before its error log opens (a bad option) goes here.
+    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, JoinPath(run_, "stderr")));
+    child_ = std::make_unique<Child>(std::move(c));
+    return WaitUntilAccepting(program);
+  }
+
+  Connection& conn() { return *conn_; }
+
+  // A slow shutdown: everything flushed, purged and merged, so the files
+  // are those of a cleanly stopped server.
+  Status Stop() {
+    if (!child_) return Status::Ok();
+    Status st = conn_->Execute("SHUTDOWN");
+    conn_.reset();
+    if (!st.ok()) return st.With("stopping the export server");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      if (auto code = child_->Wait(std::chrono::seconds(10))) {
+        child_.reset();
+        if (*code != 0) {
+          return Error(ErrorCode::kServer, "the export server exited with status " + std::to_string(*code) +
+                                               " at shutdown; the end of its log (" + log() + "):\n" +
+                                               Tail());
+        }
+        return Status::Ok();
+      }
+      LogInfo("waiting for the export server's slow shutdown (purge, " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0)
+                      .count()) +
+              " s so far)");
+    }
+  }
+
+ private:
+  // A server of its own on the backup's files: reachable only by us, and
+  // reading nothing but the backup's settings.
+  std::vector<std::string> ServerArguments(const std::string& program) const {
+    const std::string& d = o_.dir;
+    std::vector<std::string> argv = {
+        program,
+        // Only the backup's own settings (page size, data files, log size,
+        // compression providers): never the host's my.cnf, which may name
+        // the production datadir, a Galera cluster or a replication source.
+        "--defaults-file=" + JoinPath(d, kBackupCnfFile),
+        "--datadir=" + d,
+        "--innodb-data-home-dir=" + d,
+        "--innodb-log-group-home-dir=" + d,
+        "--innodb-undo-directory=" + d,
+        "--aria-log-dir-path=" + d,
+        "--skip-networking",
+        "--socket=" + JoinPath(run_, "s"),
+        "--pid-file=" + JoinPath(run_, "pid"),
+        "--log-error=" + log(),
+        "--tmpdir=" + run_,
+        "--skip-grant-tables",
+        "--skip-log-bin",
+        "--loose-skip-slave-start",
+        "--loose-wsrep-on=OFF",
+        "--loose-event-scheduler=OFF",
+        "--performance-schema=OFF",
+        "--innodb-buffer-pool-size=" + std::to_string(o_.buffer_pool),
+        "--innodb-buffer-pool-load-at-startup=OFF",
+        "--innodb-buffer-pool-dump-at-shutdown=OFF",
+        "--innodb-fast-shutdown=0",
+    };
+    if (!data_file_path_.empty()) argv.push_back("--innodb-data-file-path=" + data_file_path_);
+    return argv;
+  }
+
+  // The key file where the prepare found it (its options are the
+  // plugin's, known only once backup-my.cnf loaded it: hence loose-).
+  Status AddKeyArguments(std::vector<std::string>* argv) const {
+    if (!o_.keys.filename.empty())
+      argv->push_back("--loose-file-key-management-filename=" + o_.keys.filename);
+    if (!o_.keys.filekey.empty()) {
+      std::string fk = o_.keys.filekey;
+      if (fk.rfind("FILE:", 0) != 0) {
+        // A password given to xbak itself goes to the server in a file only
+        // we read (in our private run directory), never on its command line.
+        XBAK_RETURN_IF_ERROR(WritePrivateFile(JoinPath(run_, "filekey"), fk));
+        fk = "FILE:" + JoinPath(run_, "filekey");
+      }
+      argv->push_back("--loose-file-key-management-filekey=" + fk);
+    }
+    if (!o_.keys.algorithm.empty()) {
+      argv->push_back("--loose-file-key-management-encryption-algorithm=" + o_.keys.algorithm);
+    }
+    return Status::Ok();
+  }
+
+  // Polls until a connection succeeds: the server may spend long in crash
+  // recovery first, and one that exits meanwhile is reported at once.
+  Status WaitUntilAccepting(const std::string& program) {
+    const std::string& d = o_.dir;
+    ConnectOptions co;
+    co.user = "root";
+    co.socket = JoinPath(run_, "s");
+    co.connect_timeout_s = 5;
+    co.read_timeout_s = 3600;  // FLUSH ... FOR EXPORT of a large table flushes all its pages
+    const auto t0 = std::chrono::steady_clock::now();
+    auto last = t0;
+    for (;;) {
+      if (auto st = child_->Poll()) {
+        child_.reset();
+        return Error(ErrorCode::kServer, program + " exited with status " + std::to_string(*st) +
+                                             " while starting on " + d + "; the end of its log (" + log() +
+                                             "):\n" + Tail());
+      }
+      if (PathExists(co.socket)) {
+        auto c2 = Connection::Open(co);
+        if (c2.ok()) {
+          conn_ = std::move(c2.value());
+          return Status::Ok();
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now - t0 > o_.start_timeout) {
+        return Error(ErrorCode::kTimeout, program + " did not accept connections within " +
+                                              std::to_string(o_.start_timeout.count()) +
+                                              " s; its log: " + log());
+      }
+      if (o_.progress_interval.count() > 0 && now - last > std::chrono::seconds(10)) {
+        LogInfo("still waiting for the export server to start (crash recovery, rollback); " + log());
+        last = now;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  const ExportOptions& o_;
+  const std::string run_;
+  const std::string data_file_path_;
+  std::unique_ptr<Child> child_;
+  std::unique_ptr<Connection> conn_;
+};
+
+struct Table {
+  std::string schema, name;        // SQL names
+  std::string fs_dir;              // the database directory (filename encoding)
+  std::vector<std::string> stems;  // files without ".ibd": "t", or "t#P#p0", ...
+};
+
+// Every InnoDB table the server sees, with the file names the server uses for
+// it (CONVERT(... USING filename) is the server's own filename encoding).
+Result<std::vector<Table>> ListTables(Connection& c) {
+  auto fs = [](const char* col) {
+    return std::string("CAST(CONVERT(") + col + " USING filename) AS BINARY)";
+  };
+  XBAK_ASSIGN_OR_RETURN(
+      auto rows,
+      c.Query("SELECT TABLE_SCHEMA, TABLE_NAME, " + fs("TABLE_SCHEMA") + ", " + fs("TABLE_NAME") +
+              ", CREATE_OPTIONS LIKE '%partitioned%' FROM information_schema.TABLES WHERE ENGINE = 'InnoDB' "
+              "AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY TABLE_SCHEMA, TABLE_NAME"));
+  XBAK_ASSIGN_OR_RETURN(
+      auto parts,
+      c.Query("SELECT TABLE_SCHEMA, TABLE_NAME, " + fs("PARTITION_NAME") + ", " + fs("SUBPARTITION_NAME") +
+              " FROM information_schema.PARTITIONS WHERE PARTITION_NAME IS NOT NULL "
+              "ORDER BY TABLE_SCHEMA, TABLE_NAME, PARTITION_ORDINAL_POSITION, "
+              "SUBPARTITION_ORDINAL_POSITION"));
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> suffixes;
+  for (const auto& r : parts) {
+    if (r.size() < 4 || !r[0] || !r[1] || !r[2]) continue;
+    std::string s = "#P#" + *r[2];
+    if (r[3]) s += "#SP#" + *r[3];
+    suffixes[{*r[0], *r[1]}].push_back(s);
+  }
+  std::vector<Table> out;
+  for (const auto& r : rows) {
+    if (r.size() < 5 || !r[0] || !r[1] || !r[2] || !r[3]) continue;
+    Table t{*r[0], *r[1], *r[2], {}};
+    if (r[4] && *r[4] == "1") {
+      for (const auto& s : suffixes[{t.schema, t.name}]) t.stems.push_back(*r[3] + s);
+    } else {
+      t.stems.push_back(*r[3]);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// A server running on the backup holds a write lock on its first system
+// tablespace file (InnoDB's os_file_lock).
+Status RefuseIfInUse(const std::string& dir, const std::string& ibdata) {
+  const std::string path = JoinPath(dir, ibdata);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("open", path, errno);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  if (::fcntl(fd.get(), F_GETLK, &lk) != 0) return ErrnoError("test the lock of", path, errno);
+  if (lk.l_type != F_UNLCK) {
+    return Error(ErrorCode::kAlreadyExists, "a MariaDB server (pid " + std::to_string(lk.l_pid) +
+                                                ") is running on " + dir + " (it holds " + path +
+                                                "); stop it first; nothing was changed");
+  }
+  return Status::Ok();
+}
+
+// innodb_data_file_path with the names the backup stores (the source's may
+// be absolute paths, which the export server would look for).
+std::string LocalDataFilePath(const std::string& spec) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < spec.size()) {
+    size_t semi = spec.find(';', pos);
+    if (semi == std::string::npos) semi = spec.size();
+    std::string item = spec.substr(pos, semi - pos);
+    pos = semi + 1;
+    const size_t colon = item.find(':');
+    const size_t slash = item.rfind('/', colon);
+    if (slash != std::string::npos) item = item.substr(slash + 1);
+    if (!item.empty()) out += (out.empty() ? "" : ";") + item;
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The server program that writes the .cfg files: of the backup's version
+// (another would upgrade the backup's files). *mine: its MAJOR.MINOR.
+Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_out) {
+  const std::string& d = o.dir;
+  const std::string program = FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
+  if (program.empty()) {
+    return Error(
+        ErrorCode::kNotFound,
+        "--export needs the MariaDB server program of the backup's version to write the .cfg files (" +
+            (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
+            "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
+  }
+  XBAK_ASSIGN_OR_RETURN(std::string version_text, RunAndCapture({program, "--version"}));
+  const std::string backup_version = InfoServerVersion(d);
+  const std::string mine = *mine_out = MajorMinor(
+      version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
+  if (backup_version.empty()) {
+    LogWarning(JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
+               ")");
+  } else if (MajorMinor(backup_version) != mine) {
+    return Error(ErrorCode::kUnsupported,
+                 "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +
+                     "; a server of another version would upgrade the backup's files. "
+                     "Give --mariadbd=PATH of a " +
+                     MajorMinor(backup_version) + " server; nothing was changed");
+  }
+
+  return program;
+}
+
+// A fresh private directory for the export server's socket and files.
+Result<std::string> MakeRunDir(const ExportOptions& o) {
+  std::string tmp = o.tmpdir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : o.tmpdir;
+  std::string templ = JoinPath(tmp, "xbak-export-XXXXXX");
+  if (templ.size() > 80) templ = "/tmp/xbak-export-XXXXXX";  // a unix socket path is at most 107 bytes
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) return ErrnoError("create a directory like", templ, errno);
+  std::string run(buf.data());
+  if (char* rp = ::realpath(run.c_str(), nullptr)) {
+    run = rp;
+    ::free(rp);
+  }
+  return run;
+}
+
+// FLUSH TABLES ... FOR EXPORT of one table, its .cfg files kept aside
+// (UNLOCK TABLES removes them); a table the server would not export is
+// counted and named, not an error.
+Status ExportOne(ExportServer& server, const std::string& d, const Table& t, ExportResult* res_out) {
+  ExportResult& res = *res_out;
+  const std::string sql_name =
+      Connection::QuoteIdentifier(t.schema) + "." + Connection::QuoteIdentifier(t.name);
+  Status st = server.conn().Execute("FLUSH TABLES " + sql_name + " FOR EXPORT");
+  std::string why;
+  size_t kept = 0;
+  if (st.ok()) {
+    for (const auto& stem : t.stems) {
+      const std::string cfg = JoinPath(JoinPath(d, t.fs_dir), stem + ".cfg");
+      const std::string keep = JoinPath(JoinPath(d, t.fs_dir), stem + kKeptCfg);
+      (void)::unlink(keep.c_str());
+      if (::link(cfg.c_str(), keep.c_str()) == 0) {
+        kept++;
+      } else if (errno != ENOENT) {
+        (void)server.conn().Execute("UNLOCK TABLES");
+        return ErrnoError("keep " + cfg + " as", keep, errno);
+      }
+    }
+    if (kept < t.stems.size()) {
+      auto w = server.conn().Query("SHOW WARNINGS");
+      if (w.ok()) {
+        for (const auto& r : *w) {
+          if (r.size() >= 3 && r[2]) why += (why.empty() ? "" : "; ") + *r[2];
+        }
+      }
+      if (why.empty()) why = "the server wrote no .cfg for it";
+    }
+    XBAK_RETURN_IF_ERROR(server.conn().Execute("UNLOCK TABLES"));
+  } else {
+    why = st.message();
+  }
+  if (!why.empty() || kept < t.stems.size()) {
+    res.not_exported++;
+    LogWarning("not exported: " + t.schema + "." + t.name + ": " + why);
+  } else {
+    res.exported++;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ExportResult> ExportTables(const ExportOptions& opts) {
+  // The server resolves relative paths against its datadir: absolute ones.
+  ExportOptions o = opts;
+  {
+    char* rp = ::realpath(opts.dir.c_str(), nullptr);
+    if (rp == nullptr) return ErrnoError("find", opts.dir, errno);
+    o.dir = rp;
+    ::free(rp);
+  }
+  const std::string& d = o.dir;
+  XBAK_ASSIGN_OR_RETURN(std::string cp_text, ReadSmallFile(JoinPath(d, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(cp_text, JoinPath(d, kCheckpointsFile)));
+  if (cp.backup_type != "log-applied") {
+    return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
+  }
+
+  std::string mine;  // the server program's MAJOR.MINOR
+  XBAK_ASSIGN_OR_RETURN(const std::string program, FindExportServer(o, &mine));
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(d));
+  XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
+  XBAK_ASSIGN_OR_RETURN(auto cnf_options, ReadOptionFile(JoinPath(d, kBackupCnfFile), {"mysqld"}));
+  std::string data_file_path;
+  if (auto it = cnf_options.find("innodb-data-file-path"); it != cnf_options.end()) {
+    data_file_path = LocalDataFilePath(it->second.value);
+  }
+
+  // An earlier export that was interrupted: its set-aside .isl files first.
+  size_t restored = 0;
+  XBAK_RETURN_IF_ERROR(RenameSuffixes(d, std::string(kHiddenIslSuffix), innodb::kIslSuffix, &restored));
+  if (restored)
+    LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
+
+  XBAK_ASSIGN_OR_RETURN(const std::string run, MakeRunDir(o));
+
+  // From here the backup is changed: say so first.
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
+                                                                       "); this backup can no longer "
+                                                                       "take incrementals\n"));
+  // On every way out the .isl files go back (a kill -9 leaves them set
+  // aside: the next --export puts them back, --copy-back refuses until then).
+  const std::string hidden_suffix = std::string(kHiddenIslSuffix);
+  struct PutIslBack {
+    const std::string& dir;
+    const std::string& suffix;
+    bool done = false;
+    Status Now() {
+      done = true;
+      return RenameSuffixes(dir, suffix, innodb::kIslSuffix, nullptr);
+    }
+    ~PutIslBack() {
+      if (!done) (void)Now();
+    }
+  } put_back{d, hidden_suffix};
+  size_t hidden = 0;
+  XBAK_RETURN_IF_ERROR(RenameSuffixes(d, innodb::kIslSuffix, hidden_suffix, &hidden));
+  if (hidden) LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
+
+  ExportResult res;
+  {
+    ExportServer server(o, run, data_file_path);
+    XBAK_RETURN_IF_ERROR(server.Start(program));
+    XBAK_ASSIGN_OR_RETURN(std::vector<Table> tables, ListTables(server.conn()));
+    LogInfo("writing .cfg files for " + std::to_string(tables.size()) + " InnoDB tables");
+    for (const auto& t : tables) XBAK_RETURN_IF_ERROR(ExportOne(server, d, t, &res));
+    XBAK_RETURN_IF_ERROR(server.Stop());
+  }
+  XBAK_RETURN_IF_ERROR(put_back.Now().With("putting back the DATA DIRECTORY links of " + d));
+  size_t cfgs = 0;
+  XBAK_RETURN_IF_ERROR(RenameSuffixes(d, kKeptCfg, ".cfg", &cfgs));
+  XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
+  // The server's log is of no further use once it stopped cleanly.
+  (void)::unlink(JoinPath(run, "server.log").c_str());
+  (void)::unlink(JoinPath(run, "stderr").c_str());
+  (void)::unlink(JoinPath(run, "filekey").c_str());
+  (void)::rmdir(run.c_str());
+  LogInfo(
+      "exported " + std::to_string(res.exported) + " tables (" + std::to_string(cfgs) + " .cfg files)" +
+      (res.not_exported ? ", " + std::to_string(res.not_exported) + " not (named above)" : std::string()));
+  return res;
+}
+
+}  // namespace xbak

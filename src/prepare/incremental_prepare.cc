@@ -1,0 +1,502 @@
+#include "xbak/prepare/incremental_prepare.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "xbak/prepare/delta_apply.h"
+#include "xbak/prepare/export.h"
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/prepare/prepare.h"
+#include "xbak/prepare/redo_apply.h"
+#include "xbak/backupdir/table_filter.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/phase_clock.h"
+#include "xbak/util/progress.h"
+
+namespace xbak {
+namespace {
+
+// Present while an incremental is being applied. It holds the incremental's
+// identity and the base's original xtrabackup_checkpoints (which is removed
+// meanwhile, so that nothing can take a half-applied base for a good one).
+constexpr const char* kInProgressFile = "xbak_incremental_in_progress";
+
+Status FinishRedo(const IncrementalPrepareOptions& o) {
+  PrepareOptions po;
+  po.target_dir = o.target_dir;
+  po.parallel = o.parallel;
+  po.use_memory = o.use_memory;
+  po.progress_interval = o.progress_interval;
+  po.keys = o.keys;
+  if (o.log_from_incremental) po.log_dir = o.incremental_dir;
+  po.prepared_log = o.prepared_log;
+  po.sync_data = o.sync_data;
+  return ApplyLogAndMarkPrepared(po);
+}
+
+// One apply of INC into FULL, a method per step, in order (Run). Steps 1 and
+// 2 only read; from step 3 on FULL is marked "in progress" until step 7, so
+// that a crash anywhere in between makes the next run apply it all again
+// (deltas are idempotent). What the steps share is the state below.
+struct IncrementalApply {
+  explicit IncrementalApply(const IncrementalPrepareOptions& opts)
+      : o(opts),
+        full(opts.target_dir),
+        inc(opts.incremental_dir),
+        marker(JoinPath(opts.target_dir, kInProgressFile)),
+        progress("incremental apply", opts.progress_interval) {}
+
+  Status Run();
+
+  // 1. The chain, before anything is written. `redo_only`: the deltas went
+  // in already and only the redo step is left.
+  Status CheckChain(bool* redo_only);
+  // 2. Every delta validated against the base as it will be after the
+  // markers, and what the redo step would refuse, refused now.
+  Status ReadBase();
+  Status ValidateDeltas();
+  Status CheckRedo();
+  // 3. From here FULL changes: first make it unmistakably "in progress".
+  Status MarkInProgress();
+  // 4. DDL markers, in mariabackup's order: .del, .ren, .new; and tables
+  // renamed between the backups.
+  Status ApplyMarkers();
+  // 5. The deltas on `parallel` threads, in pieces of about o.piece_bytes
+  // (whole blocks), largest first. Files cut into several pieces are created
+  // and sized before any piece runs.
+  Status ApplyDeltas();
+  // 6. Tables dropped between the backups; non-InnoDB files as of the incremental.
+  Status ReplaceOtherFiles();
+  // 7. One syncfs for every file written above, instead of one fsync per
+  // file (tens of thousands of small tables would make that a storm); only
+  // then is FULL a full backup at the incremental's point, with the
+  // incremental's log: a restartable state (copy-back refuses it).
+  Status Finish();
+
+  const IncrementalPrepareOptions& o;
+  const std::string& full;
+  const std::string& inc;
+  const std::string marker;
+  PhaseClock clock;
+  Progress progress;
+
+  Checkpoints icp, fcp;
+  std::string identity;      // of INC, in the marker
+  std::string base_cp_text;  // FULL's xtrabackup_checkpoints before the apply
+  bool resuming = false;
+  BackupCnf fcnf;
+  uint32_t fps = 0;  // innodb_page_size
+
+  IncScan scan;
+  std::map<std::string, std::string> renamed_from;  // new rel -> old rel
+  std::set<std::string> deleted, newfiles;          // rels (.ibd)
+  // The base's file-per-table tablespaces by space id: a table renamed between
+  // the two backups has its delta under the new name (as in mariabackup, the
+  // space id, not the name, says which file a delta belongs to).
+  std::map<uint32_t, std::string> base_by_id;
+  std::map<std::string, innodb::SpaceHeader> base_page0;  // rel in the base -> its page 0
+  std::set<std::string> base_special;                     // what CheckRedoApplicable must open again
+  std::map<std::string, std::string> moves;  // base rel -> new rel, for renames between the backups
+  uint64_t system_last_size = 0;
+  size_t deltas_applied = 0;
+  std::vector<std::string> top;  // FULL's entries after step 6
+};
+
+Status IncrementalApply::Run() {
+  bool redo_only = false;
+  XBAK_RETURN_IF_ERROR(CheckChain(&redo_only));
+  if (redo_only) return FinishRedo(o);
+  XBAK_RETURN_IF_ERROR(ReadBase());
+  XBAK_RETURN_IF_ERROR(ValidateDeltas());
+  XBAK_RETURN_IF_ERROR(CheckRedo());
+  clock.Mark("redo check");
+  XBAK_RETURN_IF_ERROR(MarkInProgress());
+  XBAK_RETURN_IF_ERROR(ApplyMarkers());
+  XBAK_RETURN_IF_ERROR(ApplyDeltas());
+  clock.Mark("deltas");
+  XBAK_RETURN_IF_ERROR(ReplaceOtherFiles());
+  clock.Mark("other files");
+  XBAK_RETURN_IF_ERROR(Finish());
+  progress.Finish(true);
+  clock.Mark("sync");
+  const double delta_step = clock.Total();
+  LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " + std::to_string(newfiles.size()) +
+          " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads (" + clock.Summary() +
+          ")");
+  XBAK_RETURN_IF_ERROR(FinishRedo(o));
+  char b[128];
+  std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
+                clock.Total(), delta_step, clock.Total() - delta_step);
+  LogInfo(b);
+  return Status::Ok();
+}
+
+Status IncrementalApply::CheckChain(bool* redo_only) {
+  std::string icp_path = JoinPath(inc, kCheckpointsFile);
+  auto itext = ReadSmallFile(icp_path);
+  if (!itext.ok())
+    return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
+  XBAK_ASSIGN_OR_RETURN(icp, ParseCheckpoints(itext.value(), icp_path));
+  if (icp.backup_type != "incremental") {
+    return Error(ErrorCode::kInvalidArgument,
+                 inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
+  }
+  if (PathExists(JoinPath(full, kExportedFile))) {
+    // The export server wrote into the base (rollback, purge) past its
+    // to_lsn: pages an incremental holds would land on pages it changed.
+    return Error(ErrorCode::kUnsupported,
+                 full +
+                     " was exported (xbak --prepare --export started a server on it): "
+                     "it can no longer take incrementals; apply them to another copy of "
+                     "the base, then export");
+  }
+  {
+    // A table in one and not the other would be half a table after the apply.
+    XBAK_ASSIGN_OR_RETURN(TableFilter ifilter, ReadTableFilter(inc));
+    XBAK_ASSIGN_OR_RETURN(TableFilter ffilter, ReadTableFilter(full));
+    if (ifilter.Serialize() != ffilter.Serialize()) {
+      return Error(ErrorCode::kUnsupported,
+                   inc + " was taken with other --databases/--tables options than " + full +
+                       " (compare their " + kTableFilterFile +
+                       " files): an incremental applies only to a base of the same tables");
+    }
+  }
+  identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) + " to_lsn " +
+             std::to_string(icp.to_lsn) + "\n";
+  if (PathExists(marker)) {
+    XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
+    if (m.rfind(identity, 0) != 0) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "an earlier apply of another incremental into " + full + " was interrupted (" + marker +
+                       " says: " + m.substr(0, m.find('\n')) +
+                       "); finish it by re-running that one, or restore the base");
+    }
+    base_cp_text = m.substr(identity.size());
+    resuming = true;
+    LogWarning(
+        "an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
+  } else {
+    std::string fcp_path = JoinPath(full, kCheckpointsFile);
+    auto ftext = ReadSmallFile(fcp_path);
+    if (!ftext.ok())
+      return Error(ErrorCode::kInvalidArgument,
+                   full + " is not a complete backup: " + ftext.status().message());
+    base_cp_text = ftext.value();
+  }
+  XBAK_ASSIGN_OR_RETURN(fcp, ParseCheckpoints(base_cp_text, JoinPath(full, kCheckpointsFile)));
+  if (!resuming && fcp.backup_type == "full-backuped" && fcp.to_lsn == icp.to_lsn &&
+      fcp.last_lsn == icp.last_lsn) {
+    // The deltas went in, the redo step was interrupted: finish it.
+    LogInfo("the deltas of " + inc + " are already in " + full + "; applying its redo log");
+    *redo_only = true;
+    return Status::Ok();
+  }
+  if (fcp.backup_type != "log-applied") {
+    return Error(ErrorCode::kInvalidArgument, "the full backup in " + full +
+                                                  " is not prepared (backup_type = " + fcp.backup_type +
+                                                  "); run xbak --prepare --target-dir=" + full + " first");
+  }
+  XBAK_RETURN_IF_ERROR(CheckChainLink(fcp, full, icp, inc));
+  XBAK_ASSIGN_OR_RETURN(fcnf, ReadBackupCnf(full));
+  fps = fcnf.page_size;
+  XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(inc));
+  if (fps != ips) {
+    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(fps) + " in " +
+                                                  full + ", " + std::to_string(ips) + " in " + inc);
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::ReadBase() {
+  XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel));
+  clock.Mark("listing");
+  for (auto& [from, to] : scan.rens) renamed_from[to + ".ibd"] = from + ".ibd";
+  for (auto& d : scan.dels) deleted.insert(d + ".ibd");
+  for (auto& n : scan.news) newfiles.insert(n + ".ibd");
+  std::vector<std::string> base_ibds;
+  XBAK_ASSIGN_OR_RETURN(auto base_top, ListDir(full));
+  for (const auto& db : base_top) {
+    if (!IsDirectory(JoinPath(full, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(full, db)));
+    for (const auto& f : files) {
+      std::string rel = db + "/" + f;
+      // NAME.ibd.xbmove: a rename of step 4 that an interrupted run left
+      // half done; it is found by its space id and finished like the others.
+      if (!(f.ends_with(".ibd") || f.ends_with(".ibd.xbmove")) || deleted.count(rel)) continue;
+      base_ibds.push_back(rel);
+    }
+  }
+  {
+    // Thousands of small tables: their first pages are read on all threads.
+    std::vector<std::optional<innodb::SpaceHeader>> heads(base_ibds.size());
+    std::vector<char> special(base_ibds.size(), 0);
+    std::atomic<bool> cancel{false};
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        base_ibds.size(), o.parallel,
+        [&](size_t i) {
+          bool s = true;
+          auto h = ReadPage0(JoinPath(full, base_ibds[i]), fps, &s);
+          if (h.ok()) heads[i] = *h;
+          special[i] = s;  // unreadable: the redo step's check looks at it too
+          return Status::Ok();
+        },
+        &cancel));
+    for (size_t i = 0; i < base_ibds.size(); i++) {
+      if (special[i]) base_special.insert(base_ibds[i]);
+      if (!heads[i]) continue;
+      base_by_id[heads[i]->space_id] = base_ibds[i];
+      base_page0.emplace(base_ibds[i], *heads[i]);
+    }
+  }
+  clock.Mark("base page 0s");
+  return Status::Ok();
+}
+
+Status IncrementalApply::ValidateDeltas() {
+  for (auto& [to, from] : renamed_from) {
+    for (auto& [id, rel] : base_by_id) {
+      if (rel == from) rel = to;  // the marker renames it first
+    }
+  }
+  struct Validation {
+    DeltaJob* job;
+    std::string base_path;
+    bool base_exists;
+    const innodb::SpaceHeader* base_page0;  // read in the loop above, or null
+  };
+  std::vector<Validation> to_validate;
+  DeltaJob* system_head = nullptr;  // ibdata1's delta, when the system tablespace has several files
+  for (auto& j : scan.deltas) {
+    for (size_t i = 1; i < fcnf.system_files.size(); i++) {
+      if (j.rel != fcnf.system_files[i]) continue;
+      j.first_page = fcnf.system_first_page[i];
+      auto h = ReadPage0(JoinPath(full, fcnf.system_files[0]), fps);
+      if (!h.ok()) return h.status().With("the system tablespace's first file in " + full);
+      j.system_flags = h->flags;
+    }
+    if (fcnf.system_files.size() > 1 && j.rel == fcnf.system_files[0]) system_head = &j;
+  }
+  for (auto& j : scan.deltas) {
+    if (newfiles.count(j.rel)) continue;  // replaced wholesale by the .new copy
+    std::string base_rel = renamed_from.count(j.rel) ? renamed_from[j.rel] : j.rel;
+    bool per_table = j.rel.find('/') != std::string::npos;
+    if (per_table) {
+      auto it = base_by_id.find(j.meta.space_id);
+      if (it != base_by_id.end()) {
+        std::string cur = it->second;
+        for (auto& [to, from] : renamed_from) {
+          if (to == cur) cur = from;
+        }
+        base_rel = cur;
+        if (it->second != j.rel) moves[it->second] = j.rel;
+      }
+    }
+    std::string base_path = JoinPath(full, base_rel);
+    // Read above (and not renamed since): it exists, and its page 0 is known.
+    auto known = renamed_from.count(j.rel) ? base_page0.end() : base_page0.find(base_rel);
+    if (known != base_page0.end()) {
+      to_validate.push_back({&j, base_path, true, &known->second});
+      continue;
+    }
+    bool exists = !deleted.count(base_rel) && PathExists(base_path);
+    to_validate.push_back({&j, base_path, exists, nullptr});
+  }
+  {
+    std::atomic<bool> cancel{false};
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        to_validate.size(), o.parallel,
+        [&](size_t i) {
+          const auto& v = to_validate[i];
+          XBAK_RETURN_IF_ERROR(ValidateDelta(*v.job, v.base_path, v.base_exists, v.base_page0));
+          progress.AddTotal(v.job->size, 1);
+          return Status::Ok();
+        },
+        &cancel));
+  }
+  LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
+  clock.Mark("validation");
+  // Page 0's FSP_SIZE is the size of the whole system tablespace: only its
+  // last file grows (the others have the sizes innodb_data_file_path gives).
+  if (system_head && system_head->has_page0) {
+    const uint64_t pages = system_head->want_size / fps;
+    const uint64_t before = fcnf.system_first_page.back();
+    system_last_size = pages > before ? (pages - before) * fps : 0;
+    system_head->want_size = 0;
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::CheckRedo() {
+  // What the redo step after the deltas would refuse (an encrypted log or
+  // tablespace, an algorithm this build lacks) is refused now, before the
+  // first delta goes in.
+  if (!resuming) {
+    std::vector<std::pair<std::string, innodb::CryptData>> incoming;
+    for (const auto& j : scan.deltas) {
+      if (j.crypt) incoming.emplace_back(j.delta, *j.crypt);
+    }
+    XBAK_RETURN_IF_ERROR(CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys,
+                                             o.parallel, incoming, &base_special));
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::MarkInProgress() {
+  if (!resuming) {
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity + base_cp_text));
+    if (::unlink(JoinPath(full, kCheckpointsFile).c_str()) != 0) {
+      return ErrnoError("remove", JoinPath(full, kCheckpointsFile), errno);
+    }
+    XBAK_RETURN_IF_ERROR(SyncDir(full));
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::ApplyMarkers() {
+  for (auto& d : deleted) {
+    if (::unlink(JoinPath(full, d).c_str()) != 0 && errno != ENOENT)
+      return ErrnoError("remove", JoinPath(full, d), errno);
+  }
+  for (auto& [to, from] : renamed_from) {
+    std::string src = JoinPath(full, from), dst = JoinPath(full, to);
+    // Done by an interrupted run; or a table newer than the base, renamed
+    // during the incremental: its delta (under the old name) creates it and
+    // the redo log's FILE_RENAME moves it.
+    if (!PathExists(src)) continue;
+    if (PathExists(dst)) {
+      return Error(ErrorCode::kUnsupported, "rename of " + from + " to " + to + ": " + dst +
+                                                " exists already (circular renames are not supported yet)");
+    }
+    XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+    if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
+  }
+  // Renames between the backups: via temporary names, so that swaps work.
+  for (auto& [from, to] : moves) {
+    std::string src = JoinPath(full, from), tmp = JoinPath(full, to) + ".xbmove";
+    if (src == tmp) continue;  // moved there by an interrupted run
+    XBAK_RETURN_IF_ERROR(MakeDirs(tmp.substr(0, tmp.rfind('/'))));
+    if (::rename(src.c_str(), tmp.c_str()) != 0) return ErrnoError("rename " + src + " to", tmp, errno);
+  }
+  for (auto& [from, to] : moves) {
+    std::string tmp = JoinPath(full, to) + ".xbmove", dst = JoinPath(full, to);
+    if (::rename(tmp.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + tmp + " to", dst, errno);
+  }
+  for (auto& n : newfiles) {
+    XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, n.substr(0, n.size() - 4) + ".new"), JoinPath(full, n)));
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::ApplyDeltas() {
+  std::vector<const DeltaJob*> jobs;
+  for (auto& j : scan.deltas) {
+    if (!newfiles.count(j.rel)) jobs.push_back(&j);
+  }
+  std::vector<Piece> pieces;
+  std::vector<const DeltaJob*> split;
+  for (const DeltaJob* j : jobs) {
+    size_t first = 0, n = j->blocks.size();
+    const size_t before = pieces.size();
+    for (size_t b = 0; b < n; b++) {
+      uint64_t end = b + 1 < n ? j->blocks[b + 1] : j->size;
+      if (end - j->blocks[first] >= o.piece_bytes || b + 1 == n) {
+        pieces.push_back(Piece{j, first, b + 1, end - j->blocks[first], false});
+        first = b + 1;
+      }
+    }
+    if (pieces.size() - before == 1) {
+      pieces.back().whole_file = true;
+    } else {
+      split.push_back(j);
+    }
+  }
+  for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, JoinPath(full, j->rel)));
+  if (system_last_size > 0) {
+    const std::string last = JoinPath(full, fcnf.system_files.back());
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(last));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    if (system_last_size > size) XBAK_RETURN_IF_ERROR(f.Truncate(system_last_size));
+    XBAK_RETURN_IF_ERROR(f.Close());
+  }
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.bytes > b.bytes; });
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      pieces.size(), o.parallel,
+      [&](size_t i) {
+        const Piece& p = pieces[i];
+        XBAK_RETURN_IF_ERROR(
+            ApplyPiece(p, JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
+        if (p.end_block == p.job->blocks.size()) progress.FileDone();
+        return Status::Ok();
+      },
+      &cancel));
+  deltas_applied = jobs.size();
+  return Status::Ok();
+}
+
+Status IncrementalApply::ReplaceOtherFiles() {
+  std::set<std::string> known(newfiles.begin(), newfiles.end());
+  for (auto& j : scan.deltas) known.insert(j.rel);
+  std::set<std::string> others(scan.others.begin(), scan.others.end());
+  XBAK_ASSIGN_OR_RETURN(top, ListDir(full));
+  for (const auto& db : top) {
+    std::string dbdir = JoinPath(full, db);
+    if (!IsDirectory(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    for (const auto& f : files) {
+      std::string rel = db + "/" + f;
+      bool drop = (f.ends_with(".ibd") && !known.count(rel)) || (IsOtherTableFile(f) && !others.count(rel));
+      if (drop && ::unlink(JoinPath(full, rel).c_str()) != 0)
+        return ErrnoError("remove", JoinPath(full, rel), errno);
+    }
+  }
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      scan.others.size(), o.parallel,
+      [&](size_t i) { return CopyReplace(JoinPath(inc, scan.others[i]), JoinPath(full, scan.others[i])); },
+      &cancel));
+  // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
+  // settings the chain's pages are written back with (innodb_encrypt_tables,
+  // innodb_compression_level) are the same whichever tool prepares it.
+  for (const char* meta : {kBinlogInfoFile, kInfoFile, "ib_logfile0"}) {
+    if (o.log_from_incremental && std::string_view(meta) == "ib_logfile0") continue;
+    if (PathExists(JoinPath(inc, meta)))
+      XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
+  }
+  return Status::Ok();
+}
+
+Status IncrementalApply::Finish() {
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(full));
+  for (const auto& db : top) {
+    if (IsDirectory(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
+  }
+  // Then Run applies the log as for a full backup.
+  Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(full, kCheckpointsFile), FormatCheckpoints(out)));
+  if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
+  XBAK_RETURN_IF_ERROR(SyncDir(full));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
+  IncrementalApply apply(o);
+  return apply.Run();
+}
+
+}  // namespace xbak

@@ -1,0 +1,171 @@
+#include "xbak/prepare/prepare.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <vector>
+
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/prepare/redo_apply.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+
+namespace xbak {
+namespace {
+
+// The markers xbak's and mariabackup's --backup leave for DDL that ran during
+// the backup, carried out in mariabackup's order (.del, .ren, .new). Each one
+// is removed once done, so a re-run after a crash continues where it stopped.
+Status ApplyDdlMarkers(const std::string& dir) {
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  std::vector<std::string> dels, rens, news;
+  for (const auto& db : top) {
+    if (!IsDirectory(JoinPath(dir, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, db)));
+    for (const auto& f : files) {
+      const std::string rel = db + "/" + f;
+      if (f.ends_with(".del")) dels.push_back(rel);
+      if (f.ends_with(".ren")) rens.push_back(rel);
+      if (f.ends_with(".new")) news.push_back(rel);
+    }
+  }
+  auto stem = [](const std::string& rel) { return rel.substr(0, rel.size() - 4); };
+  for (const auto& m : dels) {
+    const std::string ibd = JoinPath(dir, stem(m) + ".ibd");
+    if (::unlink(ibd.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", ibd, errno);
+    if (::unlink(JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", JoinPath(dir, m), errno);
+    LogInfo("removed " + stem(m) + ".ibd: dropped during the backup");
+  }
+  for (const auto& m : rens) {
+    XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(JoinPath(dir, m), 4096));
+    while (!to.empty() && (to.back() == '\n' || to.back() == '\0')) to.pop_back();
+    if (!IsSafeSpaceName(to)) {
+      return Error(ErrorCode::kCorrupt, JoinPath(dir, m) + ": bad rename target '" + to + "'");
+    }
+    const std::string src = JoinPath(dir, stem(m) + ".ibd"), dst = JoinPath(dir, to + ".ibd");
+    if (PathExists(src)) {
+      if (PathExists(dst)) {
+        return Error(ErrorCode::kUnsupported, "rename of " + stem(m) + " to " + to + ": " + dst +
+                                                  " exists already (circular renames are not supported yet)");
+      }
+      XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+      if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
+    }
+    if (::unlink(JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", JoinPath(dir, m), errno);
+    LogInfo("renamed " + stem(m) + " to " + to + ": renamed during the backup");
+  }
+  for (const auto& m : news) {
+    const std::string src = JoinPath(dir, m), dst = JoinPath(dir, stem(m) + ".ibd");
+    if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
+    LogInfo("installed " + stem(m) + ".ibd: created or rebuilt during the backup");
+  }
+  if (!dels.empty() || !rens.empty() || !news.empty()) XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
+  return Status::Ok();
+}
+
+Status RefuseCompressed(const std::string& dir) {
+  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  for (const auto& n : top) {
+    if (n.ends_with(".zst") || n.ends_with(".lz4") || n.ends_with(".qp")) {
+      return Error(
+          ErrorCode::kInvalidArgument,
+          dir + " holds compressed files (" + n + "): run xbak --decompress --target-dir=" + dir + " first");
+    }
+  }
+  return Status::Ok();
+}
+
+// "Backup 10.11.19", as mariabackup of the server's version writes it; the
+// "Backup " prefix is what the server looks for.
+std::string LogCreator(const std::string& dir) {
+  const std::string v = InfoServerVersion(dir);
+  size_t e = 0;
+  while (e < v.size() && (std::isdigit(static_cast<unsigned char>(v[e])) || v[e] == '.')) e++;
+  if (e > 0) return "Backup " + v.substr(0, e);
+  return "Backup xbak " XBAK_VERSION;
+}
+
+}  // namespace
+
+Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write) {
+  const std::string& dir = o.target_dir;
+  const std::string cp_path = JoinPath(dir, kCheckpointsFile);
+  XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(cp_path));
+  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text, cp_path));
+
+  RedoApplyOptions ro;
+  ro.dir = dir;
+  ro.log_dir = o.log_dir;
+  ro.parallel = o.parallel;
+  ro.use_memory = o.use_memory;
+  ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
+  ro.progress_interval = o.progress_interval;
+  ro.before_write = std::move(before_write);
+  ro.keys = o.keys;
+  XBAK_ASSIGN_OR_RETURN(ro.filter, ReadTableFilter(dir));
+  XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
+  // Every page written above is durable before the log that covered it goes.
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
+
+  // As mariabackup: the new log's checkpoint is 16 bytes (its one
+  // FILE_CHECKPOINT mtr) before the end of the applied log, so that the
+  // restored server's LSN continues exactly where the backup's log ended.
+  const auto log = innodb::MakePreparedLogFile(st.end_lsn - 16, LogCreator(dir));
+  XBAK_RETURN_IF_ERROR(
+      WriteFileAtomic(o.prepared_log.empty() ? JoinPath(dir, "ib_logfile0") : o.prepared_log,
+                      std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
+  cp.backup_type = "log-applied";
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(cp_path, FormatCheckpoints(cp)));
+  XBAK_RETURN_IF_ERROR(SyncDir(dir));
+  LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " + std::to_string(st.end_lsn) +
+          ": " + std::to_string(st.mtrs) + " mini-transactions, " + std::to_string(st.records) +
+          " records, " + std::to_string(st.pages_written) + " pages written in " +
+          std::to_string(st.batches) + " batch(es) with " + std::to_string(o.parallel) + " thread(s)");
+  if (st.ignored_records != 0) {
+    LogInfo(std::to_string(st.ignored_records) +
+            " records of tablespaces dropped during the backup were skipped");
+  }
+  return Status::Ok();
+}
+
+Status RunPrepare(const PrepareOptions& o) {
+  const std::string& dir = o.target_dir;
+  const std::string cp_path = JoinPath(dir, kCheckpointsFile);
+  auto text = ReadSmallFile(cp_path);
+  if (!text.ok()) {
+    return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
+                                                  kCheckpointsFile + "): " + text.status().message());
+  }
+  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
+  if (cp.backup_type == "log-applied") {
+    LogInfo(dir + " is already prepared (backup_type = log-applied); nothing to do");
+    return Status::Ok();
+  }
+  if (cp.backup_type == "incremental") {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir +
+                     " is an incremental backup: prepare its full backup, then apply it with "
+                     "xbak --prepare --target-dir=FULL --incremental-dir=" +
+                     dir);
+  }
+  if (cp.backup_type != "full-backuped") {
+    return Error(ErrorCode::kInvalidArgument, cp_path + ": unknown backup_type '" + cp.backup_type + "'");
+  }
+  if (PathExists(JoinPath(dir, "xbak_incremental_in_progress"))) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "an incremental apply into " + dir +
+                     " was interrupted: re-run that xbak --prepare --incremental-dir command first");
+  }
+  XBAK_RETURN_IF_ERROR(RefuseCompressed(dir));
+  // The markers run after the whole log was checked: a broken log must be
+  // found before anything changes the backup.
+  return ApplyLogAndMarkPrepared(o, [&dir] { return ApplyDdlMarkers(dir); });
+}
+
+}  // namespace xbak

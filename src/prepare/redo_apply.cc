@@ -1,0 +1,568 @@
+#include "xbak/prepare/redo_apply.h"
+
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "xbak/backupdir/layout.h"
+#include "xbak/prepare/log_scanner.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/prepare/redo_batch.h"
+#include "xbak/prepare/space_catalog.h"
+#include "xbak/prepare/space_files.h"
+#include "xbak/innodb/crypt_data.h"
+#include "xbak/innodb/extended_redo.h"
+#include "xbak/innodb/page.h"
+#include "xbak/innodb/page_compression.h"
+#include "xbak/innodb/page_crypt.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/innodb/redo_record.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/progress.h"
+
+namespace xbak {
+namespace {
+
+using innodb::PageRecord;
+using innodb::RecordType;
+
+void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
+  StoreBE64(frame + innodb::kFilPageLsn, lsn);
+  if (!flags.zip()) StoreBE64(frame + flags.logical_size - innodb::kFilPageEndLsnOldChecksum, lsn);
+  innodb::StampPageChecksum(frame, flags);
+}
+
+class Applier {
+ public:
+  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size,
+          const std::unordered_set<uint64_t>& freed_at_end,
+          const std::unordered_map<uint64_t, uint64_t>& last_init,
+          const std::map<uint32_t, uint64_t>& last_trim)
+      : o_(o),
+        catalog_(catalog),
+        page_size_(page_size),
+        freed_at_end_(freed_at_end),
+        last_init_(last_init),
+        last_trim_(last_trim) {}
+
+  Status AddMtr(const MtrView& m) {
+    // The batch holds its records and index, and keeps the log it spans
+    // mapped (resident) until it is applied.
+    // While nothing is held, the log behind is not needed (a stretch of
+    // records of dropped or left-out tables, or of pages freed later).
+    if (batch_log_start_ == 0 || batch_.empty()) batch_log_start_ = m.start_lsn;
+    if (batch_.bytes() + (m.end_lsn - batch_log_start_) > o_.use_memory && !batch_.empty()) {
+      XBAK_RETURN_IF_ERROR(Flush());
+      batch_log_start_ = m.start_lsn;
+    }
+    stats_.mtrs++;
+    bool added = false;
+    uint32_t mtr_index = 0;
+    return innodb::ForEachPageRecord(m.bytes, m.records_len, page_size_, [&](const PageRecord& r) -> Status {
+      stats_.records++;
+      if (r.type == RecordType::kExtended && r.data_len == 1 &&
+          r.data[0] == static_cast<uint8_t>(innodb::ExtendedType::kTrimPages)) {
+        return Trim(r.space_id, r.page_no);
+      }
+      if (auto t = last_trim_.find(r.space_id); t != last_trim_.end() && t->second > m.start_lsn) {
+        return Status::Ok();  // the undo tablespace is truncated later: void (recv_sys_t::trim)
+      }
+      const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+      if (!freed_at_end_.empty() && freed_at_end_.count(key)) {
+        return Status::Ok();  // freed by the end of the log: never written
+      }
+      if (auto it = last_init_.find(key); it != last_init_.end() && it->second > m.start_lsn) {
+        return Status::Ok();  // re-initialised later: this record cannot matter
+      }
+      Space* s = catalog_.Find(r.space_id);
+      if (s == nullptr) {
+        stats_.ignored_records++;
+        stats_.ignored_spaces.insert(r.space_id);
+        return Status::Ok();
+      }
+      if (!added) {
+        mtr_index = batch_.AddMtr(m.start_lsn, m.end_lsn);
+        added = true;
+      }
+      batch_.Add(r, mtr_index);  // r.data points into the mapped log
+      return Status::Ok();
+    });
+  }
+
+  Status Flush() {
+    if (batch_.empty()) {
+      batch_.Clear();
+      return Status::Ok();
+    }
+    stats_.batches++;
+    XBAK_RETURN_IF_ERROR(ResolveDeferred());
+    std::vector<uint64_t> keys;
+    keys.reserve(batch_.pages.size());
+    for (const auto& [k, pl] : batch_.pages) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    constexpr size_t kPagesPerJob = 128;
+    const size_t jobs = (keys.size() + kPagesPerJob - 1) / kPagesPerJob;
+    std::atomic<uint64_t> written{0};
+    std::atomic<bool> cancel{false};
+    std::mutex touched_mu;
+    XBAK_RETURN_IF_ERROR(RunParallel(
+        jobs, o_.parallel,
+        [&](size_t job) -> Status {
+          std::vector<uint8_t> frame(65536);
+          std::optional<SpaceFiles> file;
+          uint32_t file_space = UINT32_MAX;
+          std::set<uint32_t> touched;
+          const size_t first = job * kPagesPerJob, last = std::min(keys.size(), first + kPagesPerJob);
+          for (size_t i = first; i < last; i++) {
+            if (cancel.load(std::memory_order_relaxed)) return Error(ErrorCode::kCancelled, "cancelled");
+            const uint32_t space_id = static_cast<uint32_t>(keys[i] >> 32);
+            const uint32_t page_no = static_cast<uint32_t>(keys[i]);
+            const Space* s = catalog_.Find(space_id);
+            if (s == nullptr || !s->flags_known) continue;  // no page 0 for a deferred space: ignored
+            if (space_id != file_space) {
+              auto f = OpenSpace(o_.dir, *s);
+              if (!f.ok()) return f.status();
+              file.emplace(std::move(f).value());
+              file_space = space_id;
+            }
+            XBAK_ASSIGN_OR_RETURN(bool w,
+                                  ApplyPage(*s, page_no, batch_.pages.at(keys[i]), *file, frame.data()));
+            if (w) {
+              written.fetch_add(1, std::memory_order_relaxed);
+              touched.insert(space_id);
+            }
+          }
+          std::lock_guard<std::mutex> l(touched_mu);
+          touched_.insert(touched.begin(), touched.end());
+          return Status::Ok();
+        },
+        &cancel));
+    stats_.pages_written += written.load();
+    batch_.Clear();
+    return Status::Ok();
+  }
+
+  // Files grow as their page 0 says (FSP_SIZE), like fil_system.extend_to_recv_size.
+  // Pages freed by the end of the log in PAGE_COMPRESSED spaces: the server
+  // deallocates them (punches a hole: they read as zeros), and so does
+  // mariabackup --prepare. Elsewhere freed pages keep their bytes.
+  Status PunchFreedPages() {
+    std::map<uint32_t, std::vector<uint32_t>> by_space;
+    for (uint64_t key : freed_at_end_) {
+      const Space* s = catalog_.Find(static_cast<uint32_t>(key >> 32));
+      if (s != nullptr && s->flags_known && s->flags.page_compressed) {
+        by_space[s->id].push_back(static_cast<uint32_t>(key));
+      }
+    }
+    for (auto& [id, pages] : by_space) {
+      const Space* s = catalog_.Find(id);
+      XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
+      XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+      const uint64_t ps = s->flags.physical_size;
+      for (uint32_t p : pages) {
+        if (uint64_t{p} * ps < size) f.PunchHole(uint64_t{p} * ps, ps);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status ExtendFiles() {
+    std::vector<uint8_t> page(65536);
+    for (uint32_t id : touched_) {
+      const Space* s = catalog_.Find(id);
+      if (s == nullptr || !s->flags_known) continue;
+      XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
+      XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), s->flags.physical_size, 0));
+      if (n < innodb::kFspHeaderEnd) continue;
+      const uint64_t want = uint64_t{LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
+      XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+      // A truncated undo tablespace gets exactly the size its page 0 says.
+      if (size < want || (trims_.count(id) && size > want)) XBAK_RETURN_IF_ERROR(f.Truncate(want));
+    }
+    for (const auto& [id, size] : trims_) {
+      const Space* s = catalog_.Find(id);
+      if (s == nullptr || !s->flags_known) continue;
+      LogInfo("undo tablespace " + s->rel + " was truncated (innodb_undo_log_truncate) during the backup");
+    }
+    return Status::Ok();
+  }
+
+  RedoApplyStats& stats() { return stats_; }
+  bool holding() const { return !batch_.empty(); }
+  void set_compression_level(int level) { compression_level_ = level; }
+
+ private:
+  // TRIM_PAGES: innodb_undo_log_truncate shrank an undo tablespace and
+  // rewrote its first pages. Every older record of the space is void (they
+  // are skipped above, whatever batch they fall in); the file gets the size
+  // page 0 says at the end (ExtendFiles), as recv_sys_t::apply truncates it.
+  Status Trim(uint32_t space_id, uint32_t size) {
+    Space* s = catalog_.Find(space_id);
+    if (s == nullptr) return Status::Ok();
+    if (!IsUndoTablespaceName(s->rel)) {
+      return Error(ErrorCode::kCorrupt,
+                   "TRIM_PAGES record for " + s->rel + ", which is not an undo tablespace");
+    }
+    trims_[space_id] = size;
+    touched_.insert(space_id);
+    return Status::Ok();
+  }
+
+  // Page 0 of tablespaces created during the backup comes from the log:
+  // replay it first to learn the page size and create the file.
+  Status ResolveDeferred() {
+    for (auto& [id, s] : catalog_.all()) {
+      if (s.flags_known) continue;
+      auto it = batch_.pages.find(uint64_t{id} << 32);
+      if (it == batch_.pages.end() || !it->second.skip_read) continue;
+      std::vector<uint8_t> frame(page_size_, 0);
+      uint64_t end = 0;
+      s.flags.logical_size = s.flags.physical_size = page_size_;
+      XBAK_ASSIGN_OR_RETURN(bool w, ReplayPage(s, 0, it->second, batch_, frame.data(), frame.size(), &end));
+      if (!w) continue;
+      XBAK_RETURN_IF_ERROR(catalog_.Resolve(s, frame.data(), frame.size(), page_size_));
+      LogInfo("creating " + s.rel + " (tablespace " + std::to_string(id) + ") from the redo log");
+      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(o_.dir, s.rel.substr(0, s.rel.find('/')))));
+    }
+    return Status::Ok();
+  }
+
+  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, SpaceFiles& file,
+                         uint8_t* frame) {
+    const size_t fs = s.flags.physical_size;
+    const uint64_t off = uint64_t{page_no} * fs;
+    if (!pl.skip_read) {
+      XBAK_ASSIGN_OR_RETURN(size_t n, file.PRead(frame, fs, off));
+      if (n < fs) std::memset(frame + n, 0, fs - n);  // past the end: reads as zeros, as after extension
+      // Encrypted pages are decrypted, as the server's read does (the key
+      // version field decides; a tablespace the rotation threads are
+      // encrypting holds plain and encrypted pages side by side). One that
+      // claims a key version but fails its checksum is damaged: applying the
+      // log to it and encrypting it again would hide that.
+      if (innodb::ClaimsEncryption(frame, s.flags, s.id, page_no)) {
+        const uint32_t kv = innodb::PageKeyVersion(frame, s.flags);
+        const innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);
+        if (c.encrypted) {
+          const auto* crypt = catalog_.crypt();
+          XBAK_RETURN_IF_ERROR(
+              DecryptForApply(s, page_no, frame, crypt ? crypt->mode() : innodb::CryptMode::kCbc));
+        } else if (s.crypt || s.flags.full_crc32) {
+          return Error(ErrorCode::kCorrupt, PageName(s, page_no) + " has key version " + std::to_string(kv) +
+                                                " but is not a valid encrypted page: " +
+                                                (c.detail.empty() ? "checksum mismatch" : c.detail));
+        }
+      }
+      if (s.flags.page_compressed) {
+        // The log applies to the plain frame, as in the server's buffer pool.
+        std::vector<uint8_t> plain(fs);
+        auto d = innodb::DecompressPage(frame, s.flags, plain.data());
+        if (!d.ok()) return d.status().With(PageName(s, page_no));
+        if (*d) std::memcpy(frame, plain.data(), fs);
+      }
+    } else {
+      std::memset(frame, 0, fs);
+    }
+    uint64_t end = 0;
+    XBAK_ASSIGN_OR_RETURN(bool write, ReplayPage(s, page_no, pl, batch_, frame, fs, &end));
+    if (!write) return false;
+    if (s.flags.page_compressed && s.flags.full_crc32) {
+      // Written back compressed, as the server's flush does; the checksum is
+      // of the compressed bytes only.
+      // Recovery writes the 8-byte LSN at 16 and at the page end (so the
+      // last 4 bytes are its low half), then the flush copies the low half
+      // to the trailer: the frame ends with the low half twice.
+      StoreBE64(frame + innodb::kFilPageLsn, end);
+      StoreBE64(frame + fs - 8, end);
+      std::memcpy(frame + fs - innodb::kFilPageFcrc32EndLsn, frame + innodb::kFilPageLsn + 4, 4);
+      std::vector<uint8_t> out(fs);
+      XBAK_ASSIGN_OR_RETURN(
+          size_t w, innodb::CompressPageFullCrc32(frame, s.flags, s.id, compression_level_, out.data()));
+      if (w > 0) {
+        if (Encrypts(s, page_no, out.data())) XBAK_RETURN_IF_ERROR(Encrypt(s, page_no, out.data()));
+        // Written up to the file system's block size (zeros after W); what
+        // follows keeps its old bytes, which nothing reads (W is in the page
+        // type). mariabackup --prepare writes them the same way.
+        const size_t blk = file.BlockSize();
+        XBAK_RETURN_IF_ERROR(file.PWrite(out.data(), std::min<size_t>(fs, (w + blk - 1) / blk * blk), off));
+        return true;
+      }
+    }
+    StampLsn(frame, s.flags, end);
+    if (Encrypts(s, page_no, frame)) XBAK_RETURN_IF_ERROR(Encrypt(s, page_no, frame));
+    XBAK_RETURN_IF_ERROR(file.PWrite(frame, fs, off));
+    return true;
+  }
+
+  // As the server's flush decides (buf_page_encrypt), from the tablespace's
+  // crypt data and the backup's innodb_encrypt_tables.
+  bool Encrypts(const Space& s, uint32_t page_no, const uint8_t* frame) const {
+    return s.crypt && catalog_.crypt() != nullptr &&
+           innodb::EncryptsOnWrite(*s.crypt, catalog_.crypt()->encrypt_tables()) &&
+           innodb::PageTypeMayEncrypt(frame, s.flags, s.id, page_no);
+  }
+
+  Status Encrypt(const Space& s, uint32_t page_no, uint8_t* frame) {
+    if (!s.key) return Error(ErrorCode::kInternal, PageName(s, page_no) + ": no key to encrypt it with");
+    Status st = innodb::EncryptPage(frame, s.flags, s.id, 1, *s.key, catalog_.crypt()->mode());
+    return st.ok() ? st : st.With(PageName(s, page_no));
+  }
+
+  const RedoApplyOptions& o_;
+  Catalog& catalog_;
+  uint32_t page_size_;
+  int compression_level_ = 6;  // innodb_compression_level of the backup (PAGE_COMPRESSED, zlib)
+  uint64_t batch_log_start_ = 0;
+  const std::unordered_set<uint64_t>& freed_at_end_;
+  const std::unordered_map<uint64_t, uint64_t>& last_init_;
+  const std::map<uint32_t, uint64_t>& last_trim_;
+  Batch batch_;
+  RedoApplyStats stats_;
+  std::set<uint32_t> touched_;
+  std::map<uint32_t, uint32_t> trims_;
+};
+
+void RaiseOpenFileLimit() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+struct LogCheck {
+  uint64_t end_lsn = 0;
+  FileNames names;
+  // Pages whose last record is FREE_PAGE. The server never writes them
+  // (fil_space_t::freed_ranges); knowing them up front keeps the result the
+  // same whether the log is applied in one batch or many.
+  std::unordered_set<uint64_t> freed_at_end;
+  // The start LSN of the last mtr that initialised or freed each page. Older
+  // records of such a page are never applied: in a batch that ends before
+  // that mtr, the page's old content may be anything (the server's own
+  // recovery skips them too: mlog_init_t::will_avoid_read).
+  std::unordered_map<uint64_t, uint64_t> last_init;
+  // The start LSN of the last TRIM_PAGES of each undo tablespace.
+  std::map<uint32_t, uint64_t> last_trim;
+  // The last crypt data and FSP flags the log writes for each tablespace.
+  std::map<uint32_t, innodb::CryptData> log_crypt;
+  std::map<uint32_t, uint32_t> log_flags;
+};
+
+// Pass 1: the whole log must be sound before anything is written.
+Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path, uint32_t page_size,
+                          LogScanner& scanner) {
+  LogCheck out;
+  FileNames& names = out.names;
+  uint64_t& end_lsn = out.end_lsn;
+  std::string why;
+  uint64_t released = scanner.checkpoint().checkpoint_lsn;
+  Status walk = scanner.Scan(
+      [&](const MtrView& m) -> Status {
+        for (const auto& op : m.info->file_ops) {
+          auto rel = BackupRelName(op.type == innodb::FileOp::Type::kRename ? op.new_name : op.name);
+          if (!rel) {
+            return Error(ErrorCode::kCorrupt, log_path + ": FILE_ record at " +
+                                                  innodb::FormatLsn(m.start_lsn) +
+                                                  " names an impossible path '" + op.name + "'");
+          }
+          names.last_name[op.space_id] = *rel;
+          if (op.type == innodb::FileOp::Type::kDelete) {
+            names.deleted.insert(op.space_id);
+          } else {
+            names.deleted.erase(op.space_id);
+          }
+        }
+        if (m.start_lsn - released >= (64u << 20)) {
+          scanner.Release(m.start_lsn);
+          released = m.start_lsn;
+        }
+        Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size, [&](const PageRecord& r) {
+          const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+          if (r.type == RecordType::kFreePage) {
+            out.freed_at_end.insert(key);
+          } else if (!out.freed_at_end.empty()) {
+            out.freed_at_end.erase(key);
+          }
+          if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage)
+            out.last_init[key] = m.start_lsn;
+          if (r.type == RecordType::kWrite && r.page_no == 0 && r.data_len >= r.length) {
+            // The crypt data the server wrote (write_page0): the last one of
+            // each tablespace decides how its pages are written.
+            if (auto c = innodb::CryptDataFromWrite(page_size, r.offset, r.data, r.length)) {
+              out.log_crypt[r.space_id] = *c;
+            }
+            // The flags of a tablespace created during the backup, whose
+            // page 0 will only come from the log.
+            if (r.offset <= innodb::kFspSpaceFlags && r.offset + r.length >= innodb::kFspSpaceFlags + 4) {
+              out.log_flags[r.space_id] = LoadBE32(r.data + (innodb::kFspSpaceFlags - r.offset));
+            }
+          }
+          return Status::Ok();
+        });
+        return st.ok() ? st : st.With(log_path + ": mini-transaction at " + innodb::FormatLsn(m.start_lsn));
+      },
+      &end_lsn, &why);
+  XBAK_RETURN_IF_ERROR(walk);
+  if (end_lsn < o.required_lsn) {
+    const bool corrupt =
+        why.find("checksum") != std::string::npos || why.find("sequence bit") != std::string::npos;
+    return Error(ErrorCode::kCorrupt,
+                 log_path + (corrupt ? ": the redo log is corrupt at " : ": the redo log ends at ") +
+                     innodb::FormatLsn(end_lsn) + " (" + why + "), but the backup needs it up to " +
+                     innodb::FormatLsn(o.required_lsn) + (corrupt ? "" : ": the log is truncated"));
+  }
+  return out;
+}
+
+// Unsupported tablespaces, and encrypted ones without their keys, are
+// refused before anything is written; the same pass over the files builds
+// the catalog.
+Status BuildCatalog(const RedoApplyOptions& o, const BackupCnf& cnf, const LogCheck& check,
+                    Catalog& catalog) {
+  const uint32_t page_size = cnf.page_size;
+  const std::vector<std::string>& system = cnf.system_files;
+  XBAK_RETURN_IF_ERROR(catalog.CheckLogSpaces(check.log_flags));
+  XBAK_RETURN_IF_ERROR(catalog.Scan(o.dir, page_size, system, o.parallel, Catalog::ScanMode::kCheckAndBuild));
+  if (o.before_write) {
+    XBAK_RETURN_IF_ERROR(o.before_write());
+    // The DDL markers it installs move files (a .new becomes the .ibd, a
+    // .ren renames one, a .del removes one): the catalog must name the files
+    // as they are now. Backups without markers keep the one pass.
+    if (catalog.saw_ddl_markers())
+      XBAK_RETURN_IF_ERROR(catalog.Rebuild(o.dir, page_size, system, o.parallel));
+  }
+  catalog.AddDeferred(o.dir, check.names, o.filter);
+  return Status::Ok();
+}
+
+// Pass 2: hands every mini-transaction pass 1 checked to the applier, which
+// applies them in batches.
+Status ApplyMtrs(LogScanner& scanner, Applier& applier, Progress& progress, uint64_t end_lsn) {
+  uint64_t end2 = 0;
+  std::string why2;
+  return scanner.Scan(
+      [&](const MtrView& m) -> Status {
+        if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
+        progress.AddDone(m.end_lsn - m.start_lsn);
+        const uint64_t batches = applier.stats().batches;
+        Status st = applier.AddMtr(m);
+        // Applied, or never held: not needed any more (for an encrypted log,
+        // its decrypted copy is freed).
+        if (applier.stats().batches != batches || !applier.holding()) scanner.Release(m.start_lsn);
+        return st;
+      },
+      &end2, &why2);
+}
+
+// FILE_RENAME that the backup's own DDL markers did not already carry out
+// (a backup of another tool, or none was needed).
+Status RenameAsTheLogSays(const RedoApplyOptions& o, const FileNames& names, Catalog& catalog) {
+  for (auto& [id, s] : catalog.all()) {
+    if (names.deleted.count(id)) continue;
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
+    const std::string from = JoinPath(o.dir, s.rel), to = JoinPath(o.dir, it->second);
+    if (PathExists(to) || !PathExists(from)) continue;
+    XBAK_RETURN_IF_ERROR(MakeDirs(to.substr(0, to.rfind('/'))));
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
+    LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
+    s.rel = it->second;
+  }
+  return Status::Ok();
+}
+
+// FILE_DELETE, likewise.
+Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
+  for (uint32_t id : names.deleted) {
+    auto it = names.last_name.find(id);
+    if (it == names.last_name.end()) continue;
+    const std::string path = JoinPath(o.dir, it->second);
+    // Only the file that still holds that tablespace id.
+    std::vector<uint8_t> page(innodb::kFspHeaderEnd);
+    auto f = File::OpenRead(path);
+    if (!f.ok()) continue;
+    auto n = f->PRead(page.data(), page.size(), 0);
+    if (!n.ok() || n.value() < page.size() || LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
+    if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
+    LogInfo("removed " + it->second + ": the table was dropped during the backup");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
+                           const KeyOptions& keys, int parallel,
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
+                           const std::set<std::string>* only_tables) {
+  RaiseOpenFileLimit();
+  const std::string log_path = JoinPath(log_dir, "ib_logfile0");
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
+  XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
+  XBAK_ASSIGN_OR_RETURN(auto scanner, LogScanner::Open(log_path, crypt.get()));
+  RedoApplyOptions o;
+  o.dir = data_dir;
+  o.required_lsn = required_lsn;
+  XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
+  Catalog probe(crypt, std::move(check.log_crypt));
+  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags, incoming));
+  return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, Catalog::ScanMode::kCheck,
+                    only_tables);
+}
+
+Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
+  RaiseOpenFileLimit();
+  const std::string log_path = JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
+  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
+  const uint32_t page_size = cnf.page_size;
+  XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(o.dir, o.keys));
+  XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path, crypt.get()));
+  LogScanner& scanner = *scanner_ptr;
+  XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
+  scanner.Rewind();
+  Catalog catalog(crypt, std::move(check.log_crypt));
+  XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
+  const FileNames& names = check.names;
+  const uint64_t end_lsn = check.end_lsn;
+
+  Progress progress("prepare", o.progress_interval);
+  progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
+  Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
+  applier.set_compression_level(cnf.compression_level);
+  XBAK_RETURN_IF_ERROR(ApplyMtrs(scanner, applier, progress, end_lsn));
+  XBAK_RETURN_IF_ERROR(applier.Flush());
+  XBAK_RETURN_IF_ERROR(applier.PunchFreedPages());
+  XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
+  XBAK_RETURN_IF_ERROR(RenameAsTheLogSays(o, names, catalog));
+  XBAK_RETURN_IF_ERROR(RemoveDroppedFiles(o, names));
+  progress.Finish(true);
+
+  RedoApplyStats st = applier.stats();
+  st.checkpoint_lsn = scanner.checkpoint().checkpoint_lsn;
+  st.end_lsn = end_lsn;
+  return st;
+}
+
+}  // namespace xbak

@@ -1,0 +1,581 @@
+#include "xbak/restore/restore.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "xbak/prepare/export.h"
+#include "xbak/prepare/incremental_prepare.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/prepare/prepare.h"
+#include "xbak/prepare/redo_apply.h"
+#include "xbak/backupdir/table_filter.h"
+#include "xbak/util/copy_file.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/progress.h"
+
+namespace xbak {
+namespace {
+
+// The prepared log, kept beside the placeholder until the whole chain is in.
+constexpr const char* kStagedLog = "ib_logfile0.xbak-restore";
+// What ib_logfile0 holds until then: too small to be a redo log, so mariadbd
+// refuses to start ("File ./ib_logfile0 is too small"), and it says why to
+// whoever looks at it.
+constexpr size_t kPlaceholderSize = 12288;
+constexpr const char* kPlaceholderText =
+    "xbak --restore is not finished: this datadir is incomplete and the server must not start on it.\n"
+    "Run the same xbak --restore command again to finish it (see xbak_restore_in_progress).\n";
+
+bool IsPlaceholder(const std::string& path) {
+  auto f = File::OpenRead(path);
+  if (!f.ok()) return true;  // no log at all: as unfinished
+  const std::string_view text(kPlaceholderText);
+  std::string head(text.size(), '\0');
+  auto n = f->PRead(head.data(), head.size(), 0);
+  return !n.ok() || (*n == head.size() && head == text);
+}
+
+struct Link {
+  std::string dir;   // as given
+  std::string real;  // canonical path, for the restore's identity
+  Checkpoints cp;
+};
+
+Result<std::string> RealPath(const std::string& p) {
+  char buf[PATH_MAX];
+  if (::realpath(p.c_str(), buf) == nullptr) return ErrnoError("cannot open backup directory", p, errno);
+  return std::string(buf);
+}
+
+Result<Link> ReadLink(const std::string& dir) {
+  Link l;
+  l.dir = dir;
+  XBAK_ASSIGN_OR_RETURN(l.real, RealPath(dir));
+  const std::string path = JoinPath(dir, kCheckpointsFile);
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) {
+    return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
+                                                  kCheckpointsFile + "): " + text.status().message());
+  }
+  XBAK_ASSIGN_OR_RETURN(l.cp, ParseCheckpoints(*text, path));
+  return l;
+}
+
+// Files a restore cannot take as they are.
+Status RefuseUnusable(const std::string& dir, const std::vector<std::pair<std::string, uint64_t>>& entries) {
+  for (const auto& [rel, size] : entries) {
+    if (rel.ends_with(".zst") || rel.ends_with(".lz4") || rel.ends_with(".qp")) {
+      return Error(ErrorCode::kInvalidArgument,
+                   JoinPath(dir, rel) + " is compressed: run xbak --decompress --target-dir=" + dir +
+                       " first (or restore from the stream, which is decompressed as it is read)");
+    }
+    if (rel.ends_with(kHiddenIslSuffix)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   JoinPath(dir, rel) +
+                       ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
+                       "xbak --prepare --export --target-dir=" +
+                       dir + " again to finish it");
+    }
+  }
+  return Status::Ok();
+}
+
+// What an incremental must be besides continuing the chain: a backup this
+// restore can take (see ReadChain).
+Result<Link> ReadIncremental(const std::string& dir, std::set<std::string>* seen) {
+  XBAK_ASSIGN_OR_RETURN(Link inc, ReadLink(dir));
+  if (!seen->insert(inc.real).second) {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir + " is given twice in the chain (each backup is restored once)");
+  }
+  if (inc.cp.backup_type != "incremental") {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir + " is not an incremental backup (backup_type = " + inc.cp.backup_type +
+                     "); only the first backup of the chain (--target-dir) is a full one");
+  }
+  return inc;
+}
+
+// The files of a backup of the chain: the same page size and partial filter
+// as the full backup's, nothing compressed, the DATA DIRECTORY places its
+// .isl files name (into `remote`).
+Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size, const TableFilter& filter,
+                        std::map<std::string, std::string>* remote) {
+  XBAK_ASSIGN_OR_RETURN(uint32_t ps, BackupPageSize(l.dir));
+  if (ps != page_size) {
+    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
+                                                  " in the full backup, " + std::to_string(ps) + " in " +
+                                                  l.dir);
+  }
+  XBAK_ASSIGN_OR_RETURN(TableFilter f, ReadTableFilter(l.dir));
+  if (f.Serialize() != filter.Serialize()) {
+    return Error(ErrorCode::kUnsupported, l.dir +
+                                              " was taken with other --databases/--tables options than the "
+                                              "full backup (compare their " +
+                                              kTableFilterFile + " files)");
+  }
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(ListBackupTree(l.dir, &entries));
+  XBAK_RETURN_IF_ERROR(RefuseUnusable(l.dir, entries));
+  if (!o.dirs.remote_to_datadir) {
+    XBAK_ASSIGN_OR_RETURN(auto r, RemoteTablespaces(l.dir, entries));
+    remote->insert(r.begin(), r.end());
+  }
+  return Status::Ok();
+}
+
+struct ChainFacts {
+  uint32_t page_size = 0;
+  TableFilter filter;
+  std::set<std::string> seen;  // canonical paths of the backups read so far
+};
+
+// The whole chain, checked before anything is written (from streams, with
+// o.await_incremental set: the full backup only; each incremental is read
+// and checked when its stream is whole, before its pages go in).
+Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::string, std::string>* remote,
+                                    ChainFacts* facts) {
+  std::vector<Link> chain;
+  XBAK_ASSIGN_OR_RETURN(Link full, ReadLink(o.full_dir));
+  if (full.cp.backup_type == "incremental") {
+    return Error(ErrorCode::kInvalidArgument, o.full_dir +
+                                                  " is an incremental backup: --target-dir names the full "
+                                                  "backup of the chain, --incremental-dir each incremental");
+  }
+  if (full.cp.backup_type != "full-backuped" && full.cp.backup_type != "log-applied") {
+    return Error(ErrorCode::kInvalidArgument, JoinPath(o.full_dir, kCheckpointsFile) +
+                                                  ": unknown backup_type '" + full.cp.backup_type + "'");
+  }
+  if (PathExists(JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "an incremental apply into " + o.full_dir +
+                     " was interrupted: it is not a backup that can be restored");
+  }
+  if (!o.incremental_dirs.empty() && PathExists(JoinPath(o.full_dir, kExportedFile))) {
+    return Error(ErrorCode::kUnsupported,
+                 o.full_dir +
+                     " was exported (xbak --prepare --export started a server on it): it can no "
+                     "longer take incrementals");
+  }
+  XBAK_ASSIGN_OR_RETURN(facts->page_size, BackupPageSize(o.full_dir));
+  XBAK_ASSIGN_OR_RETURN(facts->filter, ReadTableFilter(o.full_dir));
+  facts->seen.insert(full.real);
+  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, full, facts->page_size, facts->filter, remote));
+  chain.push_back(std::move(full));
+  if (o.await_incremental) return chain;
+  std::vector<Link> incs;
+  for (const std::string& dir : o.incremental_dirs) {
+    XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(dir, &facts->seen));
+    incs.push_back(std::move(inc));
+  }
+  for (size_t i = 0; i < incs.size(); i++) {
+    Link& inc = incs[i];
+    const std::string& dir = inc.dir;
+    if (Status link = CheckChainLink(chain.back().cp, chain.back().dir, inc.cp, dir); !link.ok()) {
+      // The one that belongs here, given later: say so rather than "a gap".
+      for (size_t j = i + 1; j < incs.size(); j++) {
+        if (incs[j].cp.from_lsn == chain.back().cp.to_lsn) {
+          return Error(ErrorCode::kInvalidArgument, "incrementals in the wrong order: " + incs[j].dir +
+                                                        " continues " + chain.back().dir +
+                                                        " and must come before " + dir +
+                                                        " (--incremental-dir in the order they were taken)");
+        }
+      }
+      return link;
+    }
+    XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts->page_size, facts->filter, remote));
+    chain.push_back(std::move(inc));
+  }
+  return chain;
+}
+
+std::string Identity(const std::vector<Link>& chain, bool streamed) {
+  std::string s = streamed ? std::string(kStreamRestoreJournalHead) : "xbak restore\n";
+  for (const Link& l : chain) {
+    s += "chain: " + l.real + " " + std::to_string(l.cp.from_lsn) + " " + std::to_string(l.cp.to_lsn) + " " +
+         std::to_string(l.cp.last_lsn) + "\n";
+  }
+  return s;
+}
+
+// The restore's record of itself in the datadir: the chain, then a line per
+// finished step ("done: copy", "done: 0" for the full backup's log, "done: K"
+// for incremental K).
+class Journal {
+ public:
+  Journal(std::string path, std::string identity) : path_(std::move(path)), identity_(std::move(identity)) {}
+
+  // Reads an existing journal: false if there is none; an error if it is of
+  // another chain.
+  Result<bool> Load(const std::string& datadir) {
+    if (!PathExists(path_)) return false;
+    XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path_));
+    if (text.rfind(identity_, 0) != 0) {
+      return Error(ErrorCode::kAlreadyExists,
+                   "an interrupted restore of another chain is in " + datadir + " (" + path_ +
+                       "): finish it with the command that started it, or empty the datadir");
+    }
+    std::istringstream in(text.substr(identity_.size()));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("done: ", 0) == 0) done_.insert(line.substr(6));
+    }
+    return true;
+  }
+  bool Done(const std::string& step) const { return done_.count(step) > 0; }
+  const std::string& path() const { return path_; }
+  Status MarkDone(const std::string& step) {
+    done_.insert(step);
+    return Write();
+  }
+  Status Write() {
+    std::string text = identity_;
+    for (const auto& d : done_) text += "done: " + d + "\n";
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(path_, text));
+    return SyncDir(path_.substr(0, path_.rfind('/')));
+  }
+
+ private:
+  std::string path_, identity_;
+  std::set<std::string> done_;
+};
+
+// The full backup's files into the datadir, each once, on `parallel`
+// threads; its log stays where it is (unless it is already a prepared one).
+// xtrabackup_checkpoints goes last, once everything else is durable.
+Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full, bool move) {
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(ListBackupTree(full.dir, &entries));
+  struct Item {
+    std::string rel;
+    uint64_t size;
+  };
+  std::vector<Item> items;
+  Progress progress("restore: copy of " + full.dir, o.progress_interval);
+  for (const auto& [rel, size] : entries) {
+    if (rel.ends_with("/")) {
+      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(dirs.datadir, rel.substr(0, rel.size() - 1))));
+      continue;
+    }
+    if (rel == kCheckpointsFile) continue;
+    if (rel == "ib_logfile0" && full.cp.backup_type != "log-applied") continue;  // applied from the backup
+    items.push_back({rel, size});
+    progress.AddTotal(size, 1);
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(RunParallel(
+      items.size(), o.parallel,
+      [&](size_t i) {
+        const std::string dest = items[i].rel == "ib_logfile0" ? JoinPath(dirs.log_dir, kStagedLog)
+                                                               : JoinPath(dirs.datadir, items[i].rel);
+        // In place: the journal marks the copy done only after all of it,
+        // and a re-run copies everything again over what it finds.
+        return PlaceFile(JoinPath(full.dir, items[i].rel), dest,
+                         {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
+      },
+      &cancel));
+  // One syncfs for the lot, not one fsync per file (thousands of tables).
+  // Moved from a stream's staging: synced once with the whole chain, at the
+  // end (RestoreChain), since such a restore is started over after a crash.
+  if (!move) {
+    XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
+    if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.log_dir));
+  }
+  XBAK_RETURN_IF_ERROR(PlaceFile(JoinPath(full.dir, kCheckpointsFile),
+                                 JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
+  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  progress.Finish(true);
+  return Status::Ok();
+}
+
+// The datadir's state says incremental `inc` went in already (killed between
+// its last write and the journal's line).
+bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
+  if (prev.cp.to_lsn == inc.cp.to_lsn) return false;  // nothing tells them apart: apply again (idempotent)
+  if (PathExists(JoinPath(datadir, "xbak_incremental_in_progress"))) return false;
+  auto text = ReadSmallFile(JoinPath(datadir, kCheckpointsFile));
+  if (!text.ok()) return false;
+  auto cp = ParseCheckpoints(*text, kCheckpointsFile);
+  return cp.ok() && cp->backup_type == "log-applied" && cp->to_lsn == inc.cp.to_lsn &&
+         cp->last_lsn == inc.cp.last_lsn;
+}
+
+// Last step: the backup's own files out, the files that live elsewhere
+// (ibdata, undo, DATA DIRECTORY tables) moved there, then the prepared log
+// over the placeholder: only now can the server start on the datadir.
+Status Place(const RestoreDirs& dirs) {
+  const std::string& d = dirs.datadir;
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(ListBackupTree(d, &entries));
+  std::map<std::string, std::string> remote;
+  if (!dirs.remote_to_datadir) {
+    XBAK_ASSIGN_OR_RETURN(remote, RemoteTablespaces(d, entries));
+  }
+  std::set<std::string> touched{d};
+  for (const auto& [rel, size] : entries) {
+    if (rel.ends_with("/") || rel == kRestoreMarkerFile || rel == "ib_logfile0" || rel == kStagedLog)
+      continue;
+    const std::string src = JoinPath(d, rel);
+    const std::string dest = RestoreDestination(rel, dirs, remote);
+    if (dest.empty() || rel.ends_with(".xbtmp")) {
+      if (::unlink(src.c_str()) != 0) return ErrnoError("remove", src, errno);
+      continue;
+    }
+    if (dest == src) continue;
+    if (PathExists(dest)) {
+      return Error(
+          ErrorCode::kAlreadyExists,
+          dest + " exists already; existing files are never overwritten (" + src + " stays in the datadir)");
+    }
+    const std::string dir = dest.substr(0, dest.rfind('/'));
+    XBAK_RETURN_IF_ERROR(MakeDirs(dir));
+    XBAK_RETURN_IF_ERROR(PlaceFile(src, dest, {true, true}, nullptr));
+    touched.insert(dir);
+    touched.insert(src.substr(0, src.rfind('/')));
+  }
+  for (const auto& t : touched) XBAK_RETURN_IF_ERROR(SyncDir(t));
+  const std::string staged = JoinPath(dirs.log_dir, kStagedLog), log = JoinPath(dirs.log_dir, "ib_logfile0");
+  if (PathExists(staged)) {
+    if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
+    XBAK_RETURN_IF_ERROR(SyncDir(dirs.log_dir));
+  }
+  return Status::Ok();
+}
+
+// The backup's xtrabackup_binlog_info, without its line end ("" if none).
+std::string BinlogLine(const std::string& dir) {
+  auto b = ReadSmallFile(JoinPath(dir, kBinlogInfoFile), 64 * 1024);
+  if (!b.ok()) return "";
+  std::string text = *b;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+Status DropHalfWrittenJournal(const std::string& datadir) {
+  // A restore killed while writing its first journal leaves only that
+  // journal's temporary file: nothing of the backup was written yet.
+  auto names = ListDir(datadir);
+  const std::string tmp = std::string(kRestoreMarkerFile) + ".tmp";
+  if (!names.ok() || names->size() != 1 || names->front() != tmp) return Status::Ok();
+  if (::unlink(JoinPath(datadir, tmp).c_str()) != 0)
+    return ErrnoError("remove", JoinPath(datadir, tmp), errno);
+  return Status::Ok();
+}
+
+Status WritePlaceholderLog(const RestoreDirs& dirs) {
+  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
+  if (PathExists(log)) return Status::Ok();
+  std::string ph(kPlaceholderText);
+  ph.resize(kPlaceholderSize, '\0');
+  XBAK_RETURN_IF_ERROR(WriteFileAtomic(log, ph));
+  return SyncDir(dirs.log_dir);
+}
+
+Status RunRestore(const RestoreOptions& o) {
+  if (!o.streams.empty()) return RunRestoreFromStreams(o);
+  return RestoreChain(o, /*streamed=*/false);
+}
+
+namespace {
+
+// A restore that is not resumed: nothing of what is there may be
+// overwritten, and the full backup's log is checked whole (and an encrypted
+// backup's keys) before the first byte goes in.
+Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
+                           const std::map<std::string, std::string>& remote, const Link& full,
+                           bool streamed) {
+  if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
+  // Nothing of what is there may be overwritten: every directory the
+  // restore writes into must be empty (or not exist yet).
+  std::set<std::string> targets;
+  if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
+  for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
+  for (const std::string& t : targets) {
+    XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+    if (!empty) {
+      return Error(ErrorCode::kAlreadyExists,
+                   t + " is not empty; --restore writes only into empty directories (nothing was written)");
+    }
+  }
+  for (const auto& [rel, path] : remote) {
+    if (PathExists(path))
+      return Error(ErrorCode::kAlreadyExists, path + " exists already (nothing was written)");
+  }
+  // The full backup's log is checked whole (and an encrypted backup's keys)
+  // before the first byte goes in.
+  if (full.cp.backup_type == "full-backuped") {
+    XBAK_RETURN_IF_ERROR(CheckRedoApplicable(full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn),
+                                             o.keys, o.parallel));
+  }
+  return Status::Ok();
+}
+
+// Step 0: the full backup's redo log applied to its copy in the datadir (a
+// prepared full backup has none to apply).
+Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full,
+                    const std::string& staged, bool streamed) {
+  if (full.cp.backup_type != "full-backuped") return Status::Ok();
+  PrepareOptions po;
+  po.target_dir = dirs.datadir;
+  po.log_dir = full.dir;
+  po.prepared_log = staged;
+  po.parallel = o.parallel;
+  po.use_memory = o.use_memory;
+  po.progress_interval = o.progress_interval;
+  po.keys = o.keys;
+  po.sync_data = !streamed;
+  return RunPrepare(po).With("applying the redo log of " + full.dir);
+}
+
+// From streams: waits until incremental k is whole, then reads and checks it
+// (chain link, files) before its pages go in, and adds it to the chain.
+Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::string, std::string>& remote,
+                        ChainFacts* facts_out, std::vector<Link>* chain_out) {
+  ChainFacts& facts = *facts_out;
+  std::vector<Link>& chain = *chain_out;
+  // From a stream: whole once this returns; checked before its pages go in.
+  XBAK_RETURN_IF_ERROR(o.await_incremental(k));
+  XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
+  auto name = [&](size_t i) { return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir; };
+  XBAK_RETURN_IF_ERROR(CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
+  std::map<std::string, std::string> more;
+  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
+  for (const auto& [rel, path] : more) {
+    if (remote.count(rel) == 0 && PathExists(path))
+      return Error(ErrorCode::kAlreadyExists, path + " exists already; existing files are never overwritten");
+  }
+  chain.push_back(std::move(inc));
+  return Status::Ok();
+}
+
+// Step k: incremental `inc`'s deltas and redo log into the datadir.
+Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const Link& inc,
+                        const std::string& staged, bool streamed) {
+  IncrementalPrepareOptions ip;
+  ip.target_dir = dirs.datadir;
+  ip.incremental_dir = inc.dir;
+  ip.log_from_incremental = true;
+  ip.prepared_log = staged;
+  ip.parallel = o.parallel;
+  ip.use_memory = o.use_memory;
+  ip.progress_interval = o.progress_interval;
+  ip.keys = o.keys;
+  ip.sync_data = !streamed;
+  return RunIncrementalPrepare(ip).With("applying " + inc.dir);
+}
+
+// The last step: the staging of streams removed and everything synced
+// (streamed), the prepared log put in place of the placeholder, the journal
+// removed; then what the operator needs to know.
+Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool streamed,
+              const std::string& journal_path) {
+  const size_t steps = chain.size();
+  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
+  const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
+  // The binary log position of the last backup, read while it is there: a
+  // staged stream goes below, and a full backup's staged files were moved
+  // into the datadir (whose backup files Place removes).
+  const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
+  if (streamed) {
+    // The staging goes first, so that the one syncfs below does not write out
+    // the last stream's files. From streams, no step synced what it wrote (a
+    // crash starts the restore over): all of it is made durable here, before
+    // the prepared log replaces the placeholder.
+    XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
+    XBAK_RETURN_IF_ERROR(SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
+  }
+  if (!PathExists(staged)) {
+    // Fine only if an earlier run put it in place already.
+    if (IsPlaceholder(log)) {
+      return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
+    }
+  }
+  XBAK_RETURN_IF_ERROR(Place(dirs));
+  if (::unlink(journal_path.c_str()) != 0) return ErrnoError("remove", journal_path, errno);
+  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  LogInfo("restored " +
+          (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
+          std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
+          "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
+  if (!binlog.empty()) {
+    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status RestoreChain(const RestoreOptions& o, bool streamed) {
+  if (o.full_dir.empty())
+    return Error(ErrorCode::kInvalidArgument, "--restore needs --target-dir (the full backup)");
+  if (o.dirs.datadir.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--restore needs --datadir (or datadir= in the [mysqld] group of --defaults-file)");
+  }
+  const RestoreDirs dirs = o.dirs.Resolved();
+  std::map<std::string, std::string> remote;
+  ChainFacts facts;
+  XBAK_ASSIGN_OR_RETURN(std::vector<Link> chain, ReadChain(o, &remote, &facts));
+  chain.reserve(o.incremental_dirs.size() + 1);  // `full` stays valid as it grows
+  const Link& full = chain[0];
+  const size_t steps = o.incremental_dirs.size() + 1;
+
+  Journal journal(JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain, streamed));
+  // Streamed: the caller checked the directories, marked the datadir and
+  // staged the chain in it; a failed run is started over, never resumed.
+  bool resuming = false;
+  if (!streamed) {
+    XBAK_ASSIGN_OR_RETURN(resuming, journal.Load(dirs.datadir));
+  }
+  if (resuming) {
+    LogWarning("resuming the interrupted restore into " + dirs.datadir);
+  } else {
+    XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed));
+  }
+  // From here the datadir is ours, and marked unfinished first.
+  for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
+    XBAK_RETURN_IF_ERROR(MakeDirs(t));
+  if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
+  XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
+  LogInfo("restoring " + full.dir +
+          (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
+          dirs.datadir + (streamed ? "" : " (the backups are only read)"));
+
+  if (!journal.Done("copy")) {
+    XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
+    XBAK_RETURN_IF_ERROR(journal.MarkDone("copy"));
+  }
+  const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
+  if (!journal.Done("0")) {
+    XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed));
+    XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
+  }
+  for (size_t k = 1; k < steps; k++) {
+    if (o.await_incremental) XBAK_RETURN_IF_ERROR(AwaitIncremental(o, k, remote, &facts, &chain));
+    const std::string step = std::to_string(k);
+    if (journal.Done(step)) continue;
+    if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {
+      XBAK_RETURN_IF_ERROR(ApplyIncremental(o, dirs, chain[k], staged, streamed));
+    }
+    XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
+    if (streamed && k + 1 < steps) {
+      // Applied: its staged copy goes (the disk the staging needs is the largest
+      // incremental, not the chain). The last one goes with the staging below.
+      XBAK_RETURN_IF_ERROR(RemoveTree(chain[k].dir));
+    }
+  }
+  return Finish(dirs, chain, streamed, journal.path());
+}
+
+}  // namespace xbak

@@ -1,0 +1,101 @@
+#include "xbak/restore/restore_places.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <memory>
+
+#include "xbak/prepare/export.h"
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/table_filter.h"
+#include "xbak/innodb/isl.h"
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+Status Walk(const std::string& root, const std::string& rel,
+            std::vector<std::pair<std::string, uint64_t>>* out) {
+  std::string dir = rel.empty() ? root : JoinPath(root, rel);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return ErrnoError("cannot read backup directory", dir, errno);
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    std::string r = rel.empty() ? n : rel + "/" + n;
+    struct stat st {};
+    if (::lstat(JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", JoinPath(root, r), errno);
+    if (S_ISLNK(st.st_mode)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "backup contains a symbolic link " + JoinPath(root, r) + "; refusing to follow it");
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (!rel.empty()) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "unexpected nested directory " + JoinPath(root, r) + " in backup");
+      }
+      XBAK_RETURN_IF_ERROR(Walk(root, r, out));
+      out->push_back({r + "/", 0});  // the directory itself, even if empty
+    } else if (S_ISREG(st.st_mode)) {
+      out->push_back({r, static_cast<uint64_t>(st.st_size)});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+RestoreDirs RestoreDirs::Resolved() const {
+  RestoreDirs r = *this;
+  if (r.log_dir.empty()) r.log_dir = datadir;
+  if (r.data_home_dir.empty()) r.data_home_dir = datadir;
+  if (r.undo_dir.empty()) r.undo_dir = datadir;
+  return r;
+}
+
+Status ListBackupTree(const std::string& root, std::vector<std::pair<std::string, uint64_t>>* out) {
+  return Walk(root, "", out);
+}
+
+bool IsBackupMetadataFile(const std::string& name) {
+  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile ||
+         name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") || name.ends_with(".pmap") ||
+         name.ends_with(".tmp") || name.ends_with(".delta") || name.ends_with(".meta") ||
+         name.ends_with(".xbpartial");
+}
+
+Result<std::map<std::string, std::string>> RemoteTablespaces(
+    const std::string& dir, const std::vector<std::pair<std::string, uint64_t>>& entries) {
+  std::map<std::string, std::string> out;
+  for (const auto& [rel, size] : entries) {
+    if (rel.find('/') == std::string::npos || !rel.ends_with(innodb::kIslSuffix)) continue;
+    const std::string path = JoinPath(dir, rel);
+    XBAK_ASSIGN_OR_RETURN(std::string content, ReadSmallFile(path, 64 * 1024));
+    XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(content, path));
+    out[rel.substr(0, rel.size() - 4) + ".ibd"] = ibd;
+  }
+  return out;
+}
+
+std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
+                               const std::map<std::string, std::string>& remote) {
+  const size_t slash = rel.rfind('/');
+  const std::string name = rel.substr(slash == std::string::npos ? 0 : slash + 1);
+  const bool top = rel.find('/') == std::string::npos;
+  if (top && IsBackupMetadataFile(name)) return "";
+  if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial")))
+    return "";
+  if (!top && name.ends_with(innodb::kIslSuffix) && dirs.remote_to_datadir) return "";  // the .ibd comes home
+  if (top && name == "ib_logfile0") return JoinPath(dirs.log_dir, rel);
+  if (top && name.rfind("ibdata", 0) == 0) return JoinPath(dirs.data_home_dir, rel);
+  if (top && IsUndoTablespaceName(name)) return JoinPath(dirs.undo_dir, rel);
+  if (!dirs.remote_to_datadir) {
+    auto r = remote.find(rel);
+    if (r != remote.end()) return r->second;  // back to its DATA DIRECTORY
+  }
+  return JoinPath(dirs.datadir, rel);
+}
+
+}  // namespace xbak

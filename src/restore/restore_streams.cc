@@ -1,0 +1,195 @@
+// `xbak --restore --from-stream=FULL --from-stream=INC1 ... --datadir=D`:
+// each xbstream is read once, in order, and unpacked into
+// D/xbak-restore-staging/K, on the datadir's filesystem, so that the full
+// backup's files are renamed into place rather than written a second time.
+// Then the staged chain is restored as from directories (restore.cc): step K
+// is applied while stream K+1 is being read, on another thread.
+//
+// Why stage the incrementals instead of applying their deltas as they arrive:
+// an xbstream carries xtrabackup_checkpoints at its end, so the chain can only
+// be checked once the stream is whole, and a broken chain must be refused
+// before its pages go in. An incremental is staged only until it is applied.
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "xbak/backupdir/metadata.h"
+#include "xbak/restore/restore.h"
+#include "xbak/sink/compress.h"
+#include "xbak/sink/decompress.h"
+#include "xbak/stream/xbstream.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
+
+namespace xbak {
+namespace {
+
+// A restore from streams that did not finish: its journal proves the
+// directories were empty before it, so what is in them is its own, and goes.
+Status StartOver(const RestoreDirs& dirs) {
+  LogWarning("an earlier restore from streams into " + dirs.datadir +
+             " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
+  XBAK_ASSIGN_OR_RETURN(auto names, ListDir(dirs.datadir));
+  for (const auto& n : names) {
+    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, n)));
+  }
+  // The files it may have put in directories of their own.
+  for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+    if (d == dirs.datadir || !IsDirectory(d)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(d));
+    for (const auto& f : files) {
+      if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0)
+        XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(d, f)));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Unpack(const std::string& source, const std::string& dir, int parallel) {
+  ExtractOptions eo;
+  eo.target_dir = dir;
+  eo.fsync = false;  // one syncfs later; a crash starts the restore over anyway
+  XBAK_RETURN_IF_ERROR(MakeDirs(dir));
+  LogInfo("reading " + (source == "-" ? std::string("stdin") : source) + " into " + dir);
+  Status st;
+  if (source == "-") {
+    st = ExtractStream(STDIN_FILENO, eo);
+  } else {
+    XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(source));
+    st = ExtractStream(f.fd(), eo);
+  }
+  XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
+  if (!PathExists(JoinPath(dir, kCheckpointsFile))) {
+    return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + kCheckpointsFile +
+                                          ": it is not a whole backup (was its upload or download cut?)");
+  }
+  DecompressOptions d;
+  d.target_dir = dir;
+  d.parallel = parallel;
+  d.remove_original = true;
+  return DecompressBackup(d);
+}
+
+// Reads the streams one after the other on its own thread, each into its
+// staging directory. Wait(K) returns once stream K is whole (or failed).
+// Stop() lets the stream being read finish (a read from a pipe cannot be
+// interrupted) and opens no other.
+class Unpacker {
+ public:
+  Unpacker(const RestoreOptions& o, std::string staging)
+      : o_(o), staging_(std::move(staging)), done_(o.streams.size()) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Unpacker() { Stop(); }
+  std::string dir(size_t k) const { return JoinPath(staging_, std::to_string(k)); }
+  Status Wait(size_t k) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return done_[k].has_value(); });
+    return *done_[k];
+  }
+  // A stream is still being read (or waited for).
+  bool busy() {
+    std::lock_guard<std::mutex> l(mu_);
+    return !done_.empty() && !done_.back().has_value() && !stop_;
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    for (size_t k = 0; k < o_.streams.size(); k++) {
+      Status st = stop_
+                      ? Error(ErrorCode::kCancelled, "the restore stopped before the stream " + o_.streams[k])
+                      : Unpack(o_.streams[k], dir(k), o_.parallel);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        done_[k] = st;
+      }
+      cv_.notify_all();
+      if (!st.ok()) stop_ = true;
+    }
+  }
+  const RestoreOptions& o_;
+  const std::string staging_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::optional<Status>> done_;  // guarded by mu_
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+Status RunRestoreFromStreams(const RestoreOptions& o) {
+  if (!o.full_dir.empty() || !o.incremental_dirs.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--from-stream gives the whole chain (the full backup's stream first): --target-dir and "
+                 "--incremental-dir do not go with it");
+  }
+  if (o.dirs.datadir.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--restore needs --datadir (or datadir= in the [mysqld] group of --defaults-file)");
+  }
+  std::set<std::string> seen;
+  for (const auto& s : o.streams) {
+    if (!seen.insert(s).second)
+      return Error(ErrorCode::kInvalidArgument, "the stream " + s + " is given twice");
+  }
+  const RestoreDirs dirs = o.dirs.Resolved();
+  const std::string journal = JoinPath(dirs.datadir, kRestoreMarkerFile);
+  bool again = false;
+  if (PathExists(journal)) {
+    XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(journal));
+    if (text.rfind(kStreamRestoreJournalHead, 0) != 0) {
+      return Error(ErrorCode::kAlreadyExists,
+                   "an interrupted restore from backup directories is in " + dirs.datadir + " (" + journal +
+                       "): finish it with the command that started it, or empty it");
+    }
+    again = true;
+  } else {
+    XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
+    for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+      if (!empty) {
+        return Error(ErrorCode::kAlreadyExists,
+                     t + " is not empty; --restore writes only into empty directories (nothing was written)");
+      }
+    }
+  }
+  for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
+    XBAK_RETURN_IF_ERROR(MakeDirs(t));
+  if (again) {
+    XBAK_RETURN_IF_ERROR(StartOver(dirs));
+  } else {
+    std::string text = kStreamRestoreJournalHead;
+    for (const auto& s : o.streams) text += "stream: " + s + "\n";
+    XBAK_RETURN_IF_ERROR(WriteFileAtomic(journal, text));
+    XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  }
+  // Before the first byte of data: the server refuses the datadir from now on.
+  XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
+  // One thread reads the streams in order while the steps before are applied.
+  Unpacker unpacker(o, JoinPath(dirs.datadir, kStagingDir));
+  RestoreOptions chain = o;
+  chain.full_dir = unpacker.dir(0);
+  for (size_t k = 1; k < o.streams.size(); k++) chain.incremental_dirs.push_back(unpacker.dir(k));
+  chain.await_incremental = [&unpacker](size_t k) { return unpacker.Wait(k); };
+  Status st = unpacker.Wait(0);
+  if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
+  if (!st.ok() && unpacker.busy()) {
+    LogWarning("the restore failed; the stream being read is read to its end before xbak exits");
+  }
+  unpacker.Stop();
+  return st;
+}
+
+}  // namespace xbak

@@ -1,0 +1,320 @@
+#include "xbak/prepare/redo_apply.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "testing/redo_test_util.h"
+#include "xbak/innodb/page.h"
+#include "xbak/innodb/page_compression.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/util/crc32c.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+
+namespace xbak {
+namespace {
+
+using testing::redo::Flags;
+using testing::redo::kFlags;
+using testing::redo::kPs;
+using testing::redo::kSpace;
+using testing::redo::kStartLsn;
+using testing::redo::LogBuilder;
+using testing::redo::MakePage;
+
+class RedoApplyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/xbak-redo-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(MakeDirs(dir_ + "/db").ok());
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
+    std::string ts;
+    for (uint32_t no = 0; no < 8; no++) {
+      auto p = MakePage(no, no == 5 ? 90000 : 15000);  // page 5 is newer than the whole log
+      ts.append(p.begin(), p.end());
+    }
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/t.ibd", ts).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::vector<uint8_t> Page(uint32_t no) {
+    auto f = File::OpenRead(dir_ + "/db/t.ibd");
+    std::vector<uint8_t> p(kPs);
+    EXPECT_TRUE(f.ok() && f->PRead(p.data(), kPs, uint64_t{no} * kPs).ok());
+    return p;
+  }
+  Result<RedoApplyStats> Apply(const LogBuilder& b, uint64_t end, int parallel = 2) {
+    EXPECT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+    RedoApplyOptions o;
+    o.dir = dir_;
+    o.parallel = parallel;
+    o.required_lsn = end;
+    o.progress_interval = std::chrono::milliseconds(0);
+    return ApplyRedoLog(o);
+  }
+  std::string dir_;
+};
+
+TEST_F(RedoApplyTest, AppliesWriteMemsetMemmoveAndStampsLsnAndChecksum) {
+  LogBuilder b;
+  // WRITE "hi!" at 100, then same-page MEMSET 4 x 0xAB right after it (offset 103),
+  // then same-page MEMMOVE of 3 bytes from 100 to 107: source code (107-100-1)*2+1 = 13.
+  b.Rec(0x30, 3, {100, 'h', 'i', '!'}).Rec(0x40, 3, {0, 4, 0xAB}, true).Rec(0x50, 3, {0, 3, 13}, true);
+  const uint64_t end1 = b.End();
+  b.Rec(0x30, 4, {50, 0x77});
+  b.Rec(0x30, 5, {50, 0x66});  // page 5 is already newer: skipped
+  const uint64_t end2 = b.End();
+  auto st = Apply(b, end2);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->pages_written, 2u);
+  EXPECT_EQ(st->end_lsn, end2);
+  auto p3 = Page(3);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(p3.data()) + 100, 3), "hi!");
+  for (int i = 103; i < 107; i++) EXPECT_EQ(p3[i], 0xAB) << i;
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(p3.data()) + 107, 3), "hi!");
+  EXPECT_EQ(LoadBE64(p3.data() + innodb::kFilPageLsn), end1);
+  EXPECT_EQ(innodb::CheckPage(p3.data(), Flags(), 3).verdict, innodb::PageVerdict::kOk);
+  auto p4 = Page(4);
+  EXPECT_EQ(p4[50], 0x77);
+  EXPECT_EQ(LoadBE64(p4.data() + innodb::kFilPageLsn), end2);
+  EXPECT_EQ(Page(5), MakePage(5, 90000));
+
+  // Idempotent: a second run skips everything by page LSN.
+  auto again = Apply(b, end2);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->pages_written, 0u);
+  EXPECT_EQ(Page(3), p3);
+}
+
+TEST_F(RedoApplyTest, InitPageIgnoresOldContentAndFreedPagesAreNotWritten) {
+  LogBuilder b;
+  b.Rec(0x10, 6, {}).Rec(0x30, 6, {90, 1, 2, 3}, true);  // INIT_PAGE + WRITE
+  b.End();
+  b.Rec(0x30, 2, {60, 9});
+  b.End();
+  b.Rec(0x00, 2, {});  // FREE_PAGE: page 2 is freed at the end of the log
+  const uint64_t end = b.End();
+  auto st = Apply(b, end, 1);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  auto p6 = Page(6);
+  EXPECT_EQ(p6[24 + 90], 1);  // same-page offsets count from FIL_PAGE_TYPE after INIT_PAGE
+  EXPECT_EQ(p6[200], 0);      // the old bytes are gone
+  EXPECT_EQ(LoadBE32(p6.data() + innodb::kFilPagePrev), innodb::kFilNull);
+  EXPECT_EQ(innodb::CheckPage(p6.data(), Flags(), 6).verdict, innodb::PageVerdict::kOk);
+  EXPECT_EQ(Page(2), MakePage(2, 15000));  // freed: never written
+}
+
+TEST_F(RedoApplyTest, SmallMemoryGivesTheSameBytesInManyBatches) {
+  LogBuilder b;
+  for (int i = 0; i < 20000; i++) {
+    b.Rec(0x30, 1 + i % 7 == 5 ? 6 : 1 + i % 7, {static_cast<uint8_t>(40 + i % 50), static_cast<uint8_t>(i)});
+    b.End();
+  }
+  const uint64_t end = kStartLsn + b.bytes().size();
+  auto one = Apply(b, end);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->batches, 1u);
+  std::vector<std::vector<uint8_t>> want;
+  for (uint32_t no = 0; no < 8; no++) want.push_back(Page(no));
+  SetUp();  // fresh files
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.use_memory = 64 << 10;  // far below the log: many batches
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  auto many = ApplyRedoLog(o);
+  ASSERT_TRUE(many.ok()) << many.status().message();
+  EXPECT_GT(many->batches, 5u);
+  for (uint32_t no = 0; no < 8; no++) EXPECT_EQ(Page(no), want[no]) << "page " << no;
+}
+
+TEST_F(RedoApplyTest, RecordsBeforeALaterInitAreNeverAppliedWhateverTheBatches) {
+  // Page 7 is all zero in the backup (its content was never flushed); its log
+  // starts with an UNDO_APPEND, which cannot be applied to a zero page, and it
+  // is freed and re-initialised later. In any batch, the early records must be
+  // skipped, as the server's recovery does.
+  auto f = File::OpenWrite(dir_ + "/db/t.ibd");
+  ASSERT_TRUE(f.ok());
+  std::vector<uint8_t> zero(kPs, 0);
+  ASSERT_TRUE(f->PWrite(zero.data(), kPs, 7 * kPs).ok());
+  LogBuilder b;
+  b.Rec(0x20, 7, {3, 'u', 'n', 'd', 'o'});  // EXTENDED UNDO_APPEND
+  b.End();
+  for (int i = 0; i < 3000; i++) {  // enough log for several batches at 64 KiB
+    b.Rec(0x30, 1, {40, static_cast<uint8_t>(i)});
+    b.End();
+  }
+  b.Rec(0x00, 7, {});
+  b.End();
+  b.Rec(0x10, 7, {}).Rec(0x30, 7, {50, 0x5A}, true);
+  const uint64_t end = b.End();
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.use_memory = 64 << 10;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_GT(st->batches, 1u);
+  auto p7 = Page(7);
+  EXPECT_EQ(p7[24 + 50], 0x5A);
+  EXPECT_EQ(LoadBE32(p7.data() + innodb::kFilPageOffset), 7u);
+}
+
+TEST_F(RedoApplyTest, CorruptOrShortLogIsRefusedBeforeAnythingIsWritten) {
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 1});
+  const uint64_t mid = b.End();
+  b.Rec(0x30, 4, {100, 2});
+  const uint64_t end = b.End();
+  b.bytes()[mid - kStartLsn + 3] ^= 1;  // a payload byte of the second mtr
+  auto st = Apply(b, end);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.status().message().find("corrupt at LSN " + std::to_string(mid)), std::string::npos)
+      << st.status().message();
+  EXPECT_EQ(Page(3), MakePage(3, 15000));  // the first mtr is sound, but nothing is written
+
+  LogBuilder c;
+  c.Rec(0x30, 3, {100, 1});
+  const uint64_t short_end = c.End();
+  auto st2 = Apply(c, short_end + 100);
+  ASSERT_FALSE(st2.ok());
+  EXPECT_NE(st2.status().message().find("truncated"), std::string::npos) << st2.status().message();
+}
+
+TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 5});
+  const uint64_t end = b.End();
+  // An mtr for tablespace 99, which has no file: WRITE (4 bytes: space, page, offset, data).
+  std::vector<uint8_t> m = {0x34, 99, 3, 100, 6};
+  uint8_t crc[4];
+  StoreBE32(crc, crc32c::Value(m.data(), m.size()));
+  m.push_back(1);
+  m.insert(m.end(), crc, crc + 4);
+  b.bytes().insert(b.bytes().end(), m.begin(), m.end());
+  auto st = Apply(b, end + m.size());
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->ignored_records, 1u);
+  EXPECT_EQ(st->ignored_spaces.count(99), 1u);
+  EXPECT_EQ(Page(3)[100], 5);
+}
+
+// Every algorithm the build has a library for is applied (t_layouts.sh
+// compares them with mariabackup); one it lacks is refused by name.
+TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnythingIsWritten) {
+  uint32_t algo = 0;
+  for (uint32_t a : {innodb::kCompressionLzo, innodb::kCompressionLzma, innodb::kCompressionBzip2,
+                     innodb::kCompressionSnappy}) {
+    if (algo == 0 && !innodb::CompressionSupported(a)) algo = a;
+  }
+  if (algo == 0) GTEST_SKIP() << "this build has every page compression algorithm";
+  auto p0 = MakePage(0, 15000);
+  StoreBE32(p0.data() + innodb::kFilPageSpaceId, 8);
+  StoreBE32(p0.data() + innodb::kFspSpaceId, 8);
+  StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (algo << 5));  // page_compressed
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/pc.new", std::string(p0.begin(), p0.end())).ok());
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 1});
+  const uint64_t end = b.End();
+  bool hook_ran = false;
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  o.before_write = [&] {
+    hook_ran = true;
+    return Status::Ok();
+  };
+  auto st = ApplyRedoLog(o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(st.status().message().find("db/pc.new"), std::string::npos) << st.status().message();
+  EXPECT_NE(st.status().message().find(innodb::CompressionName(algo)), std::string::npos)
+      << st.status().message();
+  EXPECT_FALSE(hook_ran);  // the DDL markers would have run there
+  EXPECT_EQ(Page(3), MakePage(3, 15000));
+}
+
+TEST(PreparedLogFile, IsACleanLogWhoseCheckpointIsItsStart) {
+  const uint64_t lsn = 123456789;
+  auto f = innodb::MakePreparedLogFile(lsn, "Backup 10.11.19");
+  ASSERT_EQ(f.size(), innodb::kPreparedLogFileSize);
+  auto h = innodb::ParseLogHeader(f.data(), f.size());
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->first_lsn, lsn);
+  EXPECT_EQ(h->creator, "Backup 10.11.19");
+  auto c = innodb::PickCheckpoint(f.data(), f.size(), lsn);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->checkpoint_lsn, lsn);
+  EXPECT_EQ(c->end_lsn, lsn);
+  innodb::MtrInfo info;
+  std::string why;
+  ASSERT_EQ(innodb::ParseMtr(f.data() + innodb::kLogStartOffset, 16, true, &info, &why),
+            innodb::MtrStatus::kComplete)
+      << why;
+  EXPECT_TRUE(info.has_checkpoint);
+  EXPECT_EQ(info.checkpoint_lsn, lsn);
+  EXPECT_EQ(info.length, 16u);
+}
+
+// The DDL markers run between the checks and the first write (before_write)
+// and move files; the log must go to the files where they are then. A
+// tablespace that exists only as db/t.new (mariabackup streams a table
+// created during the backup so, often all zero until the log rebuilds it):
+// its records go to the db/t.ibd the marker installs, not counted as a
+// dropped table's.
+TEST_F(RedoApplyTest, LogGoesToTheFilesTheDdlMarkersInstall) {
+  for (const std::string marker : {"new", "ren"}) {
+    SCOPED_TRACE(marker);
+    TearDown();  // a fresh directory for each marker
+    SetUp();
+    const std::string from = dir_ + (marker == "new" ? "/db/t.new" : "/db/t.ibd");
+    const std::string to = dir_ + (marker == "new" ? "/db/t.ibd" : "/db/u.ibd");
+    if (marker == "new") {
+      ASSERT_EQ(::rename((dir_ + "/db/t.ibd").c_str(), from.c_str()), 0);
+    }
+    LogBuilder b;
+    b.Rec(0x30, 3, {100, 0x42});
+    const uint64_t end = b.End();
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+    if (marker == "ren") {
+      ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/t.ren", "db/u").ok());
+    }
+    RedoApplyOptions o;
+    o.dir = dir_;
+    o.required_lsn = end;
+    o.progress_interval = std::chrono::milliseconds(0);
+    o.before_write = [&] {  // what prepare's ApplyDdlMarkers does to these two
+      if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename", from, errno);
+      if (marker == "ren") ::unlink((dir_ + "/db/t.ren").c_str());
+      return Status::Ok();
+    };
+    auto st = ApplyRedoLog(o);
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    EXPECT_EQ(st->ignored_records, 0u);
+    EXPECT_EQ(st->pages_written, 1u);
+    EXPECT_FALSE(PathExists(from));
+    auto f = File::OpenRead(to);
+    ASSERT_TRUE(f.ok());
+    std::vector<uint8_t> p(kPs);
+    ASSERT_TRUE(f->PRead(p.data(), kPs, 3 * kPs).ok());
+    EXPECT_EQ(p[100], 0x42);
+    EXPECT_EQ(LoadBE64(p.data() + innodb::kFilPageLsn), end);
+  }
+}
+
+}  // namespace
+}  // namespace xbak

@@ -1,0 +1,104 @@
+// A synthetic chain for the tests of incremental apply and restore: FULL
+// (prepared, db/t.ibd: space 5, 4 pages of 4 KiB) and INC (its incremental,
+// with a clean redo log and deltas the test writes).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "xbak/backupdir/metadata.h"
+#include "xbak/innodb/delta.h"
+#include "xbak/innodb/page.h"
+#include "xbak/innodb/redo_log.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+
+namespace xbak::testing {
+
+constexpr uint32_t kPs = 4096;
+constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
+
+inline std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, uint32_t fsp_size = 0) {
+  std::vector<uint8_t> p(kPs, 0);
+  std::fill(p.begin() + innodb::kFilPageData, p.end() - 8, fill);
+  StoreBE32(p.data() + innodb::kFilPageOffset, no);
+  StoreBE32(p.data() + innodb::kFilPageSpaceId, space);
+  StoreBE64(p.data() + innodb::kFilPageLsn, 1500);
+  if (no == 0) {
+    std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
+    StoreBE32(p.data() + innodb::kFspSpaceId, space);
+    StoreBE32(p.data() + innodb::kFspSize, fsp_size);
+    StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
+  }
+  auto flags = innodb::DecodeSpaceFlags(kFlags);
+  EXPECT_TRUE(flags.ok());
+  innodb::StampPageChecksum(p.data(), *flags);
+  return p;
+}
+
+class SyntheticChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/xbak-chain-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    full_ = root_ + "/full";
+    inc_ = root_ + "/inc";
+    for (const auto& d : {full_ + "/db", inc_ + "/db"}) ASSERT_TRUE(MakeDirs(d).ok());
+    for (const auto& d : {full_, inc_}) {
+      ASSERT_TRUE(WriteFileAtomic(d + "/" + kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n").ok());
+    }
+    ASSERT_TRUE(WriteFileAtomic(full_ + "/" + kCheckpointsFile,
+                                FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
+                    .ok());
+    ASSERT_TRUE(WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
+                                FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
+                    .ok());
+    // INC's redo log: a clean log ending at 20016 (nothing to apply).
+    const auto log = innodb::MakePreparedLogFile(20000, "Backup test");
+    ASSERT_TRUE(WriteFileAtomic(inc_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
+    // FULL: db/t.ibd, space 5, 4 pages.
+    std::string base;
+    for (uint32_t no = 0; no < 4; no++) {
+      auto p = MakePage(5, no, 0x11, 4);
+      base.append(p.begin(), p.end());
+    }
+    ASSERT_TRUE(WriteFileAtomic(full_ + "/db/t.ibd", base).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  // INC/db/NAME.ibd.delta with pages [0, n) (page 0 says FSP_SIZE n) of `space`.
+  void WriteDelta(const std::string& name, uint32_t space, uint32_t n, uint8_t fill) {
+    std::string out;
+    innodb::DeltaWriter w(kPs, [&](const uint8_t* d, size_t len) {
+      out.append(reinterpret_cast<const char*>(d), len);
+      return Status::Ok();
+    });
+    for (uint32_t no = 0; no < n; no++) ASSERT_TRUE(w.AddPage(no, MakePage(space, no, fill, n).data()).ok());
+    ASSERT_TRUE(w.Finish().ok());
+    ASSERT_TRUE(WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
+    ASSERT_TRUE(
+        WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
+  }
+
+  // DIR/db/NAME.ibd (DIR: FULL by default) holds pages [0, n) of `space` filled with `fill`.
+  void ExpectTable(const std::string& name, uint32_t space, uint32_t n, uint8_t fill, std::string dir = "") {
+    if (dir.empty()) dir = full_;
+    auto text = ReadSmallFile(dir + "/db/" + name + ".ibd", 64 << 20);
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    ASSERT_EQ(text->size(), size_t{n} * kPs);
+    for (uint32_t no = 0; no < n; no++) {
+      auto want = MakePage(space, no, fill, n);
+      ASSERT_EQ(0, std::memcmp(text->data() + size_t{no} * kPs, want.data(), kPs)) << name << " page " << no;
+    }
+  }
+
+  std::string root_, full_, inc_;
+};
+
+}  // namespace xbak::testing
