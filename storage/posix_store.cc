@@ -115,21 +115,21 @@ class PosixStore final : public ObjectStore {
     if (Md5(body) != md5)
       return Error(ErrorCode::kCorrupt, "object " + key + ": body does not match its MD5");
     std::string path = root_ + "/" + key;
-    XBAK_RETURN_IF_ERROR(MakeDirs(path.substr(0, path.rfind('/'))));
-    return WriteFileAtomic(path, body);
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(path.substr(0, path.rfind('/'))));
+    return util::WriteFileAtomic(path, body);
   }
 
   // The object's file, opened for reading; kNotFound when there is none.
-  Result<File> OpenObject(const std::string& key) {
+  Result<util::File> OpenObject(const std::string& key) {
     if (!SafeKey(key)) return Error(ErrorCode::kInvalidArgument, "unsafe object key '" + key + "'");
-    auto f = File::OpenRead(root_ + "/" + key);
+    auto f = util::File::OpenRead(root_ + "/" + key);
     if (!f.ok() && f.status().code() == ErrorCode::kNotFound)
       return Error(ErrorCode::kNotFound, "object " + key + " not found in " + root_);
     return f;
   }
 
   Result<std::string> DoGet(const std::string& key) {
-    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(key));
+    XBAK_ASSIGN_OR_RETURN(util::File f, OpenObject(key));
     XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     std::string body(static_cast<size_t>(size), '\0');
     XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(body.data(), body.size(), 0));
@@ -141,7 +141,7 @@ class PosixStore final : public ObjectStore {
     std::string key;
     ByteRange range;
     RangeReader reader;
-    std::optional<File> file;
+    std::optional<util::File> file;
     uint64_t at = 0;  // bytes of the range handed over
     size_t index = 0;
     uint64_t generation = 0;  // CancelAll ends the reads of earlier generations
@@ -150,7 +150,7 @@ class PosixStore final : public ObjectStore {
   Status OpenRange(RangeRead& r) {
     if (r.reader.piece_bytes == 0)
       return Error(ErrorCode::kInvalidArgument, "GET " + r.key + ": no piece size");
-    XBAK_ASSIGN_OR_RETURN(File f, OpenObject(r.key));
+    XBAK_ASSIGN_OR_RETURN(util::File f, OpenObject(r.key));
     r.file.emplace(std::move(f));
     XBAK_ASSIGN_OR_RETURN(uint64_t size, r.file->Size());
     if (r.range.length == 0 || r.range.offset > size || r.range.length > size - r.range.offset) {

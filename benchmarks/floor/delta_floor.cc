@@ -33,13 +33,13 @@ struct Job {
 };
 
 Status ApplyOne(const Job& job, uint64_t* pages) {
-  XBAK_ASSIGN_OR_RETURN(std::string meta_text, ReadSmallFile(job.meta));
+  XBAK_ASSIGN_OR_RETURN(std::string meta_text, util::ReadSmallFile(job.meta));
   XBAK_ASSIGN_OR_RETURN(innodb::DeltaMeta meta, innodb::ParseDeltaMeta(meta_text, job.meta));
   uint32_t page_size = meta.zip_size ? meta.zip_size : meta.page_size;
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(job.delta));
+  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.delta));
   int fd = ::open(job.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return ErrnoError("open", job.target, errno);
-  File out = File::Adopt(UniqueFd(fd), job.target);
+  util::File out = util::File::Adopt(util::UniqueFd(fd), job.target);
   innodb::DeltaReader reader(in, page_size);
   for (;;) {
     XBAK_ASSIGN_OR_RETURN(bool more, reader.Next());

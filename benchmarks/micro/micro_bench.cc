@@ -69,15 +69,15 @@ void BM_Memcpy(benchmark::State& state) {
 void BM_Crc32cHardware(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> buf = MakePageLikeData(n);
-  for (auto _ : state) benchmark::DoNotOptimize(xbak::crc32c::ExtendHardware(0, buf.data(), n));
+  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32c::ExtendHardware(0, buf.data(), n));
   Bytes(state, n);
-  state.SetLabel(xbak::crc32c::HardwareAvailable() ? "cpu instructions" : "NO CPU SUPPORT: portable");
+  state.SetLabel(xbak::util::crc32c::HardwareAvailable() ? "cpu instructions" : "NO CPU SUPPORT: portable");
 }
 
 void BM_Crc32cPortable(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> buf = MakePageLikeData(n);
-  for (auto _ : state) benchmark::DoNotOptimize(xbak::crc32c::ExtendPortable(0, buf.data(), n));
+  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32c::ExtendPortable(0, buf.data(), n));
   Bytes(state, n);
 }
 

@@ -81,7 +81,7 @@ class BackupRun {
 
  private:
   Status Connect() {
-    XBAK_ASSIGN_OR_RETURN(conn_, Connection::Open(o_.conn));
+    XBAK_ASSIGN_OR_RETURN(conn_, mysql::Connection::Open(o_.conn));
     if (conn_->ServerVersion() < kMinServerVersion) {
       return Error(ErrorCode::kUnsupported,
                    "server version " + std::to_string(conn_->ServerVersion()) +
@@ -105,14 +105,14 @@ class BackupRun {
       XBAK_RETURN_IF_ERROR(
           conn_->Execute("SET SESSION lock_wait_timeout=" + std::to_string(o_.lock_wait_timeout_s)));
     }
-    LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
+    util::LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
             layout_.datadir);
     if (o_.history) XBAK_RETURN_IF_ERROR(EnsureHistoryTable(*conn_));
     if (!o_.incremental_history_name.empty() || !o_.incremental_history_uuid.empty()) {
       XBAK_ASSIGN_OR_RETURN(o_.incremental_lsn,
                             HistoryBaseLsn(*conn_, o_.incremental_history_name, o_.incremental_history_uuid));
       o_.incremental = true;
-      LogInfo("incremental base from " + std::string(kHistoryTable) + ": LSN " +
+      util::LogInfo("incremental base from " + std::string(kHistoryTable) + ": LSN " +
               std::to_string(o_.incremental_lsn));
     }
     return Status::Ok();
@@ -121,36 +121,36 @@ class BackupRun {
   Status OpenSink() {
     if (o_.stream.empty()) {
       if (o_.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir is required");
-      XBAK_ASSIGN_OR_RETURN(meta_, MakeDirectorySink(o_.target_dir));
+      XBAK_ASSIGN_OR_RETURN(meta_, sink::MakeDirectorySink(o_.target_dir));
     } else if (o_.fifo_streams > 1) {
       if (o_.fifo_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--fifo-streams needs --fifo-dir");
-      LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
+      util::LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
               std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
       XBAK_ASSIGN_OR_RETURN(
-          meta_, MakeFifoSink(o_.fifo_dir, o_.fifo_streams, std::chrono::seconds(o_.fifo_timeout_s)));
+          meta_, sink::MakeFifoSink(o_.fifo_dir, o_.fifo_streams, std::chrono::seconds(o_.fifo_timeout_s)));
     } else {
       // A bounded queue between the copy threads and stdout keeps memory flat
       // whatever the reader's speed.
       std::vector<int> fds{STDOUT_FILENO};
-      StreamBufferOptions bo;
+      sink::StreamBufferOptions bo;
       bo.names = {"stdout"};
-      XBAK_ASSIGN_OR_RETURN(meta_, MakeBufferedXbstreamSink(fds, std::move(bo)));
+      XBAK_ASSIGN_OR_RETURN(meta_, sink::MakeBufferedXbstreamSink(fds, std::move(bo)));
     }
     if (o_.compress) {
-      XBAK_ASSIGN_OR_RETURN(sink_, MakeCompressingSink(MakeSinkRef(*meta_), o_.compress_options));
+      XBAK_ASSIGN_OR_RETURN(sink_, sink::MakeCompressingSink(sink::MakeSinkRef(*meta_), o_.compress_options));
     } else {
-      sink_ = MakeSinkRef(*meta_);
+      sink_ = sink::MakeSinkRef(*meta_);
     }
     return Status::Ok();
   }
 
   Status StartLogCopy() {
     innodb::LogCopier::Options lo;
-    lo.log_path = JoinPath(layout_.log_dir, "ib_logfile0");
+    lo.log_path = util::JoinPath(layout_.log_dir, "ib_logfile0");
     // The copier's own connection (it asks from its thread): how far the
     // server has written its log, which bounds what the copier may take.
-    XBAK_ASSIGN_OR_RETURN(written_conn_, Connection::Open(o_.conn));
-    Connection* wc = written_conn_.get();
+    XBAK_ASSIGN_OR_RETURN(written_conn_, mysql::Connection::Open(o_.conn));
+    mysql::Connection* wc = written_conn_.get();
     lo.written_lsn = [wc]() -> Result<uint64_t> { return StatusLsn(*wc, "INNODB_LSN_FLUSHED"); };
     lo.poll_interval = o_.log_copy_interval;
     lo.on_failure = [this] { cancel_.store(true); };
@@ -163,23 +163,23 @@ class BackupRun {
     auto header = innodb::MakeBackupLogHeader(copier_->format(), copier_->checkpoint_lsn(),
                                               copier_->checkpoint_end_lsn(), creator,
                                               lh.encrypted ? lh.crypt.data() : nullptr);
-    if (lh.encrypted) LogInfo("the redo log is encrypted (innodb_encrypt_log=ON): copied as it is");
+    if (lh.encrypted) util::LogInfo("the redo log is encrypted (innodb_encrypt_log=ON): copied as it is");
     XBAK_RETURN_IF_ERROR(log_out_->Write(header.data(), header.size()));
     // The copier appends to the spool, which never waits for the output; the
     // spool's thread writes to the output at whatever pace it takes.
-    Spool::Options so;
+    util::Spool::Options so;
     so.memory_limit = o_.redo_spool_memory;
     so.tmpdir = o_.tmpdir;
     so.what = "redo log";
-    redo_spool_ = std::make_unique<Spool>(so);
-    SinkFile* out = log_out_.get();
+    redo_spool_ = std::make_unique<util::Spool>(so);
+    sink::SinkFile* out = log_out_.get();
     XBAK_RETURN_IF_ERROR(redo_spool_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); }));
-    Spool* spool = redo_spool_.get();
+    util::Spool* spool = redo_spool_.get();
     XBAK_RETURN_IF_ERROR(copier_->Start([spool](const uint8_t* d, size_t n) { return spool->Append(d, n); },
                                         [](const innodb::FileOp&, uint64_t) {}));
-    LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) + " (a " +
-            HumanBytes(copier_->capacity()) + " circular log; output spooled in memory up to " +
-            HumanBytes(o_.redo_spool_memory) + ", then in " + redo_spool_->spill_dir() + ")");
+    util::LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) + " (a " +
+            util::HumanBytes(copier_->capacity()) + " circular log; output spooled in memory up to " +
+            util::HumanBytes(o_.redo_spool_memory) + ", then in " + redo_spool_->spill_dir() + ")");
     StartLagMonitor();
     if (o_.incremental) {
       XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
@@ -189,7 +189,7 @@ class BackupRun {
                          " is ahead of this server's current LSN " + std::to_string(now_lsn) +
                          ": the base backup is not from this server (or the server's log was reset)");
       }
-      LogInfo("incremental backup: pages changed after LSN " + std::to_string(o_.incremental_lsn));
+      util::LogInfo("incremental backup: pages changed after LSN " + std::to_string(o_.incremental_lsn));
     }
     return Status::Ok();
   }
@@ -197,18 +197,18 @@ class BackupRun {
   // A second connection samples the server's log head for the redo lag;
   // without it the backup still works, only the lag is not shown.
   void StartLagMonitor() {
-    auto c = Connection::Open(o_.conn);
+    auto c = mysql::Connection::Open(o_.conn);
     if (!c.ok()) {
-      LogWarning("the redo lag will not be shown: " + c.status().message());
+      util::LogWarning("the redo lag will not be shown: " + c.status().message());
       return;
     }
     monitor_conn_ = std::move(c).value();
     RedoLagMonitor::Sources src;
-    Connection* mc = monitor_conn_.get();
+    mysql::Connection* mc = monitor_conn_.get();
     src.server_lsn = [mc]() -> Result<uint64_t> { return StatusLsn(*mc, "INNODB_LSN_CURRENT"); };
     innodb::LogCopier* cp = copier_.get();
     src.copied_lsn = [cp] { return cp->copied_lsn(); };
-    Spool* spool = redo_spool_.get();
+    util::Spool* spool = redo_spool_.get();
     src.spool = [spool] { return spool->stats(); };
     auto every = o_.progress_interval.count() > 0
                      ? std::min(o_.progress_interval, std::chrono::milliseconds(1000))
@@ -222,15 +222,15 @@ class BackupRun {
   Status FinishRedoLog() {
     auto st = redo_spool_->stats();
     if (st.pending > 0) {
-      LogInfo("writing the last " + HumanBytes(st.pending) + " of the redo log to " + sink_->Describe() +
+      util::LogInfo("writing the last " + util::HumanBytes(st.pending) + " of the redo log to " + sink_->Describe() +
               (st.on_disk > 0
-                   ? " (" + HumanBytes(st.on_disk) + " of it spooled in " + redo_spool_->spill_dir() + ")"
+                   ? " (" + util::HumanBytes(st.on_disk) + " of it spooled in " + redo_spool_->spill_dir() + ")"
                    : std::string()));
       progress_.SetNote("writing the spooled redo log");
     }
     XBAK_RETURN_IF_ERROR(redo_spool_->Finish());
     XBAK_RETURN_IF_ERROR(log_out_->Close().With("closing the backup's ib_logfile0"));
-    LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
+    util::LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
             std::to_string(last_lsn_) + "; " +
             (lag_ ? lag_->Summary() : std::string("redo lag not measured")));
     return Status::Ok();
@@ -258,7 +258,7 @@ class BackupRun {
     if (redo_spool_) redo_spool_->Pause(true);
     const auto ddl0 = std::chrono::steady_clock::now();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE BLOCK_DDL"));
-    LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
+    util::LogInfo("BACKUP STAGE BLOCK_DDL: DDL is blocked; copying table definitions and non-InnoDB tables");
     XBAK_RETURN_IF_ERROR(ReconcileDdl());
     XBAK_RETURN_IF_ERROR(CopyOthers());
     auto t0 = std::chrono::steady_clock::now();
@@ -275,7 +275,7 @@ class BackupRun {
       std::snprintf(b, sizeof b, "%.1f", std::chrono::duration<double>(d).count());
       return std::string(b);
     };
-    LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) +
+    util::LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) +
             " s");
     return Status::Ok();
   }
@@ -289,9 +289,9 @@ class BackupRun {
     for (auto& f : files.tablespaces) jobs.push_back(&f);
     std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->size > b->size; });
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
-    LogInfo("copying " + std::to_string(jobs.size() + files.system.size()) + " InnoDB files with " +
+    util::LogInfo("copying " + std::to_string(jobs.size() + files.system.size()) + " InnoDB files with " +
             std::to_string(o_.parallel) + " thread(s)");
-    return RunParallel(
+    return util::RunParallel(
         jobs.size(), o_.parallel,
         [&](size_t i) {
           const SourceFile& f = *jobs[i];
@@ -366,22 +366,22 @@ class BackupRun {
       }
       seen.insert(it->first);
       if (it->second.rel != f.rel) {
-        LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) +
+        util::LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) +
                 " during the backup");
-        XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
+        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
       }
       if (it->second.whole_pending) pending.push_back(&f);
     }
     for (auto& [key, c] : copied_) {
       if (seen.count(key)) continue;
-      LogInfo("table " + SpaceName(c.rel) + " was dropped during the backup");
-      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, SpaceName(c.rel) + ".del", ""));
+      util::LogInfo("table " + SpaceName(c.rel) + " was dropped during the backup");
+      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, SpaceName(c.rel) + ".del", ""));
     }
     for (auto* f : pending) {
-      LogInfo("table " + SpaceName(f->rel) + " is newer than the incremental's base; copying it whole");
+      util::LogInfo("table " + SpaceName(f->rel) + " is newer than the incremental's base; copying it whole");
     }
     for (auto* f : fresh)
-      LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
+      util::LogInfo("table " + SpaceName(f->rel) + " was created during the backup; copying it now");
     fresh.insert(fresh.end(), pending.begin(), pending.end());
     for (auto* f : fresh) {
       progress_.AddTotal(f->size, 1);
@@ -415,7 +415,7 @@ class BackupRun {
 
   Status CopyPlainList(const std::vector<const SourceFile*>& jobs) {
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
-    return RunParallel(
+    return util::RunParallel(
         jobs.size(), o_.parallel,
         [&](size_t i) {
           bool vanished = false;
@@ -438,19 +438,19 @@ class BackupRun {
       binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
       XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
       binlog_.gtid = gtid.value_or("");
-      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
-      LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
+      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
+      util::LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
               binlog_.gtid);
     }
     if (o_.slave_info) {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
-      if (!si.empty()) XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kSlaveInfoFile, si));
+      if (!si.empty()) XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kSlaveInfoFile, si));
     }
     if (o_.galera_info) {
       XBAK_ASSIGN_OR_RETURN(std::string gi, GaleraInfo(*conn_));
       if (!gi.empty()) {
-        XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kGaleraInfoFile, gi));
-        LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + kGaleraInfoFile + ")");
+        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kGaleraInfoFile, gi));
+        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + kGaleraInfoFile + ")");
       }
     }
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
@@ -482,9 +482,9 @@ class BackupRun {
     s.undo_tablespaces = layout_.undo_tablespaces;
     s.compression_level = layout_.compression_level;
     XBAK_RETURN_IF_ERROR(ReadServerPlugins(*conn_, vars_, &s));
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
     if (!filter_.TakesAll())
-      XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kTableFilterFile, filter_.Serialize()));
+      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kTableFilterFile, filter_.Serialize()));
     BackupInfo info;
     info.uuid = NewUuid();
     info.tool_command = o_.tool_command;
@@ -502,14 +502,14 @@ class BackupRun {
     info.compressed = o_.compress;
     info.name = o_.history_name;
     const std::string info_text = FormatInfo(info);
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kInfoFile, info_text));
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kInfoFile, info_text));
     // Everything else must be durable before the file that declares the
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     Checkpoints c{o_.incremental ? "incremental" : "full-backuped", o_.incremental ? o_.incremental_lsn : 0,
                   to_lsn_, last_lsn_, false};
-    XBAK_RETURN_IF_ERROR(WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     complete_ = true;  // what fails from here on does not make the backup incomplete
     if (!o_.extra_lsndir.empty()) {
@@ -520,16 +520,16 @@ class BackupRun {
       if (!hs.ok()) {
         return hs.With("the backup in " + sink_->Describe() + " is complete, but its history row is missing");
       }
-      LogInfo("recorded in " + std::string(kHistoryTable) + " (uuid " + info.uuid +
+      util::LogInfo("recorded in " + std::string(kHistoryTable) + " (uuid " + info.uuid +
               (info.name.empty() ? std::string() : ", series '" + info.name + "'") + ")");
     }
     progress_.Finish(true);
     if (deferred_ > 0) {
-      LogInfo(std::to_string(deferred_) +
+      util::LogInfo(std::to_string(deferred_) +
               " tablespace(s) had no page 0 on disk yet (recently created); "
               "the copied redo log restores them at prepare");
     }
-    LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " + std::to_string(last_lsn_) +
+    util::LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " + std::to_string(last_lsn_) +
             " in " + sink_->Describe());
     return Status::Ok();
   }
@@ -542,25 +542,25 @@ class BackupRun {
   };
 
   BackupOptions o_;  // a copy: --incremental-history-* fill in the base LSN
-  Progress progress_;
-  std::unique_ptr<Connection> conn_;
+  util::Progress progress_;
+  std::unique_ptr<mysql::Connection> conn_;
   std::map<std::string, std::string> vars_;
   ServerLayout layout_;
   TableFilter filter_;
   // Declared before sink_: the data sink (possibly compressing) refers to it.
-  std::unique_ptr<Sink> meta_;  // the destination itself: metadata files, never compressed
-  std::unique_ptr<Sink> sink_;  // data files and the redo log
-  std::unique_ptr<SinkFile> log_out_;
+  std::unique_ptr<sink::Sink> meta_;  // the destination itself: metadata files, never compressed
+  std::unique_ptr<sink::Sink> sink_;  // data files and the redo log
+  std::unique_ptr<sink::SinkFile> log_out_;
   std::atomic<bool> cancel_{false};  // set by a failed copy thread or copier_
   // After log_out_, which its thread writes to, so it is destroyed first.
   std::unique_ptr<SafeSlave> safe_slave_;  // after conn_, which it uses when destroyed
-  std::unique_ptr<Spool> redo_spool_;
-  std::unique_ptr<Connection> written_conn_;  // used by copier_'s thread
+  std::unique_ptr<util::Spool> redo_spool_;
+  std::unique_ptr<mysql::Connection> written_conn_;  // used by copier_'s thread
   // After the spool it appends to, so it is destroyed (and its thread stopped) first.
   std::unique_ptr<innodb::LogCopier> copier_;
-  std::unique_ptr<Connection> monitor_conn_;
+  std::unique_ptr<mysql::Connection> monitor_conn_;
   std::unique_ptr<RedoLagMonitor> lag_;  // samples copier_ and redo_spool_ on monitor_conn_
-  Throttle throttle_;
+  util::Throttle throttle_;
   std::mutex mu_;
   std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;
   std::vector<SourceFile> others_;

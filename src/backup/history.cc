@@ -4,7 +4,7 @@
 
 namespace xbak {
 
-Status EnsureHistoryTable(Connection& c) {
+Status EnsureHistoryTable(mysql::Connection& c) {
   // mariabackup 10.11's definition, column for column.
   Status st =
       c.Execute(std::string("CREATE TABLE IF NOT EXISTS ") + kHistoryTable +
@@ -26,7 +26,7 @@ Status EnsureHistoryTable(Connection& c) {
   return Status::Ok();
 }
 
-Status AddHistoryRow(Connection& c, const BackupInfo& i) {
+Status AddHistoryRow(mysql::Connection& c, const BackupInfo& i) {
   auto q = [&](const std::string& s) { return c.Quote(s); };
   auto yn = [](bool b) { return std::string(b ? "'Y'" : "'N'"); };
   const std::string sql =
@@ -45,7 +45,7 @@ Status AddHistoryRow(Connection& c, const BackupInfo& i) {
   return Status::Ok();
 }
 
-Result<uint64_t> HistoryBaseLsn(Connection& c, const std::string& name, const std::string& uuid) {
+Result<uint64_t> HistoryBaseLsn(mysql::Connection& c, const std::string& name, const std::string& uuid) {
   const std::string where = !uuid.empty() ? "uuid = " + c.Quote(uuid) : "name = " + c.Quote(name);
   auto v = c.QueryValue(std::string("SELECT innodb_to_lsn FROM ") + kHistoryTable + " WHERE " + where +
                         " AND innodb_to_lsn IS NOT NULL ORDER BY end_time DESC LIMIT 1");

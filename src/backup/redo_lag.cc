@@ -14,25 +14,25 @@ unsigned Percent(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0 : static_cast<unsigned>((part * 100 + whole / 2) / whole);
 }
 
-std::string Rate(uint64_t bps) { return HumanBytes(bps) + "/s"; }
+std::string Rate(uint64_t bps) { return util::HumanBytes(bps) + "/s"; }
 
 }  // namespace
 
 std::string DescribeRedoLag(const RedoLagSample& s) {
-  std::string out = "redo " + HumanBytes(s.lag()) + " behind (" +
-                    std::to_string(Percent(s.lag(), s.capacity)) + "% of the " + HumanBytes(s.capacity) +
+  std::string out = "redo " + util::HumanBytes(s.lag()) + " behind (" +
+                    std::to_string(Percent(s.lag(), s.capacity)) + "% of the " + util::HumanBytes(s.capacity) +
                     " log)";
   if (s.spool.pending > 0) {
-    out += ", spool " + HumanBytes(s.spool.pending);
-    if (s.spool.on_disk > 0) out += " (" + HumanBytes(s.spool.on_disk) + " on disk)";
+    out += ", spool " + util::HumanBytes(s.spool.pending);
+    if (s.spool.on_disk > 0) out += " (" + util::HumanBytes(s.spool.on_disk) + " on disk)";
   }
   return out;
 }
 
 std::string RedoLagWarning(const RedoLagSample& s) {
   if (s.capacity == 0 || s.lag() * 2 < s.capacity) return "";
-  std::string w = "the redo log copy is " + HumanBytes(s.lag()) + " behind the server, " +
-                  std::to_string(Percent(s.lag(), s.capacity)) + "% of the " + HumanBytes(s.capacity) +
+  std::string w = "the redo log copy is " + util::HumanBytes(s.lag()) + " behind the server, " +
+                  std::to_string(Percent(s.lag(), s.capacity)) + "% of the " + util::HumanBytes(s.capacity) +
                   " the server's log holds";
   if (s.rate > 0 && s.lag() < s.capacity) {
     double left = static_cast<double>(s.capacity - s.lag()) / static_cast<double>(s.rate);
@@ -48,7 +48,7 @@ std::string RedoLagWarning(const RedoLagSample& s) {
          "innodb_log_file_size gives more margin";
 }
 
-RedoLagMonitor::RedoLagMonitor(uint64_t capacity, Sources sources, Progress* progress,
+RedoLagMonitor::RedoLagMonitor(uint64_t capacity, Sources sources, util::Progress* progress,
                                std::chrono::milliseconds interval)
     : capacity_(capacity), src_(std::move(sources)), progress_(progress), interval_(interval) {}
 
@@ -97,7 +97,7 @@ void RedoLagMonitor::Sample() {
     if (!head.ok()) {
       if (!head_failed_) {
         head_failed_ = true;
-        LogWarning("cannot read the server's current LSN, so the redo lag is not shown: " +
+        util::LogWarning("cannot read the server's current LSN, so the redo lag is not shown: " +
                    head.status().message());
       }
       return;
@@ -127,7 +127,7 @@ void RedoLagMonitor::Sample() {
     }
   }
   if (progress_ != nullptr) progress_->SetNote(note);
-  if (!warning.empty()) LogWarning(warning);
+  if (!warning.empty()) util::LogWarning(warning);
 }
 
 uint64_t RedoLagMonitor::max_lag() const {
@@ -141,15 +141,15 @@ uint64_t RedoLagMonitor::warnings() const {
 }
 
 std::string RedoLagMonitor::Summary() const {
-  Spool::Stats spool = src_.spool ? src_.spool() : Spool::Stats{};
+  util::Spool::Stats spool = src_.spool ? src_.spool() : util::Spool::Stats{};
   std::lock_guard lk(mu_);
   std::string s = head_failed_ ? std::string("redo lag not measured")
-                               : "largest redo lag " + HumanBytes(max_lag_) + " (" +
+                               : "largest redo lag " + util::HumanBytes(max_lag_) + " (" +
                                      std::to_string(Percent(max_lag_, capacity_)) + "% of the " +
-                                     HumanBytes(capacity_) + " log), server redo up to " + Rate(max_rate_);
+                                     util::HumanBytes(capacity_) + " log), server redo up to " + Rate(max_rate_);
   if (spool.peak_pending > 0) {
-    s += "; output behind by up to " + HumanBytes(spool.peak_pending) + " of redo";
-    if (spool.peak_on_disk > 0) s += " (up to " + HumanBytes(spool.peak_on_disk) + " spooled to disk)";
+    s += "; output behind by up to " + util::HumanBytes(spool.peak_pending) + " of redo";
+    if (spool.peak_on_disk > 0) s += " (up to " + util::HumanBytes(spool.peak_on_disk) + " spooled to disk)";
   }
   return s;
 }

@@ -9,7 +9,7 @@
 namespace xbak {
 namespace {
 
-std::string SlaveCommand(Connection& c, const char* verb, const std::string& name) {
+std::string SlaveCommand(mysql::Connection& c, const char* verb, const std::string& name) {
   return std::string(verb) + " SLAVE " + (name.empty() ? std::string() : c.Quote(name) + " ") + "SQL_THREAD";
 }
 
@@ -17,18 +17,18 @@ std::string Named(const std::string& name) {
   return name.empty() ? "the default connection" : "'" + name + "'";
 }
 
-Result<uint64_t> OpenTempTables(Connection& c) {
+Result<uint64_t> OpenTempTables(mysql::Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus("SLAVE_OPEN_TEMP_TABLES"));
   return v ? std::strtoull(v->c_str(), nullptr, 10) : 0;
 }
 
 }  // namespace
 
-Result<std::string> SlaveInfo(Connection& c) {
+Result<std::string> SlaveInfo(mysql::Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
   XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
   if (rows.empty()) {
-    LogWarning(
+    util::LogWarning(
         "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
         "no xtrabackup_slave_info written");
     return std::string();
@@ -52,11 +52,11 @@ Result<std::string> SlaveInfo(Connection& c) {
   return sql;
 }
 
-Result<std::string> GaleraInfo(Connection& c) {
+Result<std::string> GaleraInfo(mysql::Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto on_value, c.QueryValue("SELECT @@GLOBAL.wsrep_on"));
   const std::string on = on_value.value_or("");
   if (on != "1" && on != "ON") {
-    LogWarning("--galera-info: this server is not a Galera node (wsrep_on is off); no " +
+    util::LogWarning("--galera-info: this server is not a Galera node (wsrep_on is off); no " +
                std::string(kGaleraInfoFile) + " written");
     return std::string();
   }
@@ -74,16 +74,16 @@ Result<std::string> GaleraInfo(Connection& c) {
   return uuid + ":" + seqno + " " + domain.value_or("0") + "\n";
 }
 
-Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::seconds timeout) {
+Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(mysql::Connection& c, std::chrono::seconds timeout) {
   XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
   std::vector<std::string> running;
   for (auto& r : rows) {
     if (r["Slave_SQL_Running"] == "Yes") running.push_back(r["Connection_name"]);
   }
   if (rows.empty())
-    LogInfo("--safe-slave-backup: this server is not a replica; nothing to stop");
+    util::LogInfo("--safe-slave-backup: this server is not a replica; nothing to stop");
   else if (running.empty())
-    LogInfo("--safe-slave-backup: no replication SQL thread is running");
+    util::LogInfo("--safe-slave-backup: no replication SQL thread is running");
   std::unique_ptr<SafeSlave> s(new SafeSlave(c, std::move(running)));
   if (s->stopped_.empty()) return s;
   const auto t0 = std::chrono::steady_clock::now();
@@ -101,7 +101,7 @@ Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::s
                        " s (--safe-slave-backup-timeout); a backup now would restore a replica that fails on "
                        "them. Retry when the primary's sessions that use temporary tables have ended");
     }
-    LogInfo("--safe-slave-backup: " + std::to_string(open) +
+    util::LogInfo("--safe-slave-backup: " + std::to_string(open) +
             " temporary table(s) open in the replica's SQL thread; letting it run for a second");
     XBAK_RETURN_IF_ERROR(s->StartAll());
     std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -109,7 +109,7 @@ Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(Connection& c, std::chrono::s
   }
   std::string names;
   for (const auto& n : s->stopped_) names += (names.empty() ? "" : ", ") + Named(n);
-  LogInfo("--safe-slave-backup: replication SQL thread stopped (" + names + "), no temporary table open");
+  util::LogInfo("--safe-slave-backup: replication SQL thread stopped (" + names + "), no temporary table open");
   return s;
 }
 
@@ -136,14 +136,14 @@ Status SafeSlave::StartAll() {
 Status SafeSlave::Restart() {
   if (running_again_ || stopped_.empty()) return Status::Ok();
   XBAK_RETURN_IF_ERROR(StartAll());
-  LogInfo("--safe-slave-backup: replication SQL thread started again");
+  util::LogInfo("--safe-slave-backup: replication SQL thread started again");
   return Status::Ok();
 }
 
 SafeSlave::~SafeSlave() {
   Status st = Restart();
   if (!st.ok()) {
-    LogError("--safe-slave-backup: could not start the replication SQL thread again (" + st.message() +
+    util::LogError("--safe-slave-backup: could not start the replication SQL thread again (" + st.message() +
              "); run START SLAVE SQL_THREAD on the replica");
   }
 }

@@ -6,7 +6,7 @@
 
 namespace xbak {
 
-Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
+Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
   auto rows = c.Query(
       "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
       "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
@@ -35,7 +35,7 @@ Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool ne
   return Status::Ok();
 }
 
-Result<uint64_t> StatusLsn(Connection& c, const std::string& name) {
+Result<uint64_t> StatusLsn(mysql::Connection& c, const std::string& name) {
   XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus(name));
   if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
   return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));

@@ -4,7 +4,7 @@
 
 namespace xbak {
 
-Status ReadServerPlugins(Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s) {
+Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s) {
   XBAK_ASSIGN_OR_RETURN(auto rows,
                         c.Query("SELECT PLUGIN_NAME, PLUGIN_LIBRARY, @@plugin_dir, PLUGIN_TYPE FROM "
                                 "information_schema.PLUGINS WHERE PLUGIN_STATUS = 'ACTIVE' AND "
@@ -33,7 +33,7 @@ Status ReadServerPlugins(Connection& c, const std::map<std::string, std::string>
     } else if (!filekey.empty()) {
       // The password of the key file itself: never written into a backup
       // (which may go to object storage).
-      LogWarning(
+      util::LogWarning(
           "file_key_management_filekey is set to a password, which this backup does not record: give it to "
           "the prepare (e.g. in a FILE: file)");
     }

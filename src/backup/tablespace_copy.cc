@@ -20,10 +20,10 @@ constexpr size_t kBatchBytes = 4 << 20;  // 4 MiB per read: few syscalls, bounde
 
 }  // namespace
 
-Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
+Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
                       const TablespaceCopyOptions& opts, TablespaceCopyResult* result) {
   *result = TablespaceCopyResult{};
-  auto opened = File::OpenRead(src.path);
+  auto opened = util::File::OpenRead(src.path);
   if (!opened.ok()) {
     if (opened.status().code() == ErrorCode::kNotFound) {
       result->vanished = true;  // DROP TABLE during the backup; the redo log records it
@@ -31,8 +31,8 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     }
     return opened.status().With("cannot read the datadir");
   }
-  File in = std::move(opened).value();
-  AdviseSequential(in);
+  util::File in = std::move(opened).value();
+  util::AdviseSequential(in);
 
   // Learn the physical page size and checksum format from page 0.
   std::vector<uint8_t> first(opts.page_size);
@@ -85,7 +85,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
 
   if (opts.after_first_read) opts.after_first_read();
 
-  std::unique_ptr<SinkFile> out;
+  std::unique_ptr<sink::SinkFile> out;
   std::unique_ptr<innodb::DeltaWriter> delta;
   if (opts.incremental) {
     if (opts.meta_sink == nullptr) return Error(ErrorCode::kInternal, "incremental copy without a meta sink");
@@ -95,7 +95,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     XBAK_RETURN_IF_ERROR(mf->Write(text.data(), text.size()));
     XBAK_RETURN_IF_ERROR(mf->Close());
     XBAK_ASSIGN_OR_RETURN(out, sink.Create(dest_rel + ".delta"));
-    SinkFile* o = out.get();
+    sink::SinkFile* o = out.get();
     delta = std::make_unique<innodb::DeltaWriter>(phys,
                                                   [o](const uint8_t* d, size_t n) { return o->Write(d, n); });
   } else {
@@ -112,7 +112,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     // Charged what was read (after the read: the shared clock still holds
     // the rate), so a small file costs its size, not a whole buffer.
     if (opts.throttle != nullptr) opts.throttle->Take(n);
-    AdviseDone(in, offset, n);
+    util::AdviseDone(in, offset, n);
     if (!known_flags && offset == 0 && n >= opts.page_size && innodb::HasPage0(buf.data(), n)) {
       // Page 0 reached the disk since it was first read (the server flushed
       // the new table meanwhile): learn the format from it and read again.
@@ -128,7 +128,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
     if (whole != n) {
       // The file is being extended: the tail page is not complete. Pages past
       // this point are recreated from the redo log at prepare.
-      LogWarning(src.path + ": ignoring " + std::to_string(n - whole) +
+      util::LogWarning(src.path + ": ignoring " + std::to_string(n - whole) +
                  " bytes of an incomplete page at offset " + std::to_string(offset + whole));
     }
     for (size_t i = 0; i < whole / phys; i++) {
@@ -196,10 +196,10 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& 
   return Status::Ok();
 }
 
-Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
-                     bool* vanished, Throttle* throttle) {
+Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
+                     bool* vanished, util::Throttle* throttle) {
   *vanished = false;
-  auto opened = File::OpenRead(src.path);
+  auto opened = util::File::OpenRead(src.path);
   if (!opened.ok()) {
     if (opened.status().code() == ErrorCode::kNotFound) {
       *vanished = true;
@@ -207,8 +207,8 @@ Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& s
     }
     return opened.status();
   }
-  File in = std::move(opened).value();
-  AdviseSequential(in);
+  util::File in = std::move(opened).value();
+  util::AdviseSequential(in);
   XBAK_ASSIGN_OR_RETURN(auto out, sink.Create(dest_rel));
   std::vector<uint8_t> buf(1 << 20);
   uint64_t off = 0;
@@ -216,7 +216,7 @@ Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& s
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
     if (n == 0) break;
     if (throttle != nullptr) throttle->Take(n);
-    AdviseDone(in, off, n);
+    util::AdviseDone(in, off, n);
     XBAK_RETURN_IF_ERROR(out->Write(buf.data(), n).With("writing " + dest_rel + " to " + sink.Describe()));
     progress.AddDone(n);
     off += n;

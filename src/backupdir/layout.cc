@@ -29,7 +29,7 @@ std::string Resolve(const std::string& datadir, const std::string& p) {
   if (p[0] == '/') return StripSlash(p);
   std::string rel = p;
   if (rel.rfind("./", 0) == 0) rel = rel.substr(2);
-  return StripSlash(JoinPath(datadir, rel));
+  return StripSlash(util::JoinPath(datadir, rel));
 }
 
 Result<SourceFile> Stat(const std::string& path, const std::string& rel) {
@@ -52,7 +52,7 @@ const char* const kOtherExtensions[] = {".isl", ".frm", ".MYD", ".MYI", ".MAD", 
 // "t@002d1": the server's filename encoding, for ASCII names); empty if
 // unreadable or not ASCII (the caller then decides by the database).
 std::string TriggerTable(const std::string& path) {
-  auto text = ReadSmallFile(path);
+  auto text = util::ReadSmallFile(path);
   if (!text.ok()) return "";
   const std::string key = "\ntrigger_table=";
   size_t p = text->find(key);
@@ -118,7 +118,7 @@ Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
     // M or G, or bytes without; kept in whole megabytes. Any size that fits
     // in 64 bits, not just the 1 TiB of our own size options.
     const std::string size = item.substr(colon + 1, item.find(':', colon + 1) - colon - 1);
-    const std::optional<uint64_t> bytes = ParseSize(size, UINT64_MAX);
+    const std::optional<uint64_t> bytes = util::ParseSize(size, UINT64_MAX);
     if (!bytes) {
       return Error(ErrorCode::kInvalidArgument,
                    "innodb_data_file_path '" + spec + "': '" + size + "' is not a size");
@@ -165,40 +165,40 @@ Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string
 Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilter& filter) {
   InnodbFiles out;
   for (const auto& name : layout.system_files) {
-    std::string path = name[0] == '/' ? name : JoinPath(layout.data_home_dir, name);
+    std::string path = name[0] == '/' ? name : util::JoinPath(layout.data_home_dir, name);
     std::string rel = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
     XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(path, rel));
     out.system.push_back(f);
   }
-  XBAK_ASSIGN_OR_RETURN(auto undo_names, ListDir(layout.undo_dir));
+  XBAK_ASSIGN_OR_RETURN(auto undo_names, util::ListDir(layout.undo_dir));
   for (const auto& n : undo_names) {
     if (IsUndoTablespaceName(n)) {
-      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(JoinPath(layout.undo_dir, n), n));
+      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(util::JoinPath(layout.undo_dir, n), n));
       out.undo.push_back(f);
     }
   }
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
   for (const auto& db : top) {
-    std::string dbdir = JoinPath(layout.datadir, db);
+    std::string dbdir = util::JoinPath(layout.datadir, db);
     if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
       if (!n.ends_with(innodb::kIslSuffix)) continue;
       const std::string table = n.substr(0, n.size() - 4);
       if (!filter.TakesTable(db, table)) continue;
-      auto content = ReadSmallFile(JoinPath(dbdir, n));
+      auto content = util::ReadSmallFile(util::JoinPath(dbdir, n));
       if (!content.ok()) {
         if (content.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile
         return content.status();
       }
-      XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(*content, JoinPath(dbdir, n)));
+      XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(*content, util::JoinPath(dbdir, n)));
       // Stored as db/t.ibd in the backup, as mariabackup does; the .isl is
       // copied with the table definitions and says where it came from.
       auto f = Stat(ibd, db + "/" + table + ".ibd");
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so
-        return f.status().With("table " + db + "/" + table + " (DATA DIRECTORY, " + JoinPath(dbdir, n) + ")");
+        return f.status().With("table " + db + "/" + table + " (DATA DIRECTORY, " + util::JoinPath(dbdir, n) + ")");
       }
       out.tablespaces.push_back(f.value());
       remote.insert(table + ".ibd");
@@ -208,12 +208,12 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
       if (remote.count(n) != 0) {
         // The server refuses to open a table found in two places; the copy
         // the .isl names is the one it used.
-        LogWarning(
-            JoinPath(dbdir, n) + " is ignored: " + db + "/" + n.substr(0, n.size() - 4) +
+        util::LogWarning(
+            util::JoinPath(dbdir, n) + " is ignored: " + db + "/" + n.substr(0, n.size() - 4) +
             ".isl points elsewhere (a stale copy; the server does not open a table found in two places)");
         continue;
       }
-      auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
+      auto f = Stat(util::JoinPath(dbdir, n), db + "/" + n);
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so
         return f.status();
@@ -226,11 +226,11 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
 
 Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const TableFilter& filter) {
   std::vector<SourceFile> out;
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(layout.datadir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
   for (const auto& db : top) {
-    std::string dbdir = JoinPath(layout.datadir, db);
+    std::string dbdir = util::JoinPath(layout.datadir, db);
     if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     bool any_table = false;
     for (const auto& n : files) {
       if (n != "db.opt" && (n.ends_with(".frm") || n.ends_with(".ibd")) &&
@@ -248,10 +248,10 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
         // table it names. db.opt goes with a database any table of which is
         // taken (its default character set and collation).
         std::string trn_table;
-        if (n.ends_with(".TRN")) trn_table = TriggerTable(JoinPath(dbdir, n));
+        if (n.ends_with(".TRN")) trn_table = TriggerTable(util::JoinPath(dbdir, n));
         if (!filter.TakesFile(db + "/" + n, trn_table) && !(n == "db.opt" && any_table)) continue;
       }
-      auto f = Stat(JoinPath(dbdir, n), db + "/" + n);
+      auto f = Stat(util::JoinPath(dbdir, n), db + "/" + n);
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;
         return f.status();
@@ -259,10 +259,10 @@ Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const
       out.push_back(f.value());
     }
   }
-  XBAK_ASSIGN_OR_RETURN(auto aria, ListDir(layout.aria_log_dir));
+  XBAK_ASSIGN_OR_RETURN(auto aria, util::ListDir(layout.aria_log_dir));
   for (const auto& n : aria) {
     if (n == "aria_log_control" || (n.rfind("aria_log.", 0) == 0 && n.size() == 17)) {
-      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(JoinPath(layout.aria_log_dir, n), n));
+      XBAK_ASSIGN_OR_RETURN(SourceFile f, Stat(util::JoinPath(layout.aria_log_dir, n), n));
       out.push_back(f);
     }
   }

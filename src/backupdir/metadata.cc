@@ -23,7 +23,7 @@ std::string FormatCheckpoints(const Checkpoints& c) {
 }
 
 namespace {
-Result<uint64_t> ParseLsn(const OptionMap& m, const std::string& field, const std::string& origin) {
+Result<uint64_t> ParseLsn(const util::OptionMap& m, const std::string& field, const std::string& origin) {
   std::string key = field;  // option keys are stored with '-' for '_'
   for (auto& ch : key) ch = ch == '_' ? '-' : ch;
   auto it = m.find(key);
@@ -41,8 +41,8 @@ Result<uint64_t> ParseLsn(const OptionMap& m, const std::string& field, const st
 }  // namespace
 
 Result<uint64_t> IncrementalBaseLsn(const std::string& basedir) {
-  const std::string cp = JoinPath(basedir, kCheckpointsFile);
-  auto text = ReadSmallFile(cp);
+  const std::string cp = util::JoinPath(basedir, kCheckpointsFile);
+  auto text = util::ReadSmallFile(cp);
   if (!text.ok()) {
     return Error(
         ErrorCode::kInvalidArgument,
@@ -67,7 +67,7 @@ Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, cons
 
 Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin) {
   // The file has no [group]; parse it as the body of one.
-  XBAK_ASSIGN_OR_RETURN(OptionMap m, ParseOptionText("[x]\n" + text, origin, {"x"}));
+  XBAK_ASSIGN_OR_RETURN(util::OptionMap m, util::ParseOptionText("[x]\n" + text, origin, {"x"}));
   Checkpoints c;
   auto t = m.find("backup-type");
   if (t == m.end()) return Error(ErrorCode::kCorrupt, origin + ": missing 'backup_type'");
@@ -114,7 +114,7 @@ std::string FormatInfo(const BackupInfo& i) {
 }
 
 std::string InfoServerVersion(const std::string& dir) {
-  auto info = ReadSmallFile(JoinPath(dir, kInfoFile));
+  auto info = util::ReadSmallFile(util::JoinPath(dir, kInfoFile));
   if (!info.ok()) return "";
   const std::string key = "server_version = ";
   size_t p = info->rfind("\n" + key);
@@ -174,8 +174,8 @@ std::string NowString() {
 }
 
 Result<BackupCnf> ReadBackupCnf(const std::string& dir) {
-  const std::string path = JoinPath(dir, kBackupCnfFile);
-  XBAK_ASSIGN_OR_RETURN(auto m, ReadOptionFile(path, {"mysqld"}));
+  const std::string path = util::JoinPath(dir, kBackupCnfFile);
+  XBAK_ASSIGN_OR_RETURN(auto m, util::ReadOptionFile(path, {"mysqld"}));
   BackupCnf c;
   if (auto it = m.find("innodb-page-size"); it != m.end()) {
     char* end = nullptr;
@@ -214,18 +214,18 @@ Result<uint32_t> BackupPageSize(const std::string& dir) {
 }
 
 Status PrepareExtraLsnDir(const std::string& dir) {
-  XBAK_RETURN_IF_ERROR(MakeDirs(dir).With("--extra-lsndir"));
-  const std::string probe = JoinPath(dir, ".xbak-extra-lsndir-probe");
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(probe, "").With("--extra-lsndir: cannot write there"));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(dir).With("--extra-lsndir"));
+  const std::string probe = util::JoinPath(dir, ".xbak-extra-lsndir-probe");
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(probe, "").With("--extra-lsndir: cannot write there"));
   ::unlink(probe.c_str());
   return Status::Ok();
 }
 
 Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, const std::string& info) {
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kInfoFile), info));
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, kCheckpointsFile), checkpoints));
-  XBAK_RETURN_IF_ERROR(SyncDir(dir));
-  LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, kInfoFile), info));
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, kCheckpointsFile), checkpoints));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
+  util::LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
           " (--extra-lsndir)");
   return Status::Ok();
 }

@@ -115,7 +115,7 @@ Result<TableFilter> TableFilter::Make(const TableFilterOptions& o) {
   for (const auto& r : Split(o.tables_exclude, ","))
     XBAK_RETURN_IF_ERROR(f.AddRegex(r, false, "--tables-exclude"));
   auto read_lines = [&](const std::string& path, const char* option, bool qualified) -> Status {
-    auto text = ReadSmallFile(path, size_t{64} << 20);
+    auto text = util::ReadSmallFile(path, size_t{64} << 20);
     if (!text.ok()) return text.status().With(std::string(option) + " " + path);
     std::istringstream in(*text);
     std::string line;
@@ -206,9 +206,9 @@ std::string TableFilter::Serialize() const {
 }
 
 Result<TableFilter> ReadTableFilter(const std::string& dir) {
-  const std::string path = JoinPath(dir, kTableFilterFile);
-  if (!PathExists(path)) return TableFilter();
-  XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path, size_t{64} << 20));
+  const std::string path = util::JoinPath(dir, kTableFilterFile);
+  if (!util::PathExists(path)) return TableFilter();
+  XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(path, size_t{64} << 20));
   return TableFilter::Parse(text, path);
 }
 

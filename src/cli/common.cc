@@ -18,7 +18,7 @@ void Blank(char* s) {
 }  // namespace
 
 int Fail(const Status& st) {
-  LogError(st.message());
+  util::LogError(st.message());
   return 1;
 }
 
@@ -79,7 +79,7 @@ std::string WipeSecrets(int argc, char** argv, std::span<const SecretOption> sec
   return cmd;
 }
 
-std::vector<std::string> OptionFileArgs(const OptionMap& options, std::span<const std::string_view> keys,
+std::vector<std::string> OptionFileArgs(const util::OptionMap& options, std::span<const std::string_view> keys,
                                         std::span<const std::string_view> flags) {
   std::vector<std::string> args;
   for (std::string_view k : keys) {
@@ -90,7 +90,7 @@ std::vector<std::string> OptionFileArgs(const OptionMap& options, std::span<cons
   return args;
 }
 
-const OptionMap::value_type* UnknownOption(const OptionMap& options, std::span<const std::string_view> keys) {
+const util::OptionMap::value_type* UnknownOption(const util::OptionMap& options, std::span<const std::string_view> keys) {
   for (const auto& entry : options) {
     if (!Contains(keys, entry.first)) return &entry;
   }

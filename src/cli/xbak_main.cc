@@ -72,7 +72,7 @@ std::string RequiredTargetDir(const Args& a, const char* mode) {
 // --use-memory of --prepare and --restore; nullopt (after saying why) when bad.
 std::optional<uint64_t> UseMemory(const Args& a) {
   const std::string m = a.vm["use-memory"].as<std::string>();
-  auto v = xbak::ParseSize(m);
+  auto v = xbak::util::ParseSize(m);
   if (!v || *v < (16ull << 20)) {
     std::cerr << "xbak: --use-memory must be a size of at least 16M (e.g. 512M, 2G), got '" << m << "'\n";
     return std::nullopt;
@@ -86,7 +86,7 @@ int RunExtractMode(const Args& a) {
   auto str = [&a](const char* k) { return a.Str(k); };
   const int fifo_streams = a.fifo_streams;
   const auto fifo_timeout = a.fifo_timeout;
-  xbak::ExtractOptions eo;
+  xbak::stream::ExtractOptions eo;
   eo.target_dir = str("directory");
   if (eo.target_dir.empty()) eo.target_dir = str("target-dir");
   if (eo.target_dir.empty()) {
@@ -94,27 +94,27 @@ int RunExtractMode(const Args& a) {
     return 2;
   }
   eo.overwrite = vm.count("overwrite") > 0;
-  if (xbak::Status st = xbak::MakeDirs(eo.target_dir); !st.ok()) return Fail(st);
+  if (xbak::Status st = xbak::util::MakeDirs(eo.target_dir); !st.ok()) return Fail(st);
   xbak::Status st;
   if (fifo_streams > 1) {
-    auto fds = xbak::OpenFifosForReading(str("fifo-dir"), fifo_streams, fifo_timeout);
+    auto fds = xbak::sink::OpenFifosForReading(str("fifo-dir"), fifo_streams, fifo_timeout);
     if (!fds.ok()) return Fail(fds.status());
     std::vector<int> raw;
     for (auto& f : fds.value()) raw.push_back(f.get());
-    st = xbak::ExtractStreams(raw, eo);
+    st = xbak::stream::ExtractStreams(raw, eo);
   } else if (vm.count("input")) {
-    auto f = xbak::File::OpenRead(str("input"));
+    auto f = xbak::util::File::OpenRead(str("input"));
     if (!f.ok()) return Fail(f.status());
-    st = xbak::ExtractStream(f->fd(), eo);
+    st = xbak::stream::ExtractStream(f->fd(), eo);
   } else {
     if (isatty(STDIN_FILENO)) {
       std::cerr << "xbak: --extract reads an xbstream from stdin; pipe one in or use --input=FILE\n";
       return 2;
     }
-    st = xbak::ExtractStream(STDIN_FILENO, eo);
+    st = xbak::stream::ExtractStream(STDIN_FILENO, eo);
   }
   if (!st.ok()) return Fail(st);
-  xbak::LogInfo("extracted into " + eo.target_dir);
+  xbak::util::LogInfo("extracted into " + eo.target_dir);
   return 0;
 }
 
@@ -136,12 +136,12 @@ int RunVerifyMode(const Args& a) {
 // --decompress.
 int RunDecompressMode(const Args& a) {
   const po::variables_map& vm = a.vm;
-  xbak::DecompressOptions d;
+  xbak::sink::DecompressOptions d;
   d.target_dir = RequiredTargetDir(a, "--decompress");
   if (d.target_dir.empty()) return 2;
   d.parallel = a.parallel;
   d.remove_original = vm.count("remove-original") > 0;
-  xbak::Status st = xbak::DecompressBackup(d);
+  xbak::Status st = xbak::sink::DecompressBackup(d);
   return st.ok() ? 0 : Fail(st);
 }
 
@@ -165,9 +165,9 @@ std::optional<int> BackupOutput(const Args& a, xbak::BackupOptions* o) {
   if (vm.count("compress")) {
     std::string algo = a.Str("compress");
     if (algo == "zstd")
-      o->compress_options.algo = xbak::CompressOptions::kZstd;
+      o->compress_options.algo = xbak::sink::CompressOptions::kZstd;
     else if (algo == "lz4")
-      o->compress_options.algo = xbak::CompressOptions::kLz4;
+      o->compress_options.algo = xbak::sink::CompressOptions::kLz4;
     else {
       std::cerr << "xbak: --compress supports zstd and lz4, got '" << algo << "'\n";
       return 2;
@@ -220,7 +220,7 @@ std::optional<int> IncrementalBase(const Args& a, xbak::BackupOptions* o) {
 std::optional<int> RedoCopy(const Args& a, xbak::BackupOptions* o) {
   const po::variables_map& vm = a.vm;
   const std::string m = vm["redo-spool-memory"].as<std::string>();
-  auto v = xbak::ParseSize(m);
+  auto v = xbak::util::ParseSize(m);
   if (!v || *v < (1ull << 20)) {
     std::cerr << "xbak: --redo-spool-memory must be a size of at least 1M (e.g. 64M, 1G), got '" << m
               << "'\n";
@@ -371,12 +371,12 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
   try {
     po::store(po::command_line_parser(xbak::cli::NormalizedArgs(argc, argv)).options(all).run(), vm);
     tool_command = xbak::cli::WipeSecrets(argc, argv, xbak::cli::kXbakSecrets);
-    auto [file, must] = xbak::ChooseOptionFile(argc, argv);
+    auto [file, must] = xbak::util::ChooseOptionFile(argc, argv);
     if (!file.empty()) {
       // Connection options from the client groups, paths from the server
       // groups; [xbak] last so it wins.
-      auto client = xbak::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
-      auto server = xbak::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
+      auto client = xbak::util::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
+      auto server = xbak::util::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
       if (!client.ok()) return Fail(client.status());
       if (!server.ok()) return Fail(server.status());
       std::vector<std::string> args = xbak::cli::OptionFileArgs(client.value(), kClientOptions);

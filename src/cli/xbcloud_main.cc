@@ -141,9 +141,9 @@ std::optional<int> Parse(int argc, char** argv, po::variables_map* vm_out) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     // Secrets out of `ps`, now that the parser holds its own copies.
     xbak::cli::WipeSecrets(argc, argv, xbak::cli::kXbcloudSecrets);
-    auto [file, must] = xbak::ChooseOptionFile(argc, argv);
+    auto [file, must] = xbak::util::ChooseOptionFile(argc, argv);
     if (!file.empty()) {
-      auto opts = xbak::ReadOptionFile(file, {"xbcloud"}, must);
+      auto opts = xbak::util::ReadOptionFile(file, {"xbcloud"}, must);
       if (!opts.ok()) return Fail(opts.status());
       if (const auto* unknown = xbak::cli::UnknownOption(opts.value(), kFileOptions)) {
         return Usage("unknown option '" + unknown->first + "' in [xbcloud] at " + unknown->second.origin);
@@ -236,7 +236,7 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
     return Usage("--s3-bucket-lookup must be auto, path or dns, not '" + lookup + "'");
   cfg.insecure = vm.count("insecure") != 0;
   cfg.cacert = str("cacert");
-  if (!cfg.cacert.empty() && !xbak::PathExists(cfg.cacert)) return Usage("--cacert: no file " + cfg.cacert);
+  if (!cfg.cacert.empty() && !xbak::util::PathExists(cfg.cacert)) return Usage("--cacert: no file " + cfg.cacert);
   const int max_retries = s->max_retries = vm["max-retries"].as<int>();
   if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
   cfg.max_retries = max_retries;
@@ -254,7 +254,7 @@ std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   const int parallel = s->parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
-  const std::optional<uint64_t> object_size = xbak::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
+  const std::optional<uint64_t> object_size = xbak::util::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
   if (!object_size || *object_size < (64 << 10)) {
     return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
                  str("read-buffer-size") + "'");
@@ -275,25 +275,25 @@ std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
 
 // The streams put reads or get writes: stdin/stdout or N FIFOs.
 struct Streams {
-  std::vector<xbak::UniqueFd> owned;
+  std::vector<xbak::util::UniqueFd> owned;
   std::vector<int> fds;
   std::vector<std::string> names;
 };
 std::optional<int> OpenStreams(const Settings& s, Streams* out) {
   const std::string& command = s.command;
   const int fifo_streams = s.fifo_streams;
-  std::vector<xbak::UniqueFd>& owned = out->owned;
+  std::vector<xbak::util::UniqueFd>& owned = out->owned;
   std::vector<int>& fds = out->fds;
   std::vector<std::string>& names = out->names;
   const std::string& fifo_dir = s.fifo_dir;
   if (fifo_streams > 1) {
-    auto opened = command == "put" ? xbak::OpenFifosForReading(fifo_dir, fifo_streams, s.fifo_timeout)
-                                   : xbak::OpenFifosForWriting(fifo_dir, fifo_streams, s.fifo_timeout);
+    auto opened = command == "put" ? xbak::sink::OpenFifosForReading(fifo_dir, fifo_streams, s.fifo_timeout)
+                                   : xbak::sink::OpenFifosForWriting(fifo_dir, fifo_streams, s.fifo_timeout);
     if (!opened.ok()) return Fail(opened.status());
     owned = std::move(opened.value());
     for (int i = 0; i < fifo_streams; i++) {
       fds.push_back(owned[static_cast<size_t>(i)].get());
-      names.push_back("fifo " + xbak::FifoPath(fifo_dir, i));
+      names.push_back("fifo " + xbak::sink::FifoPath(fifo_dir, i));
     }
   } else if (command == "put") {
     if (isatty(STDIN_FILENO))
@@ -313,7 +313,7 @@ int RunCommand(const Settings& s) {
   const std::string &command = s.command, &name = s.name;
   const xbak::storage::S3Config& cfg = s.cfg;
   const int parallel = s.parallel;
-  if (cfg.insecure) xbak::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
+  if (cfg.insecure) xbak::util::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
 
   xbak::storage::EventLoop loop;
   auto store = xbak::storage::MakeS3Store(loop, cfg);

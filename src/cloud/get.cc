@@ -82,7 +82,7 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
   st.files = files;
   if (stats != nullptr) *stats = st;
   if (!job->error().ok()) return job->error().With("xbcloud get " + options.name + " failed");
-  LogInfo("get " + options.name + ": done, " + HumanBytes(st.bytes_written) + " in " +
+  util::LogInfo("get " + options.name + ": done, " + util::HumanBytes(st.bytes_written) + " in " +
           std::to_string(st.objects) + " objects (" + std::to_string(files) + " files) by " +
           std::to_string(st.requests) + " GETs, " + std::to_string(store.stats().retries + st.md5_retries) +
           " retries");

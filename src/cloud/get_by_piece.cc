@@ -101,7 +101,7 @@ class PieceCheckedGet final : public GetJob {
     }
     slot.piece_retries++;
     md5_retries_++;
-    LogWarning(what + "; downloading those bytes again");
+    util::LogWarning(what + "; downloading those bytes again");
     held_bytes_ -= slot.parts[k].size();
     slot.received -= slot.parts[k].size();
     slot.parts[k] = std::string();

@@ -235,7 +235,7 @@ void GetJob::ObjectMismatched(size_t index, Slot& slot, const std::string& what)
     return Fail(Error(ErrorCode::kCorrupt, what + " (after " + std::to_string(attempt + 1) + " downloads)"));
   }
   md5_retries_++;
-  LogWarning(what + "; downloading it again");
+  util::LogWarning(what + "; downloading it again");
   AfterBackoff(BackoffDelay(attempt), [this, index, attempt] {
     Admit(index, attempt + 1);
     Pump();
@@ -272,12 +272,12 @@ void GetJob::StartProgress() {
   loop_.After(static_cast<double>(options_.progress_interval.count()) / 1000.0, [this, alive] {
     if (alive.expired() || finished_) return;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    LogInfo("get " + options_.name + ": downloaded " + HumanBytes(downloaded_bytes_) + " of " +
-            HumanBytes(total_bytes_) + " (" + std::to_string(done_objects_) + " of " +
-            std::to_string(objects_.size()) + " objects), written " + HumanBytes(written_.load()) +
+    util::LogInfo("get " + options_.name + ": downloaded " + util::HumanBytes(downloaded_bytes_) + " of " +
+            util::HumanBytes(total_bytes_) + " (" + std::to_string(done_objects_) + " of " +
+            std::to_string(objects_.size()) + " objects), written " + util::HumanBytes(written_.load()) +
             ", in flight " + std::to_string(inflight_) + ", retries " +
             std::to_string(store_.stats().retries + md5_retries_) + ", " +
-            HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(downloaded_bytes_) / secs) : 0) +
+            util::HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(downloaded_bytes_) / secs) : 0) +
             "/s");
     StartProgress();
   });

@@ -52,7 +52,7 @@ struct HashWork {
   storage::Md5Step step;
   static constexpr size_t kWholeObject = SIZE_MAX;
 };
-using HashQueue = BatchQueue<HashWork>;
+using HashQueue = util::BatchQueue<HashWork>;
 
 // Most pieces of work one hashing thread takes at once: the lanes of Md5Advance.
 constexpr size_t kHashBatch = 8;

@@ -42,7 +42,7 @@ Result<std::vector<ManifestEntry>> ListObjects(storage::EventLoop& loop, storage
         e.seq == 0 || (!entries.empty() && entries.back().path == e.path && entries.back().seq + 1 == e.seq);
     if (!continues) continue;
     if (!sidecars.count(DataObjectKey(name, e.path, e.seq))) {
-      LogWarning("object " + DataObjectKey(name, e.path, e.seq) + " has no md5 sidecar: " + e.path +
+      util::LogWarning("object " + DataObjectKey(name, e.path, e.seq) + " has no md5 sidecar: " + e.path +
                  " is cut there");
       continue;
     }
@@ -73,7 +73,7 @@ Result<std::vector<ManifestEntry>> ReadEntries(storage::EventLoop& loop, storage
                                           ManifestKey(options.name) +
                                           "), so its put did not finish; --allow-incomplete reads it anyway");
   }
-  LogWarning("backup " + options.name + " has no completion marker; reading the " +
+  util::LogWarning("backup " + options.name + " has no completion marker; reading the " +
              std::to_string(entries.size()) + " objects it has (--allow-incomplete)");
   *md5_known = false;
   return entries;

@@ -141,7 +141,7 @@ class PutJob {
     std::weak_ptr<bool> alive = alive_;
     loop_.After(static_cast<double>(options_.progress_interval.count()) / 1000.0, [this, alive] {
       if (alive.expired() || finished_) return;
-      LogInfo(ProgressLine());
+      util::LogInfo(ProgressLine());
       StartProgress();
     });
   }
@@ -149,11 +149,11 @@ class PutJob {
   std::string ProgressLine() const {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     auto st = store_.stats();
-    return "put " + options_.name + ": read " + HumanBytes(bytes_read_.load()) + ", uploaded " +
-           HumanBytes(uploaded_bytes_) + " in " + std::to_string(entries_.size()) + " objects, in flight " +
-           std::to_string(inflight_) + " requests (" + HumanBytes(buffered_) + " buffered), retries " +
+    return "put " + options_.name + ": read " + util::HumanBytes(bytes_read_.load()) + ", uploaded " +
+           util::HumanBytes(uploaded_bytes_) + " in " + std::to_string(entries_.size()) + " objects, in flight " +
+           std::to_string(inflight_) + " requests (" + util::HumanBytes(buffered_) + " buffered), retries " +
            std::to_string(st.retries) + ", " +
-           HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(uploaded_bytes_) / secs) : 0) +
+           util::HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(uploaded_bytes_) / secs) : 0) +
            "/s";
   }
 
@@ -228,20 +228,20 @@ class StreamReader {
       : loop_(loop), job_(job), options_(options), index_(index), fd_(fd), name_(std::move(name)) {}
 
   Status Run() {
-    ChunkReader reader(fd_, name_);
+    stream::ChunkReader reader(fd_, name_);
     reader.SetCancelFlag(&job_.cancel_flag());
-    Chunk c;
+    stream::Chunk c;
     uint64_t unknown = 0;
     while (true) {
       uint64_t before = reader.offset();
       XBAK_ASSIGN_OR_RETURN(bool more, reader.Next(&c));
       job_.bytes_read() += reader.offset() - before;
       if (!more) break;
-      if (c.type == ChunkType::kUnknown) {  // ignorable by its flag: mbstream would not need it either
-        if (unknown++ == 0) LogWarning(name_ + ": skipping chunks of unknown type (marked ignorable)");
+      if (c.type == stream::ChunkType::kUnknown) {  // ignorable by its flag: mbstream would not need it either
+        if (unknown++ == 0) util::LogWarning(name_ + ": skipping chunks of unknown type (marked ignorable)");
         continue;
       }
-      auto path = NormalizeXbstreamPath(c.path);
+      auto path = stream::NormalizeXbstreamPath(c.path);
       if (!path.ok() || path->find('\n') != std::string::npos) {
         return Error(ErrorCode::kCorrupt,
                      name_ + ": chunk at byte " + std::to_string(c.stream_offset) +
@@ -249,12 +249,12 @@ class StreamReader {
                          (path.ok() ? "newline in '" + c.path + "'" : path.status().message()));
       }
       std::string bytes;
-      if (c.type == ChunkType::kEof) {
-        bytes = EncodeEofChunk(c.path);
+      if (c.type == stream::ChunkType::kEof) {
+        bytes = stream::EncodeEofChunk(c.path);
       } else {
-        bytes = EncodePayloadChunkHeader(c.path, c.payload.size(), c.offset, c.crc);
+        bytes = stream::EncodePayloadChunkHeader(c.path, c.payload.size(), c.offset, c.crc);
       }
-      size_t n = bytes.size() + (c.type == ChunkType::kPayload ? c.payload.size() : 0);
+      size_t n = bytes.size() + (c.type == stream::ChunkType::kPayload ? c.payload.size() : 0);
       if (!job_.budget(index_).TryAcquire(n)) {
         // Our share is used up: send what we hold so the uploads can free it.
         for (auto& [p, f] : open_) Seal(p, f, false);
@@ -265,10 +265,10 @@ class StreamReader {
       if (f.buf.capacity() < n && f.buf.empty())
         f.buf.reserve(std::max(n, n > (64 << 10) ? options_.object_size : 0));
       f.buf += bytes;
-      if (c.type == ChunkType::kPayload) {
+      if (c.type == stream::ChunkType::kPayload) {
         f.buf.append(reinterpret_cast<const char*>(c.payload.data()), c.payload.size());
       }
-      if (c.type == ChunkType::kEof) {
+      if (c.type == stream::ChunkType::kEof) {
         Seal(*path, f, true);
         open_.erase(it);
       } else if (f.buf.size() >= options_.object_size) {
@@ -358,7 +358,7 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
                             note + ")");
   }
   auto st = job.stats();
-  LogInfo("put " + options.name + ": done, " + HumanBytes(st.bytes_uploaded) + " in " +
+  util::LogInfo("put " + options.name + ": done, " + util::HumanBytes(st.bytes_uploaded) + " in " +
           std::to_string(st.objects) + " objects (" + std::to_string(st.files) + " files), " +
           std::to_string(store.stats().retries) + " retries");
   return Status::Ok();

@@ -219,28 +219,28 @@ std::string CheckObjectChunks(const std::string& body, const std::string& path) 
   };
   while (pos < n) {
     const size_t start = pos;
-    if (n - pos < kXbstreamFixedHeaderLen) return at(start, "truncated chunk header");
-    if (std::memcmp(p + pos, kXbstreamMagic.data(), kXbstreamMagic.size()) != 0)
+    if (n - pos < stream::kXbstreamFixedHeaderLen) return at(start, "truncated chunk header");
+    if (std::memcmp(p + pos, stream::kXbstreamMagic.data(), stream::kXbstreamMagic.size()) != 0)
       return at(start, "bad chunk magic");
     uint8_t flags = p[pos + 8];
     uint8_t type = p[pos + 9];
-    uint32_t path_len = LoadLE32(p + pos + 10);
-    pos += kXbstreamFixedHeaderLen;
-    if (path_len > kXbstreamMaxPathLen) return at(start, "path too long");
+    uint32_t path_len = util::LoadLE32(p + pos + 10);
+    pos += stream::kXbstreamFixedHeaderLen;
+    if (path_len > stream::kXbstreamMaxPathLen) return at(start, "path too long");
     if (n - pos < path_len) return at(start, "truncated chunk header");
     std::string chunk_path(body.data() + pos, path_len);
     pos += path_len;
-    auto norm = NormalizeXbstreamPath(chunk_path);
+    auto norm = stream::NormalizeXbstreamPath(chunk_path);
     if (!norm.ok() || *norm != path) return at(start, "a chunk of '" + chunk_path + "'");
     if (type == 'E') continue;
-    if (type != 'P' && !(flags & kXbstreamFlagIgnorable)) return at(start, "unknown chunk type");
-    if (n - pos < kXbstreamPayloadHeaderLen) return at(start, "truncated chunk header");
-    uint64_t len = LoadLE64(p + pos);
-    uint32_t crc = LoadLE32(p + pos + 16);
-    pos += kXbstreamPayloadHeaderLen;
-    if (len > kXbstreamMaxPayloadLen) return at(start, "payload too large");
+    if (type != 'P' && !(flags & stream::kXbstreamFlagIgnorable)) return at(start, "unknown chunk type");
+    if (n - pos < stream::kXbstreamPayloadHeaderLen) return at(start, "truncated chunk header");
+    uint64_t len = util::LoadLE64(p + pos);
+    uint32_t crc = util::LoadLE32(p + pos + 16);
+    pos += stream::kXbstreamPayloadHeaderLen;
+    if (len > stream::kXbstreamMaxPayloadLen) return at(start, "payload too large");
     if (n - pos < len) return at(start, "truncated payload");
-    if (XbstreamCrc32(p + pos, static_cast<size_t>(len)) != crc)
+    if (stream::XbstreamCrc32(p + pos, static_cast<size_t>(len)) != crc)
       return at(start, "payload checksum mismatch");
     pos += static_cast<size_t>(len);
   }

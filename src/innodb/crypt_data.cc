@@ -25,8 +25,8 @@ std::optional<CryptData> ParseFields(const uint8_t* f) {
   CryptData c;
   c.scheme = f[0];
   std::memcpy(c.iv.data(), f + 2, 16);
-  c.min_key_version = LoadBE32(f + 18);
-  c.key_id = LoadBE32(f + 22);
+  c.min_key_version = util::LoadBE32(f + 18);
+  c.key_id = util::LoadBE32(f + 22);
   c.mode = f[26];
   return c;
 }
@@ -57,7 +57,7 @@ bool EncryptsOnWrite(const CryptData& c, bool encrypt_tables) {
 
 bool PageTypeMayEncrypt(const uint8_t* page, const SpaceFlags& flags, uint32_t space_id, uint32_t page_no) {
   if (page_no == 0 || (space_id == 0 && page_no == 5)) return false;
-  switch (LoadBE16(page + kFilPageType)) {
+  switch (util::LoadBE16(page + kFilPageType)) {
     case kPageTypeFspHdr:
     case kPageTypeXdes:
       return false;
@@ -73,7 +73,7 @@ bool ClaimsEncryption(const uint8_t* page, const SpaceFlags& flags, uint32_t spa
 }
 
 uint32_t PageKeyVersion(const uint8_t* page, const SpaceFlags& flags) {
-  return flags.full_crc32 ? LoadBE32(page) : LoadBE32(page + kFilPageFileFlushLsn);
+  return flags.full_crc32 ? util::LoadBE32(page) : util::LoadBE32(page + kFilPageFileFlushLsn);
 }
 
 }  // namespace xbak::innodb

@@ -18,7 +18,7 @@ std::string FormatDeltaMeta(const DeltaMeta& m) {
 }
 
 Result<DeltaMeta> ParseDeltaMeta(const std::string& text, const std::string& origin) {
-  XBAK_ASSIGN_OR_RETURN(OptionMap m, ParseOptionText("[m]\n" + text, origin, {"m"}));
+  XBAK_ASSIGN_OR_RETURN(util::OptionMap m, util::ParseOptionText("[m]\n" + text, origin, {"m"}));
   auto num = [&](const char* key, uint64_t max, uint32_t* out) -> Status {
     auto it = m.find(key);
     if (it == m.end()) return Error(ErrorCode::kCorrupt, origin + ": missing '" + std::string(key) + "'");
@@ -52,8 +52,8 @@ DeltaWriter::DeltaWriter(uint32_t page_size, Output out)
     : page_size_(page_size), slots_(page_size / 4), out_(std::move(out)), block_(page_size, 0) {}
 
 Status DeltaWriter::FlushBlock(uint32_t magic) {
-  StoreBE32(block_.data(), magic);
-  if (used_ < slots_) StoreBE32(block_.data() + used_ * 4, kDeltaListEnd);
+  util::StoreBE32(block_.data(), magic);
+  if (used_ < slots_) util::StoreBE32(block_.data() + used_ * 4, kDeltaListEnd);
   XBAK_RETURN_IF_ERROR(out_(block_.data(), block_.size()));
   block_.resize(page_size_);  // keeps the capacity for the next block of a big table
   std::memset(block_.data(), 0, page_size_);
@@ -65,7 +65,7 @@ Status DeltaWriter::AddPage(uint32_t page_no, const uint8_t* page) {
   // A full block is written only when another page comes, so that the last
   // block, full or not, is the one marked "XTRA" (as mariabackup does).
   if (used_ == slots_) XBAK_RETURN_IF_ERROR(FlushBlock(kDeltaMagicMore));
-  StoreBE32(block_.data() + used_ * 4, page_no);
+  util::StoreBE32(block_.data() + used_ * 4, page_no);
   block_.insert(block_.end(), page, page + page_size_);
   used_++;
   pages_++;
@@ -74,21 +74,21 @@ Status DeltaWriter::AddPage(uint32_t page_no, const uint8_t* page) {
 
 Status DeltaWriter::Finish() { return FlushBlock(kDeltaMagicLast); }
 
-DeltaReader::DeltaReader(const File& file, uint32_t page_size, uint32_t max_page_no)
+DeltaReader::DeltaReader(const util::File& file, uint32_t page_size, uint32_t max_page_no)
     : file_(file), page_size_(page_size), max_page_no_(max_page_no) {}
 
 Result<DeltaBlockHeader> ParseDeltaBlockHeader(const uint8_t* slot0, uint32_t page_size,
                                                uint32_t max_page_no) {
-  const uint32_t magic = LoadBE32(slot0);
+  const uint32_t magic = util::LoadBE32(slot0);
   if (magic != kDeltaMagicMore && magic != kDeltaMagicLast) {
     return Error(ErrorCode::kCorrupt,
-                 "not a delta block (magic " + Hex32(magic) + ", expected \"xtra\" or \"XTRA\")");
+                 "not a delta block (magic " + util::Hex32(magic) + ", expected \"xtra\" or \"XTRA\")");
   }
   DeltaBlockHeader h;
   h.last = magic == kDeltaMagicLast;
   const uint32_t slots = page_size / 4;
   for (uint32_t i = 1; i < slots; i++) {
-    const uint32_t p = LoadBE32(slot0 + i * 4);
+    const uint32_t p = util::LoadBE32(slot0 + i * 4);
     if (p == kDeltaListEnd) break;
     if (p > max_page_no) {
       return Error(ErrorCode::kCorrupt, "page number " + std::to_string(p) + " in slot " + std::to_string(i) +

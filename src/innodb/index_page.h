@@ -80,8 +80,8 @@ inline constexpr std::array<uint8_t, 31> kInfSupRedundant = {
 // ---- Small accessors -----------------------------------------------------------
 inline bool ValidPageSize(size_t n) { return n >= 4096 && n <= 65536 && (n & (n - 1)) == 0; }
 
-inline uint16_t Get16(const uint8_t* page, size_t off) { return LoadBE16(page + off); }
-inline void Put16(uint8_t* page, size_t off, uint32_t v) { StoreBE16(page + off, static_cast<uint16_t>(v)); }
+inline uint16_t Get16(const uint8_t* page, size_t off) { return util::LoadBE16(page + off); }
+inline void Put16(uint8_t* page, size_t off, uint32_t v) { util::StoreBE16(page + off, static_cast<uint16_t>(v)); }
 
 // Byte offset of directory slot i (slot 0 is the infimum's, at the page end).
 inline int64_t SlotPos(size_t page_size, size_t i) {
@@ -110,7 +110,7 @@ inline unsigned HeapNo(const uint8_t* page, size_t rec, bool comp) {
 
 // ROW_FORMAT=REDUNDANT header fields, on any buffer holding the record's
 // header before `rec`.
-inline unsigned OldNFields(const uint8_t* rec) { return (LoadBE16(rec - 4) & 0x7fe) >> 1; }
+inline unsigned OldNFields(const uint8_t* rec) { return (util::LoadBE16(rec - 4) & 0x7fe) >> 1; }
 inline bool OldShort(const uint8_t* rec) { return rec[-3] & 1; }
 inline size_t OldExtraSize(const uint8_t* rec) {
   const size_t n = OldNFields(rec);
@@ -122,7 +122,7 @@ inline size_t OldDataSize(const uint8_t* rec) {
   const size_t n = OldNFields(rec);
   if (n == 0) return 0;
   if (OldShort(rec)) return rec[-static_cast<ptrdiff_t>(kOldExtra + n)] & 0x7f;
-  return LoadBE16(rec - (kOldExtra + 2 * n)) & 0x3fff;
+  return util::LoadBE16(rec - (kOldExtra + 2 * n)) & 0x3fff;
 }
 
 // rec_get_next_ptr: COMPACT next pointers are relative and wrap within the

@@ -27,7 +27,7 @@ int HexValue(char c) {
 Result<std::string> FileKeyPassword(const std::string& filekey) {
   if (filekey.rfind("FILE:", 0) != 0) return filekey;
   const std::string path = filekey.substr(5);
-  XBAK_ASSIGN_OR_RETURN(std::string p, ReadSmallFile(path, 4096));
+  XBAK_ASSIGN_OR_RETURN(std::string p, util::ReadSmallFile(path, 4096));
   while (!p.empty() && (p.back() == '\n' || p.back() == '\r')) p.pop_back();
   if (p.size() > 256) {
     return Error(ErrorCode::kInvalidArgument,
@@ -120,7 +120,7 @@ Result<EncryptionKeys> LoadKeyFile(const KeyFileOptions& o) {
   if (o.filename.empty()) {
     return Error(ErrorCode::kInvalidArgument, "file_key_management_filename is not set (no key file)");
   }
-  XBAK_ASSIGN_OR_RETURN(std::string data, ReadSmallFile(o.filename, kMaxKeyFile));
+  XBAK_ASSIGN_OR_RETURN(std::string data, util::ReadSmallFile(o.filename, kMaxKeyFile));
   const bool salted = data.size() > 8 && data.compare(0, 8, kSalted) == 0;
   if (!salted) {
     if (!o.filekey.empty()) {

@@ -23,7 +23,7 @@ constexpr int kSuspiciousPolls = 3;
 
 }  // namespace
 
-LogCopier::LogCopier(Options options, File file, LogHeader header, std::vector<uint8_t> header_block,
+LogCopier::LogCopier(Options options, util::File file, LogHeader header, std::vector<uint8_t> header_block,
                      Checkpoint start, uint64_t file_size, dev_t dev, ino_t ino)
     : options_(std::move(options)),
       file_(std::move(file)),
@@ -49,7 +49,7 @@ Result<std::unique_ptr<LogCopier>> LogCopier::Open(const Options& options) {
   if (options.poll_interval.count() <= 0) {
     return Error(ErrorCode::kInvalidArgument, "LogCopier poll_interval must be positive");
   }
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(options.log_path));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(options.log_path));
   struct stat st {};
   if (::fstat(f.fd(), &st) != 0) return ErrnoError("stat", options.log_path, errno);
   uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -124,7 +124,7 @@ Status LogCopier::ReadCircular(uint64_t lsn, uint8_t* dst, size_t n) const {
 
 Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
   uint64_t rate = write_rate();
-  std::string at_rate = rate > 0 ? "; the server was writing " + HumanBytes(rate) + "/s" +
+  std::string at_rate = rate > 0 ? "; the server was writing " + util::HumanBytes(rate) + "/s" +
                                        " of redo, so the log holds about " +
                                        std::to_string(capacity_ / rate) + " s of writes"
                                  : "";
@@ -132,7 +132,7 @@ Status LogCopier::Overwritten(uint64_t lsn, const Checkpoint& live) const {
                "redo log from " + FormatLsn(lsn) +
                    " was overwritten by the server before it could be copied (the copy had reached " +
                    FormatLsn(lsn) + ", the server's latest checkpoint is " + FormatLsn(live.checkpoint_lsn) +
-                   ", its log holds " + HumanBytes(capacity_) + at_rate +
+                   ", its log holds " + util::HumanBytes(capacity_) + at_rate +
                    "). Make the log larger (SET GLOBAL innodb_log_file_size works online), back up at a "
                    "quieter time, or check that the disk holding the redo log is not saturated");
 }

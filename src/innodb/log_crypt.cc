@@ -14,8 +14,8 @@ Result<AesKey> DeriveLogKey(const LogHeader& h, const EncryptionKeys& keys) {
         "the redo log is encrypted in the legacy format of MariaDB 10.8 to 10.11.13 (FORMAT_ENC_10_8), "
         "which xbak does not read; prepare this backup with mariabackup");
   }
-  const uint32_t id = LoadBE32(h.crypt.data());
-  const uint32_t version = LoadBE32(h.crypt.data() + 4);
+  const uint32_t id = util::LoadBE32(h.crypt.data());
+  const uint32_t version = util::LoadBE32(h.crypt.data() + 4);
   auto k = keys.Get(id, version);
   if (!k.ok()) return k.status().With("the redo log's key");
   return DeriveKey(**k, h.crypt.data() + 8);

@@ -17,7 +17,7 @@ PageCheck Bad(std::string detail, uint32_t stored = 0, uint32_t computed = 0) {
   return PageCheck{PageVerdict::kCorrupt, stored, computed, std::move(detail)};
 }
 PageCheck Mismatch(const std::string& what, uint32_t stored, uint32_t computed) {
-  return Bad(what + " mismatch: stored " + Hex32(stored) + " computed " + Hex32(computed), stored, computed);
+  return Bad(what + " mismatch: stored " + util::Hex32(stored) + " computed " + util::Hex32(computed), stored, computed);
 }
 
 // ---- Checksum formulas (written from the format description, not copied) ----
@@ -26,8 +26,8 @@ PageCheck Mismatch(const std::string& what, uint32_t stored, uint32_t computed) 
 // with XOR, skipping the checksum field, the flush-LSN/key-version field, the
 // space id and the trailer (which holds the same checksum again).
 uint32_t PageCrc32(const uint8_t* page, size_t size) {
-  return crc32c::Value(page + kFilPageOffset, kFilPageFileFlushLsn - kFilPageOffset) ^
-         crc32c::Value(page + kFilPageData, size - kFilPageData - kFilPageEndLsnOldChecksum);
+  return util::crc32c::Value(page + kFilPageOffset, kFilPageFileFlushLsn - kFilPageOffset) ^
+         util::crc32c::Value(page + kFilPageData, size - kFilPageData - kFilPageEndLsnOldChecksum);
 }
 
 // InnoDB's ut_fold_ulint_pair/ut_fold_binary. The server computes in a 64-bit
@@ -58,9 +58,9 @@ uint32_t PageFoldOld(const uint8_t* page) {
 // ROW_FORMAT=COMPRESSED: the header minus checksum, LSN and flush LSN, then
 // everything from the space id to the end (no trailer on zip pages).
 uint32_t ZipCrc32(const uint8_t* page, size_t size) {
-  return crc32c::Value(page + kFilPageOffset, kFilPageLsn - kFilPageOffset) ^
-         crc32c::Value(page + kFilPageType, 2) ^
-         crc32c::Value(page + kFilPageSpaceId, size - kFilPageSpaceId);
+  return util::crc32c::Value(page + kFilPageOffset, kFilPageLsn - kFilPageOffset) ^
+         util::crc32c::Value(page + kFilPageType, 2) ^
+         util::crc32c::Value(page + kFilPageSpaceId, size - kFilPageSpaceId);
 }
 uint32_t ZipAdler(const uint8_t* page, size_t size) {
   uLong a = adler32(0L, page + kFilPageOffset, static_cast<uInt>(kFilPageLsn - kFilPageOffset));
@@ -75,9 +75,9 @@ bool TrailerLsnMatches(const uint8_t* page, size_t trailer_lsn_at) {
   return std::memcmp(page + kFilPageLsn + 4, page + trailer_lsn_at, 4) == 0;
 }
 PageCheck TornPage(const uint8_t* page, size_t trailer_lsn_at) {
-  uint32_t head = LoadBE32(page + kFilPageLsn + 4), tail = LoadBE32(page + trailer_lsn_at);
-  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + Hex32(head) + " but the trailer copy at byte " +
-                 std::to_string(trailer_lsn_at) + " is " + Hex32(tail),
+  uint32_t head = util::LoadBE32(page + kFilPageLsn + 4), tail = util::LoadBE32(page + trailer_lsn_at);
+  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + util::Hex32(head) + " but the trailer copy at byte " +
+                 std::to_string(trailer_lsn_at) + " is " + util::Hex32(tail),
              tail, head);
 }
 
@@ -91,14 +91,14 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
     // the CRC covers only that many bytes (the rest is a punched hole).
     size_t written = size_t{static_cast<uint16_t>(type & ~kPageTypeFcrc32CompressedMarker)} << 8;
     if (written == 0 || written >= size) {
-      return Bad("full_crc32 page_compressed page type " + Hex32(type) + " gives a compressed size of " +
+      return Bad("full_crc32 page_compressed page type " + util::Hex32(type) + " gives a compressed size of " +
                  std::to_string(written) + " bytes, not between 1 and the page size " + std::to_string(size));
     }
     size = written;
     compressed = true;
   }
-  const uint32_t stored = LoadBE32(page + size - kFilPageFcrc32Checksum);
-  const uint32_t computed = crc32c::Value(page, size - kFilPageFcrc32Checksum);
+  const uint32_t stored = util::LoadBE32(page + size - kFilPageFcrc32Checksum);
+  const uint32_t computed = util::crc32c::Value(page, size - kFilPageFcrc32Checksum);
   if (stored != computed) {
     return Mismatch(compressed
                         ? "full_crc32 checksum of page_compressed page (" + std::to_string(size) + " bytes)"
@@ -108,7 +108,7 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
   // Encrypted pages (key version != 0) have their trailer LSN encrypted, and
   // compressed ones have no trailer; only plain pages can be checked for tears
   // beyond the CRC.
-  const uint32_t key_version = LoadBE32(page + kFilPageSpaceOrChecksum);
+  const uint32_t key_version = util::LoadBE32(page + kFilPageSpaceOrChecksum);
   if (!compressed && key_version == 0 && !TrailerLsnMatches(page, size - kFilPageFcrc32EndLsn)) {
     return TornPage(page, size - kFilPageFcrc32EndLsn);
   }
@@ -123,8 +123,8 @@ PageCheck CheckZip(const uint8_t* page, const SpaceFlags& flags) {
   const size_t size = flags.physical_size;
   const uint32_t crc = ZipCrc32(page, size);
   // Encrypted zip page (never page 0): the post-encryption checksum at 30.
-  if (PageNo(page) != 0 && LoadBE32(page + kFilPageFileFlushLsn) != 0) {
-    const uint32_t crypt = LoadBE32(page + kFilPageFileFlushLsn + 4);
+  if (PageNo(page) != 0 && util::LoadBE32(page + kFilPageFileFlushLsn) != 0) {
+    const uint32_t crypt = util::LoadBE32(page + kFilPageFileFlushLsn + 4);
     if (crypt == crc || crypt == kNoChecksumMagic || crypt == ZipAdler(page, size)) {
       PageCheck ok = Ok();
       ok.encrypted = true;
@@ -132,7 +132,7 @@ PageCheck CheckZip(const uint8_t* page, const SpaceFlags& flags) {
     }
     // Not encrypted after all (an old nonzero flush-LSN field): judge it as plain.
   }
-  const uint32_t stored = LoadBE32(page + kFilPageSpaceOrChecksum);
+  const uint32_t stored = util::LoadBE32(page + kFilPageSpaceOrChecksum);
   if (stored == crc || stored == kNoChecksumMagic || stored == ZipAdler(page, size)) {
     PageCheck ok = Ok();
     ok.stored = stored;
@@ -152,24 +152,24 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
 PageCheck CheckPageCompressedNonFull(const uint8_t* page, const SpaceFlags& flags, int depth) {
   const size_t size = flags.logical_size;
   const uint16_t type = PageType(page);
-  const uint32_t field1 = LoadBE32(page + kFilPageSpaceOrChecksum);
+  const uint32_t field1 = util::LoadBE32(page + kFilPageSpaceOrChecksum);
   if (field1 != kNoChecksumMagic) {
     return Bad("page_compressed page (type " + std::to_string(type) + ") has checksum field " +
-                   Hex32(field1) + ", expected " + Hex32(kNoChecksumMagic),
+                   util::Hex32(field1) + ", expected " + util::Hex32(kNoChecksumMagic),
                field1, kNoChecksumMagic);
   }
   size_t header_len = kFilPageData + kFilPageCompMetadataLen;
   uint32_t algo;
   if (type == kPageTypePageCompressed) {
-    if (LoadBE32(page + kFilPageCompAlgo) != 0 || LoadBE16(page + kFilPageCompAlgo + 4) != 0) {
+    if (util::LoadBE32(page + kFilPageCompAlgo) != 0 || util::LoadBE16(page + kFilPageCompAlgo + 4) != 0) {
       return Bad("page_compressed page: algorithm field at byte 26 has nonzero high bytes");
     }
-    algo = LoadBE16(page + kFilPageCompAlgo + 6);
+    algo = util::LoadBE16(page + kFilPageCompAlgo + 6);
   } else {
     header_len += 2;
-    algo = LoadBE16(page + kFilPageEncryptCompAlgo);
+    algo = util::LoadBE16(page + kFilPageEncryptCompAlgo);
   }
-  const size_t len = LoadBE16(page + kFilPageCompSize);
+  const size_t len = util::LoadBE16(page + kFilPageCompSize);
   if (len == 0 || len > size - header_len) {
     return Bad("page_compressed page: payload length " + std::to_string(len) + " does not fit in a " +
                std::to_string(size) + "-byte page");
@@ -215,17 +215,17 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
   const size_t trailer_lsn_at = size - kFilPageEndLsnOldChecksum + 4;
   if (!TrailerLsnMatches(page, trailer_lsn_at)) return TornPage(page, trailer_lsn_at);
 
-  const uint32_t field1 = LoadBE32(page + kFilPageSpaceOrChecksum);
-  const uint32_t field2 = LoadBE32(page + size - kFilPageEndLsnOldChecksum);
+  const uint32_t field1 = util::LoadBE32(page + kFilPageSpaceOrChecksum);
+  const uint32_t field2 = util::LoadBE32(page + size - kFilPageEndLsnOldChecksum);
   const uint32_t crc = PageCrc32(page, size);
 
   // Encrypted (key version at 26, never on page 0): the checksum of the
   // encrypted frame sits at 30. If it does not match, the field may instead be
   // an old flush LSN on a plain page, so fall through to the plain checks.
   std::string crypt_note;
-  const uint32_t key_version = LoadBE32(page + kFilPageFileFlushLsn);
+  const uint32_t key_version = util::LoadBE32(page + kFilPageFileFlushLsn);
   if (PageNo(page) != 0 && key_version != 0) {
-    const uint32_t crypt = LoadBE32(page + kFilPageFileFlushLsn + 4);
+    const uint32_t crypt = util::LoadBE32(page + kFilPageFileFlushLsn + 4);
     if (crypt == crc || crypt == kNoChecksumMagic || crypt == PageFoldNew(page, size)) {
       PageCheck ok = Ok();
       ok.stored = crypt;
@@ -234,7 +234,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
       return ok;
     }
     crypt_note = " (nor does the post-encryption checksum for key version " + std::to_string(key_version) +
-                 ": stored " + Hex32(crypt) + ")";
+                 ": stored " + util::Hex32(crypt) + ")";
   }
 
   if (field1 == 0 && field2 == 0) {
@@ -248,25 +248,25 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
 
   const bool both_crc = field1 == crc && field2 == crc;
   // Very old pages stored the high LSN word in field2; "none" may be mixed.
-  if (field2 != LoadBE32(page + kFilPageLsn) && field2 != kNoChecksumMagic && !both_crc) {
+  if (field2 != util::LoadBE32(page + kFilPageLsn) && field2 != kNoChecksumMagic && !both_crc) {
     const uint32_t old = PageFoldOld(page);
     if (field2 != old) {
       if (field1 == field2 || field1 == 0 || field1 == kNoChecksumMagic) {
         return Bad(
-            "crc32 checksum mismatch: stored " + Hex32(field2) + " computed " + Hex32(crc) + crypt_note,
+            "crc32 checksum mismatch: stored " + util::Hex32(field2) + " computed " + util::Hex32(crc) + crypt_note,
             field2, crc);
       }
       return Bad("checksum field 2 (at byte " + std::to_string(size - kFilPageEndLsnOldChecksum) +
-                     ") mismatch: stored " + Hex32(field2) + ", crc32 " + Hex32(crc) + ", innodb " +
-                     Hex32(old) + crypt_note,
+                     ") mismatch: stored " + util::Hex32(field2) + ", crc32 " + util::Hex32(crc) + ", innodb " +
+                     util::Hex32(old) + crypt_note,
                  field2, crc);
     }
   }
   if (field1 != 0 && field1 != kNoChecksumMagic && !both_crc) {
     const uint32_t fold = PageFoldNew(page, size);
     if (field1 != fold) {
-      return Bad("checksum field 1 (at byte 0) mismatch: stored " + Hex32(field1) + ", crc32 " + Hex32(crc) +
-                     ", innodb " + Hex32(fold) + crypt_note,
+      return Bad("checksum field 1 (at byte 0) mismatch: stored " + util::Hex32(field1) + ", crc32 " + util::Hex32(crc) +
+                     ", innodb " + util::Hex32(fold) + crypt_note,
                  field1, crc);
     }
   }
@@ -281,7 +281,7 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
 // ---- Flags -------------------------------------------------------------------
 Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
   auto bad = [raw](const std::string& why) {
-    return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + Hex32(raw) + ": " + why);
+    return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + util::Hex32(raw) + ": " + why);
   };
   SpaceFlags f;
   f.raw = raw;
@@ -334,17 +334,17 @@ Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len) {
     return Error(ErrorCode::kCorrupt, "page 0 says it is page " + std::to_string(PageNo(page0)));
   }
   SpaceHeader h;
-  h.space_id = LoadBE32(page0 + kFspSpaceId);
+  h.space_id = util::LoadBE32(page0 + kFspSpaceId);
   if (PageSpaceId(page0) != h.space_id) {
     return Error(ErrorCode::kCorrupt, "inconsistent tablespace id on page 0: FIL header says " +
                                           std::to_string(PageSpaceId(page0)) + ", FSP header says " +
                                           std::to_string(h.space_id));
   }
-  auto flags = DecodeSpaceFlags(LoadBE32(page0 + kFspSpaceFlags));
+  auto flags = DecodeSpaceFlags(util::LoadBE32(page0 + kFspSpaceFlags));
   if (!flags.ok()) return flags.status();
   h.flags = flags.value();
-  h.size_in_pages = LoadBE32(page0 + kFspSize);
-  h.free_limit = LoadBE32(page0 + kFspFreeLimit);
+  h.size_in_pages = util::LoadBE32(page0 + kFspSize);
+  h.free_limit = util::LoadBE32(page0 + kFspFreeLimit);
   return h;
 }
 
@@ -366,10 +366,10 @@ bool IsAllZero(const uint8_t* p, size_t n) {
 
 bool HasPage0(const uint8_t* p, size_t n) { return n >= kFspHeaderEnd && !IsAllZero(p, kFspHeaderEnd); }
 
-uint64_t PageLsn(const uint8_t* page) { return LoadBE64(page + kFilPageLsn); }
-uint16_t PageType(const uint8_t* page) { return LoadBE16(page + kFilPageType); }
-uint32_t PageNo(const uint8_t* page) { return LoadBE32(page + kFilPageOffset); }
-uint32_t PageSpaceId(const uint8_t* page) { return LoadBE32(page + kFilPageSpaceId); }
+uint64_t PageLsn(const uint8_t* page) { return util::LoadBE64(page + kFilPageLsn); }
+uint16_t PageType(const uint8_t* page) { return util::LoadBE16(page + kFilPageType); }
+uint32_t PageNo(const uint8_t* page) { return util::LoadBE32(page + kFilPageOffset); }
+uint32_t PageSpaceId(const uint8_t* page) { return util::LoadBE32(page + kFilPageSpaceId); }
 
 // ---- Validation ----------------------------------------------------------------
 PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expected_page_no) {
@@ -378,7 +378,7 @@ PageCheck CheckPage(const uint8_t* page, const SpaceFlags& flags, uint32_t expec
   // rather than read outside the caller's buffer.
   if (size < 1024 || size > flags.logical_size || flags.logical_size < 4096 || flags.logical_size > 65536 ||
       (flags.full_crc32 && flags.zip())) {
-    return Bad("invalid space flags " + Hex32(flags.raw) + ": page size " + std::to_string(size));
+    return Bad("invalid space flags " + util::Hex32(flags.raw) + ": page size " + std::to_string(size));
   }
   if (IsAllZero(page, size)) return PageCheck{PageVerdict::kAllZero, 0, 0, {}};
   PageCheck c = flags.full_crc32 ? CheckFullCrc32(page, flags)
@@ -405,7 +405,7 @@ uint32_t SizeShift(uint32_t size) {
 }  // namespace
 
 bool PageHasSpaceIdField(const uint8_t* page) {
-  return !(LoadBE16(page + kFilPageType) & kPageTypeFcrc32CompressedMarker);
+  return !(util::LoadBE16(page + kFilPageType) & kPageTypeFcrc32CompressedMarker);
 }
 
 std::vector<SpaceFlags> PossibleSpaceFlags(uint32_t logical, uint32_t zip_size) {
@@ -461,18 +461,18 @@ void StampPageChecksum(uint8_t* page, const SpaceFlags& flags) {
   if (flags.full_crc32) {
     const size_t size = flags.logical_size;
     std::memcpy(page + size - kFilPageFcrc32EndLsn, page + kFilPageLsn + 4, 4);
-    StoreBE32(page + size - kFilPageFcrc32Checksum, crc32c::Value(page, size - kFilPageFcrc32Checksum));
+    util::StoreBE32(page + size - kFilPageFcrc32Checksum, util::crc32c::Value(page, size - kFilPageFcrc32Checksum));
     return;
   }
   if (flags.zip()) {
-    StoreBE32(page + kFilPageSpaceOrChecksum, ZipCrc32(page, flags.physical_size));
+    util::StoreBE32(page + kFilPageSpaceOrChecksum, ZipCrc32(page, flags.physical_size));
     return;
   }
   const size_t size = flags.logical_size;
   std::memcpy(page + size - kFilPageEndLsnOldChecksum + 4, page + kFilPageLsn + 4, 4);
   const uint32_t crc = PageCrc32(page, size);
-  StoreBE32(page + kFilPageSpaceOrChecksum, crc);
-  StoreBE32(page + size - kFilPageEndLsnOldChecksum, crc);
+  util::StoreBE32(page + kFilPageSpaceOrChecksum, crc);
+  util::StoreBE32(page + size - kFilPageEndLsnOldChecksum, crc);
 }
 
 uint32_t PostEncryptionChecksum(const uint8_t* page, const SpaceFlags& flags) {

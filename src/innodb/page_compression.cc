@@ -211,7 +211,7 @@ bool CompressionSupported(uint32_t algo) {
 uint32_t StoredCompression(const uint8_t* page, const SpaceFlags& flags) {
   const uint16_t type = PageType(page);
   if (flags.full_crc32) return (type & kPageTypeFcrc32CompressedMarker) ? flags.compression_algo : 0;
-  if (type == kPageTypePageCompressed) return static_cast<uint32_t>(LoadBE64(page + kFilPageCompAlgo));
+  if (type == kPageTypePageCompressed) return static_cast<uint32_t>(util::LoadBE64(page + kFilPageCompAlgo));
   return 0;
 }
 
@@ -249,8 +249,8 @@ Result<bool> DecompressPage(const uint8_t* page, const SpaceFlags& flags, uint8_
     }
     return false;
   }
-  const uint32_t algo = static_cast<uint32_t>(LoadBE64(page + kFilPageCompAlgo));
-  const size_t len = LoadBE16(page + kFilPageCompSize);
+  const uint32_t algo = static_cast<uint32_t>(util::LoadBE64(page + kFilPageCompAlgo));
+  const size_t len = util::LoadBE16(page + kFilPageCompSize);
   if (len == 0 || len > size - kOldPayload) {
     return Error(ErrorCode::kCorrupt, "page_compressed page with payload length " + std::to_string(len));
   }
@@ -287,7 +287,7 @@ Result<size_t> CompressPageFullCrc32(const uint8_t* frame, const SpaceFlags& fla
   if (lsb) out[written - 5] = static_cast<uint8_t>((actual + 5) & 0xFF);
   out[24] = 0x80;
   out[25] = static_cast<uint8_t>(written >> 8);
-  StoreBE32(out + written - 4, crc32c::Value(out, written - 4));
+  util::StoreBE32(out + written - 4, util::crc32c::Value(out, written - 4));
   return written;
 }
 

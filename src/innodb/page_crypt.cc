@@ -26,10 +26,6 @@ Status OneShot(const EVP_CIPHER* cipher, bool encrypt, const uint8_t* key, const
   return Status::Ok();
 }
 
-void StoreLE32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
 }  // namespace
 
 Result<CryptMode> ParseCryptMode(const std::string& algorithm) {
@@ -70,16 +66,16 @@ Status AesNoPad(CryptMode mode, bool encrypt, const AesKey& key, const uint8_t i
 namespace {
 
 void PageIv(const uint8_t* page, uint32_t space_id, uint8_t iv[16]) {
-  StoreLE32(iv, space_id);
-  StoreLE32(iv + 4, LoadBE32(page + kFilPageOffset));
-  const uint64_t lsn = LoadBE64(page + kFilPageLsn);
+  util::StoreLE32(iv, space_id);
+  util::StoreLE32(iv + 4, util::LoadBE32(page + kFilPageOffset));
+  const uint64_t lsn = util::LoadBE64(page + kFilPageLsn);
   for (int i = 0; i < 8; i++) iv[8 + i] = static_cast<uint8_t>(lsn >> (8 * i));
 }
 
 // The bytes a full_crc32 page's encryption and checksum cover: the page, or
 // the written size of a PAGE_COMPRESSED one (kept in its page type).
 Result<size_t> Fcrc32Extent(const uint8_t* page, size_t size) {
-  const uint16_t type = LoadBE16(page + kFilPageType);
+  const uint16_t type = util::LoadBE16(page + kFilPageType);
   if (!(type & kPageTypeFcrc32CompressedMarker)) return size;
   const size_t w = size_t{type & 0xFFu} << 8;
   if (w < 256 || w > size) {
@@ -98,16 +94,16 @@ Status DecryptPage(uint8_t* page, const SpaceFlags& flags, uint32_t space_id, co
     XBAK_ASSIGN_OR_RETURN(size_t end, Fcrc32Extent(page, size));
     PageIv(page, space_id, iv);
     XBAK_RETURN_IF_ERROR(AesNoPad(mode, false, key, iv, page + 26, page + 26, end - 26 - 4));
-    StoreBE32(page, 0);  // key version: a plain full_crc32 page has 0 here
-    StoreBE32(page + end - 4, crc32c::Value(page, end - 4));
+    util::StoreBE32(page, 0);  // key version: a plain full_crc32 page has 0 here
+    util::StoreBE32(page + end - 4, util::crc32c::Value(page, end - 4));
     return Status::Ok();
   }
-  if (LoadBE16(page + kFilPageType) == kPageTypePageCompressedEncrypted) {
+  if (util::LoadBE16(page + kFilPageType) == kPageTypePageCompressedEncrypted) {
     return Error(ErrorCode::kUnsupported,
                  "encrypted PAGE_COMPRESSED pages of the older page format (innodb_checksum_algorithm other "
                  "than full_crc32) are not supported yet");
   }
-  PageIv(page, LoadBE32(page + kFilPageSpaceId), iv);  // the older format takes it from the page
+  PageIv(page, util::LoadBE32(page + kFilPageSpaceId), iv);  // the older format takes it from the page
   const size_t end = size - 8;  // the last 8 bytes stay plain (ROW_FORMAT=COMPRESSED frames too)
   XBAK_RETURN_IF_ERROR(
       AesNoPad(mode, false, key, iv, page + kFilPageData, page + kFilPageData, end - kFilPageData));
@@ -122,21 +118,21 @@ Status EncryptPage(uint8_t* page, const SpaceFlags& flags, uint32_t space_id, ui
   if (flags.full_crc32) {
     XBAK_ASSIGN_OR_RETURN(size_t end, Fcrc32Extent(page, size));
     PageIv(page, space_id, iv);
-    StoreBE32(page, key_version);
+    util::StoreBE32(page, key_version);
     XBAK_RETURN_IF_ERROR(AesNoPad(mode, true, key, iv, page + 26, page + 26, end - 26 - 4));
-    StoreBE32(page + end - 4, crc32c::Value(page, end - 4));
+    util::StoreBE32(page + end - 4, util::crc32c::Value(page, end - 4));
     return Status::Ok();
   }
-  if (LoadBE16(page + kFilPageType) == kPageTypePageCompressed ||
-      LoadBE16(page + kFilPageType) == kPageTypePageCompressedEncrypted) {
+  if (util::LoadBE16(page + kFilPageType) == kPageTypePageCompressed ||
+      util::LoadBE16(page + kFilPageType) == kPageTypePageCompressedEncrypted) {
     return Error(ErrorCode::kUnsupported, "encrypting PAGE_COMPRESSED pages of the older page format");
   }
   PageIv(page, space_id, iv);
   const size_t end = size - 8;
   XBAK_RETURN_IF_ERROR(
       AesNoPad(mode, true, key, iv, page + kFilPageData, page + kFilPageData, end - kFilPageData));
-  StoreBE32(page + kFilPageFileFlushLsn, key_version);
-  StoreBE32(page + kFilPageFileFlushLsn + 4, PostEncryptionChecksum(page, flags));
+  util::StoreBE32(page + kFilPageFileFlushLsn, key_version);
+  util::StoreBE32(page + kFilPageFileFlushLsn + 4, PostEncryptionChecksum(page, flags));
   return Status::Ok();
 }
 

@@ -87,7 +87,7 @@ Status InsertRedundant(uint8_t* page, size_t page_size, const InsertArgs& a) {
   std::memcpy(ins - hdr_c, page + prev_rec - hdr_c, hdr_c);
   ins[-6] = static_cast<uint8_t>((ins[-6] & 0x0f) | ((a.enc_hdr & 3) << 4));
   ins[-3] = static_cast<uint8_t>((ins[-3] & ~1u) | (is_short ? 1 : 0));
-  StoreBE16(ins - 4, static_cast<uint16_t>((LoadBE16(ins - 4) & ~0x7feu) | (n_fields << 1)));
+  util::StoreBE16(ins - 4, static_cast<uint16_t>((util::LoadBE16(ins - 4) & ~0x7feu) | (n_fields << 1)));
   ins[-6] &= 0xf0;  // n_owned = 0
   const size_t data_size = OldDataSize(ins);
   if (a.data_c > data_size) return Corrupt(what, "data_c exceeds the record's data size");
@@ -123,13 +123,13 @@ Status InsertRedundant(uint8_t* page, size_t page_size, const InsertArgs& a) {
     }
     Put16(page, kPageGarbage, garbage - rec_size);
     const unsigned fheap_no = HeapNo(page, free_rec, false);
-    StoreBE16(ins - 5, static_cast<uint16_t>((LoadBE16(ins - 5) & 7u) | (fheap_no << 3)));
+    util::StoreBE16(ins - 5, static_cast<uint16_t>((util::LoadBE16(ins - 5) & 7u) | (fheap_no << 3)));
     std::memcpy(page + kPageFree, page + free_rec - 2, 2);
   } else {
     if (heap_top + static_cast<int64_t>(rec_size) > last_slot) {
       return Corrupt(what, "a " + std::to_string(rec_size) + "-byte record does not fit the heap");
     }
-    StoreBE16(ins - 5, static_cast<uint16_t>((LoadBE16(ins - 5) & 7u) | (uint32_t{h} << 3)));
+    util::StoreBE16(ins - 5, static_cast<uint16_t>((util::LoadBE16(ins - 5) & 7u) | (uint32_t{h} << 3)));
     Put16(page, kPageNHeap, h + 1u);
     Put16(page, kPageHeapTop, static_cast<uint64_t>(heap_top) + rec_size);
     buf = heap_top;

@@ -53,7 +53,7 @@ bool ParseFileRecord(uint8_t type, const uint8_t* p, size_t n, MtrInfo* info, st
       SetWhy(why, "malformed FILE_CHECKPOINT record");
       return false;
     }
-    uint64_t lsn = LoadBE64(body);
+    uint64_t lsn = util::LoadBE64(body);
     // An all-zero FILE_CHECKPOINT payload is padding, not a checkpoint.
     if (lsn != 0) {
       info->has_checkpoint = true;
@@ -82,7 +82,7 @@ bool ParseFileRecord(uint8_t type, const uint8_t* p, size_t n, MtrInfo* info, st
       op.type = FileOp::Type::kRename;
       break;
     default:
-      SetWhy(why, "unknown file-level record type " + Hex32(type));
+      SetWhy(why, "unknown file-level record type " + util::Hex32(type));
       return false;
   }
   if (op.type == FileOp::Type::kRename) {
@@ -109,30 +109,30 @@ Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
     return Error(ErrorCode::kCorrupt, "redo log header is truncated (" + std::to_string(n) + " bytes, need " +
                                           std::to_string(kLogHeaderSize) + ")");
   }
-  uint32_t format = LoadBE32(block + kLogHeaderFormat);
+  uint32_t format = util::LoadBE32(block + kLogHeaderFormat);
   if (format == 0 && AllZero(block, kLogHeaderSize)) {
     return Error(ErrorCode::kCorrupt, "redo log header block is all zero: not an InnoDB redo log");
   }
   if (IsPre108Format(format)) {
     return Error(ErrorCode::kUnsupported,
-                 "redo log format " + Hex32(format) + " is from MariaDB < 10.8; not supported");
+                 "redo log format " + util::Hex32(format) + " is from MariaDB < 10.8; not supported");
   }
   if (format != kRedoFormat10_8 && format != kRedoFormatEnc11) {
-    return Error(ErrorCode::kCorrupt, "unknown redo log format " + Hex32(format));
+    return Error(ErrorCode::kCorrupt, "unknown redo log format " + util::Hex32(format));
   }
-  uint32_t crc = LoadBE32(block + kLogHeaderCrc);
-  uint32_t calc = crc32c::Value(block, kLogHeaderCrc);
+  uint32_t crc = util::LoadBE32(block + kLogHeaderCrc);
+  uint32_t calc = util::crc32c::Value(block, kLogHeaderCrc);
   if (crc != calc) {
-    return Error(ErrorCode::kCorrupt, "redo log header checksum mismatch (stored " + Hex32(crc) +
-                                          ", computed " + Hex32(calc) + ")");
+    return Error(ErrorCode::kCorrupt, "redo log header checksum mismatch (stored " + util::Hex32(crc) +
+                                          ", computed " + util::Hex32(calc) + ")");
   }
-  if (LoadBE32(block + kLogHeaderSubformat) != 0) {
+  if (util::LoadBE32(block + kLogHeaderSubformat) != 0) {
     return Error(ErrorCode::kCorrupt, "redo log header has a non-zero subformat word " +
-                                          Hex32(LoadBE32(block + kLogHeaderSubformat)));
+                                          util::Hex32(util::LoadBE32(block + kLogHeaderSubformat)));
   }
   LogHeader h;
   h.format = format;
-  h.first_lsn = LoadBE64(block + kLogHeaderFirstLsn);
+  h.first_lsn = util::LoadBE64(block + kLogHeaderFirstLsn);
   if (h.first_lsn < kLogFirstLsn) {
     return Error(ErrorCode::kCorrupt, "redo log header has first LSN " + std::to_string(h.first_lsn) +
                                           ", below the minimum " + std::to_string(kLogFirstLsn));
@@ -143,7 +143,7 @@ Result<LogHeader> ParseLogHeader(const uint8_t* block, size_t n) {
   // the key information after the creator tells them apart.
   h.encrypted = format == kRedoFormatEnc11 || !AllZero(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen);
   std::copy_n(block + kLogHeaderCryptKey, kLogHeaderCryptKeyLen, h.crypt.begin());
-  if (format == kRedoFormatEnc11 && LoadBE32(block + kLogHeaderCryptKey) == 0) {
+  if (format == kRedoFormatEnc11 && util::LoadBE32(block + kLogHeaderCryptKey) == 0) {
     return Error(ErrorCode::kCorrupt, "redo log header says FORMAT_ENC_11 but has no encryption key id");
   }
   return h;
@@ -159,9 +159,9 @@ Result<Checkpoint> PickCheckpoint(const uint8_t* file_start_12k, size_t n, uint6
   std::string reasons;
   for (size_t off : {kLogCheckpoint1, kLogCheckpoint2}) {
     const uint8_t* b = file_start_12k + off;
-    Checkpoint c{LoadBE64(b + kCheckpointLsn), LoadBE64(b + kCheckpointEndLsn)};
+    Checkpoint c{util::LoadBE64(b + kCheckpointLsn), util::LoadBE64(b + kCheckpointEndLsn)};
     const char* bad = nullptr;
-    if (LoadBE32(b + kCheckpointCrc) != crc32c::Value(b, kCheckpointCrc)) {
+    if (util::LoadBE32(b + kCheckpointCrc) != util::crc32c::Value(b, kCheckpointCrc)) {
       bad = "checksum mismatch";
     } else if (!AllZero(b + 16, kCheckpointCrc - 16)) {
       bad = "reserved bytes not zero";
@@ -244,7 +244,7 @@ size_t EncodeVarint(uint32_t value, uint8_t* out) {
   }
   value -= kVarint5;
   out[0] = 0xF0;
-  StoreBE32(out + 1, value);
+  util::StoreBE32(out + 1, value);
   return 5;
 }
 
@@ -316,12 +316,12 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
     SetWhy(why, "sequence bit mismatch (terminator " + std::to_string(buf[records]) + ")");
     return MtrStatus::kEndOfLog;
   }
-  uint32_t stored = LoadBE32(buf + records + trailer - 4);
-  uint32_t calc = crc32c::Value(buf, records);
+  uint32_t stored = util::LoadBE32(buf + records + trailer - 4);
+  uint32_t calc = util::crc32c::Value(buf, records);
   if (encrypted)
-    calc = crc32c::Extend(calc, buf + records + 1, kMtrNonceSize);  // the seq byte is not covered
+    calc = util::crc32c::Extend(calc, buf + records + 1, kMtrNonceSize);  // the seq byte is not covered
   if (stored != calc) {
-    SetWhy(why, "mtr checksum mismatch (stored " + Hex32(stored) + ", computed " + Hex32(calc) + ")");
+    SetWhy(why, "mtr checksum mismatch (stored " + util::Hex32(stored) + ", computed " + util::Hex32(calc) + ")");
     return MtrStatus::kEndOfLog;
   }
   // The mtr is genuine; now pick out its file-level records (their bodies
@@ -359,24 +359,24 @@ std::vector<uint8_t> MakeBackupLogHeader(uint32_t format, uint64_t checkpoint_ls
                                          std::string_view creator, const uint8_t* crypt) {
   std::vector<uint8_t> out(kLogStartOffset, 0);
   uint8_t* h = out.data();
-  StoreBE32(h + kLogHeaderFormat, format);
-  StoreBE64(h + kLogHeaderFirstLsn, checkpoint_lsn);
+  util::StoreBE32(h + kLogHeaderFormat, format);
+  util::StoreBE64(h + kLogHeaderFirstLsn, checkpoint_lsn);
   std::copy_n(creator.data(), std::min(creator.size(), kLogHeaderCreatorLen), h + kLogHeaderCreator);
   if (crypt != nullptr) std::copy_n(crypt, kLogHeaderCryptKeyLen, h + kLogHeaderCryptKey);
-  StoreBE32(h + kLogHeaderCrc, crc32c::Value(h, kLogHeaderCrc));
+  util::StoreBE32(h + kLogHeaderCrc, util::crc32c::Value(h, kLogHeaderCrc));
   uint8_t* c = h + kLogCheckpoint1;
-  StoreBE64(c + kCheckpointLsn, checkpoint_lsn);
-  StoreBE64(c + kCheckpointEndLsn, end_lsn);
-  StoreBE32(c + kCheckpointCrc, crc32c::Value(c, kCheckpointCrc));
+  util::StoreBE64(c + kCheckpointLsn, checkpoint_lsn);
+  util::StoreBE64(c + kCheckpointEndLsn, end_lsn);
+  util::StoreBE32(c + kCheckpointCrc, util::crc32c::Value(c, kCheckpointCrc));
   return out;
 }
 
 std::vector<uint8_t> MakePreparedLogFile(uint64_t lsn, std::string_view creator) {
   std::vector<uint8_t> out = MakeBackupLogHeader(kRedoFormat10_8, lsn, lsn, creator);
   uint8_t mtr[16] = {kFileCheckpoint | 10, 0, 0};
-  StoreBE64(mtr + 3, lsn);
+  util::StoreBE64(mtr + 3, lsn);
   mtr[11] = 1;  // terminator: the first pass over the file
-  StoreBE32(mtr + 12, crc32c::Value(mtr, 11));
+  util::StoreBE32(mtr + 12, util::crc32c::Value(mtr, 11));
   out.insert(out.end(), mtr, mtr + sizeof mtr);
   return out;
 }

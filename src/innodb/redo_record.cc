@@ -152,10 +152,10 @@ Status ApplySimpleRecord(uint8_t* frame, size_t frame_size, const PageRecord& r)
       // buf_block_t::initialise + the INIT_PAGE case of log_phys_t::apply:
       // a zero frame that knows its own id and has no siblings.
       std::memset(frame, 0, frame_size);
-      StoreBE32(frame + kFilPageOffset, r.page_no);
-      StoreBE32(frame + kFilPagePrev, kFilNull);
-      StoreBE32(frame + kFilPageNext, kFilNull);
-      StoreBE32(frame + kFilPageSpaceId, r.space_id);
+      util::StoreBE32(frame + kFilPageOffset, r.page_no);
+      util::StoreBE32(frame + kFilPagePrev, kFilNull);
+      util::StoreBE32(frame + kFilPageNext, kFilNull);
+      util::StoreBE32(frame + kFilPageSpaceId, r.space_id);
       return Status::Ok();
     case RecordType::kFreePage:
       return Status::Ok();  // the caller stops writing the page

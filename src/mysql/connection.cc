@@ -4,7 +4,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
-namespace xbak {
+namespace xbak::mysql {
 
 std::string ConnectOptions::Describe() const {
   if (!host.empty() && host != "localhost") return host + ":" + std::to_string(port ? port : 3306);
@@ -147,4 +147,4 @@ Result<std::map<std::string, std::string>> Connection::GlobalVariables() {
 
 unsigned long Connection::ServerVersion() const { return mysql_get_server_version(mysql_); }
 
-}  // namespace xbak
+}  // namespace xbak::mysql

@@ -30,7 +30,7 @@ bool IsOtherTableFile(const std::string& n) {
 
 namespace {
 Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
-  const std::string path = JoinPath(inc, rel);
+  const std::string path = util::JoinPath(inc, rel);
   if (rel.ends_with(".delta")) {
     DeltaJob j;  // its .meta and size: ReadDeltaMeta
     j.rel = rel.substr(0, rel.size() - 6);
@@ -41,7 +41,7 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
   } else if (rel.ends_with(".del")) {
     s->dels.push_back(rel.substr(0, rel.size() - 4));
   } else if (rel.ends_with(".ren")) {
-    XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(path, 4096));
+    XBAK_ASSIGN_OR_RETURN(std::string to, util::ReadSmallFile(path, 4096));
     if (!IsSafeSpaceName(to)) {
       return Error(ErrorCode::kCorrupt, path + ": rename target '" + to + "' is not a db/table name");
     }
@@ -53,8 +53,8 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
 }
 
 Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
-  std::string meta_path = JoinPath(inc, j.rel + ".meta");
-  auto text = ReadSmallFile(meta_path, 4096);
+  std::string meta_path = util::JoinPath(inc, j.rel + ".meta");
+  auto text = util::ReadSmallFile(meta_path, 4096);
   if (!text.ok()) return text.status().With("delta " + j.delta + " has no readable .meta");
   XBAK_ASSIGN_OR_RETURN(j.meta, innodb::ParseDeltaMeta(text.value(), meta_path));
   struct stat st {};
@@ -67,10 +67,10 @@ Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
 
 Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
   IncScan s;
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(inc));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(inc));
   for (const auto& n : top) {
-    if (IsDirectory(JoinPath(inc, n))) {
-      XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(inc, n)));
+    if (util::IsDirectory(util::JoinPath(inc, n))) {
+      XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(inc, n)));
       for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, &s));
     } else if (n.ends_with(".delta") || n.rfind("aria_log", 0) == 0) {
       XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
@@ -78,13 +78,13 @@ Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
   }
   // Tens of thousands of small .meta files: read on all threads.
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       s.deltas.size(), parallel, [&](size_t i) { return ReadDeltaMeta(inc, s.deltas[i]); }, &cancel));
   return s;
 }
 
 Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_size, bool* special) {
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
   f.AdviseRandom();
   std::vector<uint8_t> p(page_size);
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(p.data(), p.size(), 0));
@@ -100,7 +100,7 @@ Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_siz
 
 Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists,
                      const innodb::SpaceHeader* base_page0) {
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(j.delta));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(j.delta));
   const uint32_t ps = j.meta.page_size;
   std::optional<innodb::SpaceFlags> flags = j.system_flags;
   if (base_exists && j.first_page == 0) {
@@ -170,19 +170,19 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
 }
 
 Status PrepareTarget(const DeltaJob& j, const std::string& target) {
-  XBAK_RETURN_IF_ERROR(MakeDirs(target.substr(0, target.rfind('/'))));
-  XBAK_ASSIGN_OR_RETURN(File out, File::OpenWrite(target));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(target.substr(0, target.rfind('/'))));
+  XBAK_ASSIGN_OR_RETURN(util::File out, util::File::OpenWrite(target));
   if (j.replace) XBAK_RETURN_IF_ERROR(out.Truncate(0));
   XBAK_ASSIGN_OR_RETURN(uint64_t size, out.Size());
   if (j.want_size > size) XBAK_RETURN_IF_ERROR(out.Truncate(j.want_size));
   return out.Close();
 }
 
-Status ApplyPiece(const Piece& piece, const std::string& target, Progress& progress) {
+Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress& progress) {
   const DeltaJob& j = *piece.job;
   if (piece.whole_file) XBAK_RETURN_IF_ERROR(PrepareTarget(j, target));
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(j.delta));
-  XBAK_ASSIGN_OR_RETURN(File out, File::OpenWrite(target));
+  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(j.delta));
+  XBAK_ASSIGN_OR_RETURN(util::File out, util::File::OpenWrite(target));
   const uint32_t ps = j.meta.page_size;
   innodb::DeltaReader r(in, ps);
   for (size_t b = piece.first_block; b < piece.end_block; b++) {
@@ -211,13 +211,13 @@ Status CopyReplace(const std::string& src, const std::string& dst) {
   if (::stat(src.c_str(), &ss) != 0) return ErrnoError("stat", src, errno);
   if (static_cast<size_t>(ss.st_size) <= kSmall && ::stat(dst.c_str(), &ds) == 0 &&
       ds.st_size == ss.st_size) {
-    XBAK_ASSIGN_OR_RETURN(std::string a, ReadSmallFile(src, kSmall + 1));
-    XBAK_ASSIGN_OR_RETURN(std::string b, ReadSmallFile(dst, kSmall + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string a, util::ReadSmallFile(src, kSmall + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string b, util::ReadSmallFile(dst, kSmall + 1));
     if (a == b) return Status::Ok();
   }
-  XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
   // Not fsync'ed here: the incremental apply ends with one syncfs().
-  return PlaceFile(src, dst, {.sync = false}, nullptr);
+  return util::PlaceFile(src, dst, {.sync = false}, nullptr);
 }
 
 }  // namespace xbak

@@ -26,7 +26,7 @@ constexpr const char* kKeptCfg = ".cfg.xbak-export";  // a .cfg kept past UNLOCK
 
 // The last lines of the export server's log, for error messages.
 std::string LogTail(const std::string& path, size_t lines = 15) {
-  auto text = ReadSmallFile(path, size_t{16} << 20);
+  auto text = util::ReadSmallFile(path, size_t{16} << 20);
   if (!text.ok()) return "";
   const std::string& t = *text;
   size_t pos = t.size();
@@ -55,15 +55,15 @@ std::string MajorMinor(const std::string& s) {
 // Renames every db/*`from` to db/*`to` (suffixes) in the backup's database
 // directories; `from` empty is not allowed.
 Status RenameSuffixes(const std::string& dir, const std::string& from, const std::string& to, size_t* count) {
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   for (const auto& db : top) {
-    const std::string dbdir = JoinPath(dir, db);
-    if (IsSkippedDatabaseDir(db) || !IsDirectory(dbdir)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    const std::string dbdir = util::JoinPath(dir, db);
+    if (IsSkippedDatabaseDir(db) || !util::IsDirectory(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     for (const auto& n : files) {
       if (n.size() <= from.size() || !n.ends_with(from)) continue;
-      const std::string src = JoinPath(dbdir, n);
-      const std::string dst = JoinPath(dbdir, n.substr(0, n.size() - from.size()) + to);
+      const std::string src = util::JoinPath(dbdir, n);
+      const std::string dst = util::JoinPath(dbdir, n.substr(0, n.size() - from.size()) + to);
       if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
       if (count) (*count)++;
     }
@@ -88,27 +88,27 @@ class ExportServer {
       : o_(o), run_(std::move(run_dir)), data_file_path_(std::move(data_file_path)) {}
   // A key file password handed over in a file never outlives the export
   // (the server read it at its start), whatever way it ends.
-  ~ExportServer() { (void)::unlink(JoinPath(run_, "filekey").c_str()); }
+  ~ExportServer() { (void)::unlink(util::JoinPath(run_, "filekey").c_str()); }
   ExportServer(const ExportServer&) = delete;
   ExportServer& operator=(const ExportServer&) = delete;
 
-  std::string log() const { return JoinPath(run_, "server.log"); }
+  std::string log() const { return util::JoinPath(run_, "server.log"); }
   // The end of what it wrote, for error messages.
-  std::string Tail() const { return LogTail(JoinPath(run_, "stderr"), 5) + LogTail(log()); }
+  std::string Tail() const { return LogTail(util::JoinPath(run_, "stderr"), 5) + LogTail(log()); }
 
   Status Start(const std::string& program) {
     std::vector<std::string> argv = ServerArguments(program);
     XBAK_RETURN_IF_ERROR(AddKeyArguments(&argv));
     // mariadbd refuses to run as root unless told to.
     if (::geteuid() == 0) argv.push_back("--user=root");
-    LogInfo("starting " + program + " on " + o_.dir + " (no network; its log: " + log() + ")");
+    util::LogInfo("starting " + program + " on " + o_.dir + " (no network; its log: " + log() + ")");
     // What it says before its error log opens (a bad option) goes here.
-    XBAK_ASSIGN_OR_RETURN(Child c, Child::Start(argv, JoinPath(run_, "stderr")));
-    child_ = std::make_unique<Child>(std::move(c));
+    XBAK_ASSIGN_OR_RETURN(util::Child c, util::Child::Start(argv, util::JoinPath(run_, "stderr")));
+    child_ = std::make_unique<util::Child>(std::move(c));
     return WaitUntilAccepting(program);
   }
 
-  Connection& conn() { return *conn_; }
+  mysql::Connection& conn() { return *conn_; }
 
   // A slow shutdown: everything flushed, purged and merged, so the files
   // are those of a cleanly stopped server.
@@ -128,7 +128,7 @@ class ExportServer {
         }
         return Status::Ok();
       }
-      LogInfo("waiting for the export server's slow shutdown (purge, " +
+      util::LogInfo("waiting for the export server's slow shutdown (purge, " +
               std::to_string(
                   std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0)
                       .count()) +
@@ -146,15 +146,15 @@ class ExportServer {
         // Only the backup's own settings (page size, data files, log size,
         // compression providers): never the host's my.cnf, which may name
         // the production datadir, a Galera cluster or a replication source.
-        "--defaults-file=" + JoinPath(d, kBackupCnfFile),
+        "--defaults-file=" + util::JoinPath(d, kBackupCnfFile),
         "--datadir=" + d,
         "--innodb-data-home-dir=" + d,
         "--innodb-log-group-home-dir=" + d,
         "--innodb-undo-directory=" + d,
         "--aria-log-dir-path=" + d,
         "--skip-networking",
-        "--socket=" + JoinPath(run_, "s"),
-        "--pid-file=" + JoinPath(run_, "pid"),
+        "--socket=" + util::JoinPath(run_, "s"),
+        "--pid-file=" + util::JoinPath(run_, "pid"),
         "--log-error=" + log(),
         "--tmpdir=" + run_,
         "--skip-grant-tables",
@@ -182,8 +182,8 @@ class ExportServer {
       if (fk.rfind("FILE:", 0) != 0) {
         // A password given to xbak itself goes to the server in a file only
         // we read (in our private run directory), never on its command line.
-        XBAK_RETURN_IF_ERROR(WritePrivateFile(JoinPath(run_, "filekey"), fk));
-        fk = "FILE:" + JoinPath(run_, "filekey");
+        XBAK_RETURN_IF_ERROR(WritePrivateFile(util::JoinPath(run_, "filekey"), fk));
+        fk = "FILE:" + util::JoinPath(run_, "filekey");
       }
       argv->push_back("--loose-file-key-management-filekey=" + fk);
     }
@@ -197,9 +197,9 @@ class ExportServer {
   // recovery first, and one that exits meanwhile is reported at once.
   Status WaitUntilAccepting(const std::string& program) {
     const std::string& d = o_.dir;
-    ConnectOptions co;
+    mysql::ConnectOptions co;
     co.user = "root";
-    co.socket = JoinPath(run_, "s");
+    co.socket = util::JoinPath(run_, "s");
     co.connect_timeout_s = 5;
     co.read_timeout_s = 3600;  // FLUSH ... FOR EXPORT of a large table flushes all its pages
     const auto t0 = std::chrono::steady_clock::now();
@@ -211,8 +211,8 @@ class ExportServer {
                                              " while starting on " + d + "; the end of its log (" + log() +
                                              "):\n" + Tail());
       }
-      if (PathExists(co.socket)) {
-        auto c2 = Connection::Open(co);
+      if (util::PathExists(co.socket)) {
+        auto c2 = mysql::Connection::Open(co);
         if (c2.ok()) {
           conn_ = std::move(c2.value());
           return Status::Ok();
@@ -225,7 +225,7 @@ class ExportServer {
                                               " s; its log: " + log());
       }
       if (o_.progress_interval.count() > 0 && now - last > std::chrono::seconds(10)) {
-        LogInfo("still waiting for the export server to start (crash recovery, rollback); " + log());
+        util::LogInfo("still waiting for the export server to start (crash recovery, rollback); " + log());
         last = now;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -235,8 +235,8 @@ class ExportServer {
   const ExportOptions& o_;
   const std::string run_;
   const std::string data_file_path_;
-  std::unique_ptr<Child> child_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<util::Child> child_;
+  std::unique_ptr<mysql::Connection> conn_;
 };
 
 struct Table {
@@ -247,7 +247,7 @@ struct Table {
 
 // Every InnoDB table the server sees, with the file names the server uses for
 // it (CONVERT(... USING filename) is the server's own filename encoding).
-Result<std::vector<Table>> ListTables(Connection& c) {
+Result<std::vector<Table>> ListTables(mysql::Connection& c) {
   auto fs = [](const char* col) {
     return std::string("CAST(CONVERT(") + col + " USING filename) AS BINARY)";
   };
@@ -286,8 +286,8 @@ Result<std::vector<Table>> ListTables(Connection& c) {
 // A server running on the backup holds a write lock on its first system
 // tablespace file (InnoDB's os_file_lock).
 Status RefuseIfInUse(const std::string& dir, const std::string& ibdata) {
-  const std::string path = JoinPath(dir, ibdata);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const std::string path = util::JoinPath(dir, ibdata);
+  util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoError("open", path, errno);
   struct flock lk {};
   lk.l_type = F_WRLCK;
@@ -327,7 +327,7 @@ namespace {
 // (another would upgrade the backup's files). *mine: its MAJOR.MINOR.
 Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_out) {
   const std::string& d = o.dir;
-  const std::string program = FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
+  const std::string program = util::FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
   if (program.empty()) {
     return Error(
         ErrorCode::kNotFound,
@@ -335,12 +335,12 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
             (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
             "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
   }
-  XBAK_ASSIGN_OR_RETURN(std::string version_text, RunAndCapture({program, "--version"}));
+  XBAK_ASSIGN_OR_RETURN(std::string version_text, util::RunAndCapture({program, "--version"}));
   const std::string backup_version = InfoServerVersion(d);
   const std::string mine = *mine_out = MajorMinor(
       version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
-    LogWarning(JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
+    util::LogWarning(util::JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
                ")");
   } else if (MajorMinor(backup_version) != mine) {
     return Error(ErrorCode::kUnsupported,
@@ -356,7 +356,7 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
 // A fresh private directory for the export server's socket and files.
 Result<std::string> MakeRunDir(const ExportOptions& o) {
   std::string tmp = o.tmpdir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : o.tmpdir;
-  std::string templ = JoinPath(tmp, "xbak-export-XXXXXX");
+  std::string templ = util::JoinPath(tmp, "xbak-export-XXXXXX");
   if (templ.size() > 80) templ = "/tmp/xbak-export-XXXXXX";  // a unix socket path is at most 107 bytes
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -375,14 +375,14 @@ Result<std::string> MakeRunDir(const ExportOptions& o) {
 Status ExportOne(ExportServer& server, const std::string& d, const Table& t, ExportResult* res_out) {
   ExportResult& res = *res_out;
   const std::string sql_name =
-      Connection::QuoteIdentifier(t.schema) + "." + Connection::QuoteIdentifier(t.name);
+      mysql::Connection::QuoteIdentifier(t.schema) + "." + mysql::Connection::QuoteIdentifier(t.name);
   Status st = server.conn().Execute("FLUSH TABLES " + sql_name + " FOR EXPORT");
   std::string why;
   size_t kept = 0;
   if (st.ok()) {
     for (const auto& stem : t.stems) {
-      const std::string cfg = JoinPath(JoinPath(d, t.fs_dir), stem + ".cfg");
-      const std::string keep = JoinPath(JoinPath(d, t.fs_dir), stem + kKeptCfg);
+      const std::string cfg = util::JoinPath(util::JoinPath(d, t.fs_dir), stem + ".cfg");
+      const std::string keep = util::JoinPath(util::JoinPath(d, t.fs_dir), stem + kKeptCfg);
       (void)::unlink(keep.c_str());
       if (::link(cfg.c_str(), keep.c_str()) == 0) {
         kept++;
@@ -406,7 +406,7 @@ Status ExportOne(ExportServer& server, const std::string& d, const Table& t, Exp
   }
   if (!why.empty() || kept < t.stems.size()) {
     res.not_exported++;
-    LogWarning("not exported: " + t.schema + "." + t.name + ": " + why);
+    util::LogWarning("not exported: " + t.schema + "." + t.name + ": " + why);
   } else {
     res.exported++;
   }
@@ -425,8 +425,8 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
     ::free(rp);
   }
   const std::string& d = o.dir;
-  XBAK_ASSIGN_OR_RETURN(std::string cp_text, ReadSmallFile(JoinPath(d, kCheckpointsFile)));
-  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(cp_text, JoinPath(d, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(std::string cp_text, util::ReadSmallFile(util::JoinPath(d, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(cp_text, util::JoinPath(d, kCheckpointsFile)));
   if (cp.backup_type != "log-applied") {
     return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
   }
@@ -435,7 +435,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   XBAK_ASSIGN_OR_RETURN(const std::string program, FindExportServer(o, &mine));
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(d));
   XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
-  XBAK_ASSIGN_OR_RETURN(auto cnf_options, ReadOptionFile(JoinPath(d, kBackupCnfFile), {"mysqld"}));
+  XBAK_ASSIGN_OR_RETURN(auto cnf_options, util::ReadOptionFile(util::JoinPath(d, kBackupCnfFile), {"mysqld"}));
   std::string data_file_path;
   if (auto it = cnf_options.find("innodb-data-file-path"); it != cnf_options.end()) {
     data_file_path = LocalDataFilePath(it->second.value);
@@ -445,12 +445,12 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   size_t restored = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, std::string(kHiddenIslSuffix), innodb::kIslSuffix, &restored));
   if (restored)
-    LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
+    util::LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
 
   XBAK_ASSIGN_OR_RETURN(const std::string run, MakeRunDir(o));
 
   // From here the backup is changed: say so first.
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
                                                                        "); this backup can no longer "
                                                                        "take incrementals\n"));
   // On every way out the .isl files go back (a kill -9 leaves them set
@@ -470,27 +470,27 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   } put_back{d, hidden_suffix};
   size_t hidden = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, innodb::kIslSuffix, hidden_suffix, &hidden));
-  if (hidden) LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
+  if (hidden) util::LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
 
   ExportResult res;
   {
     ExportServer server(o, run, data_file_path);
     XBAK_RETURN_IF_ERROR(server.Start(program));
     XBAK_ASSIGN_OR_RETURN(std::vector<Table> tables, ListTables(server.conn()));
-    LogInfo("writing .cfg files for " + std::to_string(tables.size()) + " InnoDB tables");
+    util::LogInfo("writing .cfg files for " + std::to_string(tables.size()) + " InnoDB tables");
     for (const auto& t : tables) XBAK_RETURN_IF_ERROR(ExportOne(server, d, t, &res));
     XBAK_RETURN_IF_ERROR(server.Stop());
   }
   XBAK_RETURN_IF_ERROR(put_back.Now().With("putting back the DATA DIRECTORY links of " + d));
   size_t cfgs = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, kKeptCfg, ".cfg", &cfgs));
-  XBAK_RETURN_IF_ERROR(SyncFilesystem(d));
+  XBAK_RETURN_IF_ERROR(util::SyncFilesystem(d));
   // The server's log is of no further use once it stopped cleanly.
-  (void)::unlink(JoinPath(run, "server.log").c_str());
-  (void)::unlink(JoinPath(run, "stderr").c_str());
-  (void)::unlink(JoinPath(run, "filekey").c_str());
+  (void)::unlink(util::JoinPath(run, "server.log").c_str());
+  (void)::unlink(util::JoinPath(run, "stderr").c_str());
+  (void)::unlink(util::JoinPath(run, "filekey").c_str());
   (void)::rmdir(run.c_str());
-  LogInfo(
+  util::LogInfo(
       "exported " + std::to_string(res.exported) + " tables (" + std::to_string(cfgs) + " .cfg files)" +
       (res.not_exported ? ", " + std::to_string(res.not_exported) + " not (named above)" : std::string()));
   return res;

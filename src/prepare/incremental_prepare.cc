@@ -55,7 +55,7 @@ struct IncrementalApply {
       : o(opts),
         full(opts.target_dir),
         inc(opts.incremental_dir),
-        marker(JoinPath(opts.target_dir, kInProgressFile)),
+        marker(util::JoinPath(opts.target_dir, kInProgressFile)),
         progress("incremental apply", opts.progress_interval) {}
 
   Status Run();
@@ -89,8 +89,8 @@ struct IncrementalApply {
   const std::string& full;
   const std::string& inc;
   const std::string marker;
-  PhaseClock clock;
-  Progress progress;
+  util::PhaseClock clock;
+  util::Progress progress;
 
   Checkpoints icp, fcp;
   std::string identity;      // of INC, in the marker
@@ -132,20 +132,20 @@ Status IncrementalApply::Run() {
   progress.Finish(true);
   clock.Mark("sync");
   const double delta_step = clock.Total();
-  LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " + std::to_string(newfiles.size()) +
+  util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " + std::to_string(newfiles.size()) +
           " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads (" + clock.Summary() +
           ")");
   XBAK_RETURN_IF_ERROR(FinishRedo(o));
   char b[128];
   std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
                 clock.Total(), delta_step, clock.Total() - delta_step);
-  LogInfo(b);
+  util::LogInfo(b);
   return Status::Ok();
 }
 
 Status IncrementalApply::CheckChain(bool* redo_only) {
-  std::string icp_path = JoinPath(inc, kCheckpointsFile);
-  auto itext = ReadSmallFile(icp_path);
+  std::string icp_path = util::JoinPath(inc, kCheckpointsFile);
+  auto itext = util::ReadSmallFile(icp_path);
   if (!itext.ok())
     return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
   XBAK_ASSIGN_OR_RETURN(icp, ParseCheckpoints(itext.value(), icp_path));
@@ -153,7 +153,7 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
   }
-  if (PathExists(JoinPath(full, kExportedFile))) {
+  if (util::PathExists(util::JoinPath(full, kExportedFile))) {
     // The export server wrote into the base (rollback, purge) past its
     // to_lsn: pages an incremental holds would land on pages it changed.
     return Error(ErrorCode::kUnsupported,
@@ -175,8 +175,8 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
   }
   identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) + " to_lsn " +
              std::to_string(icp.to_lsn) + "\n";
-  if (PathExists(marker)) {
-    XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
+  if (util::PathExists(marker)) {
+    XBAK_ASSIGN_OR_RETURN(std::string m, util::ReadSmallFile(marker));
     if (m.rfind(identity, 0) != 0) {
       return Error(ErrorCode::kInvalidArgument,
                    "an earlier apply of another incremental into " + full + " was interrupted (" + marker +
@@ -185,21 +185,21 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     }
     base_cp_text = m.substr(identity.size());
     resuming = true;
-    LogWarning(
+    util::LogWarning(
         "an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
   } else {
-    std::string fcp_path = JoinPath(full, kCheckpointsFile);
-    auto ftext = ReadSmallFile(fcp_path);
+    std::string fcp_path = util::JoinPath(full, kCheckpointsFile);
+    auto ftext = util::ReadSmallFile(fcp_path);
     if (!ftext.ok())
       return Error(ErrorCode::kInvalidArgument,
                    full + " is not a complete backup: " + ftext.status().message());
     base_cp_text = ftext.value();
   }
-  XBAK_ASSIGN_OR_RETURN(fcp, ParseCheckpoints(base_cp_text, JoinPath(full, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(fcp, ParseCheckpoints(base_cp_text, util::JoinPath(full, kCheckpointsFile)));
   if (!resuming && fcp.backup_type == "full-backuped" && fcp.to_lsn == icp.to_lsn &&
       fcp.last_lsn == icp.last_lsn) {
     // The deltas went in, the redo step was interrupted: finish it.
-    LogInfo("the deltas of " + inc + " are already in " + full + "; applying its redo log");
+    util::LogInfo("the deltas of " + inc + " are already in " + full + "; applying its redo log");
     *redo_only = true;
     return Status::Ok();
   }
@@ -226,10 +226,10 @@ Status IncrementalApply::ReadBase() {
   for (auto& d : scan.dels) deleted.insert(d + ".ibd");
   for (auto& n : scan.news) newfiles.insert(n + ".ibd");
   std::vector<std::string> base_ibds;
-  XBAK_ASSIGN_OR_RETURN(auto base_top, ListDir(full));
+  XBAK_ASSIGN_OR_RETURN(auto base_top, util::ListDir(full));
   for (const auto& db : base_top) {
-    if (!IsDirectory(JoinPath(full, db))) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(full, db)));
+    if (!util::IsDirectory(util::JoinPath(full, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(full, db)));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
       // NAME.ibd.xbmove: a rename of step 4 that an interrupted run left
@@ -243,11 +243,11 @@ Status IncrementalApply::ReadBase() {
     std::vector<std::optional<innodb::SpaceHeader>> heads(base_ibds.size());
     std::vector<char> special(base_ibds.size(), 0);
     std::atomic<bool> cancel{false};
-    XBAK_RETURN_IF_ERROR(RunParallel(
+    XBAK_RETURN_IF_ERROR(util::RunParallel(
         base_ibds.size(), o.parallel,
         [&](size_t i) {
           bool s = true;
-          auto h = ReadPage0(JoinPath(full, base_ibds[i]), fps, &s);
+          auto h = ReadPage0(util::JoinPath(full, base_ibds[i]), fps, &s);
           if (h.ok()) heads[i] = *h;
           special[i] = s;  // unreadable: the redo step's check looks at it too
           return Status::Ok();
@@ -282,7 +282,7 @@ Status IncrementalApply::ValidateDeltas() {
     for (size_t i = 1; i < fcnf.system_files.size(); i++) {
       if (j.rel != fcnf.system_files[i]) continue;
       j.first_page = fcnf.system_first_page[i];
-      auto h = ReadPage0(JoinPath(full, fcnf.system_files[0]), fps);
+      auto h = ReadPage0(util::JoinPath(full, fcnf.system_files[0]), fps);
       if (!h.ok()) return h.status().With("the system tablespace's first file in " + full);
       j.system_flags = h->flags;
     }
@@ -303,19 +303,19 @@ Status IncrementalApply::ValidateDeltas() {
         if (it->second != j.rel) moves[it->second] = j.rel;
       }
     }
-    std::string base_path = JoinPath(full, base_rel);
+    std::string base_path = util::JoinPath(full, base_rel);
     // Read above (and not renamed since): it exists, and its page 0 is known.
     auto known = renamed_from.count(j.rel) ? base_page0.end() : base_page0.find(base_rel);
     if (known != base_page0.end()) {
       to_validate.push_back({&j, base_path, true, &known->second});
       continue;
     }
-    bool exists = !deleted.count(base_rel) && PathExists(base_path);
+    bool exists = !deleted.count(base_rel) && util::PathExists(base_path);
     to_validate.push_back({&j, base_path, exists, nullptr});
   }
   {
     std::atomic<bool> cancel{false};
-    XBAK_RETURN_IF_ERROR(RunParallel(
+    XBAK_RETURN_IF_ERROR(util::RunParallel(
         to_validate.size(), o.parallel,
         [&](size_t i) {
           const auto& v = to_validate[i];
@@ -325,7 +325,7 @@ Status IncrementalApply::ValidateDeltas() {
         },
         &cancel));
   }
-  LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
+  util::LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
   clock.Mark("validation");
   // Page 0's FSP_SIZE is the size of the whole system tablespace: only its
   // last file grows (the others have the sizes innodb_data_file_path gives).
@@ -355,46 +355,46 @@ Status IncrementalApply::CheckRedo() {
 
 Status IncrementalApply::MarkInProgress() {
   if (!resuming) {
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity + base_cp_text));
-    if (::unlink(JoinPath(full, kCheckpointsFile).c_str()) != 0) {
-      return ErrnoError("remove", JoinPath(full, kCheckpointsFile), errno);
+    XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(marker, identity + base_cp_text));
+    if (::unlink(util::JoinPath(full, kCheckpointsFile).c_str()) != 0) {
+      return ErrnoError("remove", util::JoinPath(full, kCheckpointsFile), errno);
     }
-    XBAK_RETURN_IF_ERROR(SyncDir(full));
+    XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   }
   return Status::Ok();
 }
 
 Status IncrementalApply::ApplyMarkers() {
   for (auto& d : deleted) {
-    if (::unlink(JoinPath(full, d).c_str()) != 0 && errno != ENOENT)
-      return ErrnoError("remove", JoinPath(full, d), errno);
+    if (::unlink(util::JoinPath(full, d).c_str()) != 0 && errno != ENOENT)
+      return ErrnoError("remove", util::JoinPath(full, d), errno);
   }
   for (auto& [to, from] : renamed_from) {
-    std::string src = JoinPath(full, from), dst = JoinPath(full, to);
+    std::string src = util::JoinPath(full, from), dst = util::JoinPath(full, to);
     // Done by an interrupted run; or a table newer than the base, renamed
     // during the incremental: its delta (under the old name) creates it and
     // the redo log's FILE_RENAME moves it.
-    if (!PathExists(src)) continue;
-    if (PathExists(dst)) {
+    if (!util::PathExists(src)) continue;
+    if (util::PathExists(dst)) {
       return Error(ErrorCode::kUnsupported, "rename of " + from + " to " + to + ": " + dst +
                                                 " exists already (circular renames are not supported yet)");
     }
-    XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
     if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
   }
   // Renames between the backups: via temporary names, so that swaps work.
   for (auto& [from, to] : moves) {
-    std::string src = JoinPath(full, from), tmp = JoinPath(full, to) + ".xbmove";
+    std::string src = util::JoinPath(full, from), tmp = util::JoinPath(full, to) + ".xbmove";
     if (src == tmp) continue;  // moved there by an interrupted run
-    XBAK_RETURN_IF_ERROR(MakeDirs(tmp.substr(0, tmp.rfind('/'))));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(tmp.substr(0, tmp.rfind('/'))));
     if (::rename(src.c_str(), tmp.c_str()) != 0) return ErrnoError("rename " + src + " to", tmp, errno);
   }
   for (auto& [from, to] : moves) {
-    std::string tmp = JoinPath(full, to) + ".xbmove", dst = JoinPath(full, to);
+    std::string tmp = util::JoinPath(full, to) + ".xbmove", dst = util::JoinPath(full, to);
     if (::rename(tmp.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + tmp + " to", dst, errno);
   }
   for (auto& n : newfiles) {
-    XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, n.substr(0, n.size() - 4) + ".new"), JoinPath(full, n)));
+    XBAK_RETURN_IF_ERROR(CopyReplace(util::JoinPath(inc, n.substr(0, n.size() - 4) + ".new"), util::JoinPath(full, n)));
   }
   return Status::Ok();
 }
@@ -422,10 +422,10 @@ Status IncrementalApply::ApplyDeltas() {
       split.push_back(j);
     }
   }
-  for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, JoinPath(full, j->rel)));
+  for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, util::JoinPath(full, j->rel)));
   if (system_last_size > 0) {
-    const std::string last = JoinPath(full, fcnf.system_files.back());
-    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(last));
+    const std::string last = util::JoinPath(full, fcnf.system_files.back());
+    XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(last));
     XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     if (system_last_size > size) XBAK_RETURN_IF_ERROR(f.Truncate(system_last_size));
     XBAK_RETURN_IF_ERROR(f.Close());
@@ -433,12 +433,12 @@ Status IncrementalApply::ApplyDeltas() {
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.bytes > b.bytes; });
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       pieces.size(), o.parallel,
       [&](size_t i) {
         const Piece& p = pieces[i];
         XBAK_RETURN_IF_ERROR(
-            ApplyPiece(p, JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
+            ApplyPiece(p, util::JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
         if (p.end_block == p.job->blocks.size()) progress.FileDone();
         return Status::Ok();
       },
@@ -451,44 +451,44 @@ Status IncrementalApply::ReplaceOtherFiles() {
   std::set<std::string> known(newfiles.begin(), newfiles.end());
   for (auto& j : scan.deltas) known.insert(j.rel);
   std::set<std::string> others(scan.others.begin(), scan.others.end());
-  XBAK_ASSIGN_OR_RETURN(top, ListDir(full));
+  XBAK_ASSIGN_OR_RETURN(top, util::ListDir(full));
   for (const auto& db : top) {
-    std::string dbdir = JoinPath(full, db);
-    if (!IsDirectory(dbdir)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(dbdir));
+    std::string dbdir = util::JoinPath(full, db);
+    if (!util::IsDirectory(dbdir)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
       bool drop = (f.ends_with(".ibd") && !known.count(rel)) || (IsOtherTableFile(f) && !others.count(rel));
-      if (drop && ::unlink(JoinPath(full, rel).c_str()) != 0)
-        return ErrnoError("remove", JoinPath(full, rel), errno);
+      if (drop && ::unlink(util::JoinPath(full, rel).c_str()) != 0)
+        return ErrnoError("remove", util::JoinPath(full, rel), errno);
     }
   }
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       scan.others.size(), o.parallel,
-      [&](size_t i) { return CopyReplace(JoinPath(inc, scan.others[i]), JoinPath(full, scan.others[i])); },
+      [&](size_t i) { return CopyReplace(util::JoinPath(inc, scan.others[i]), util::JoinPath(full, scan.others[i])); },
       &cancel));
   // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
   // settings the chain's pages are written back with (innodb_encrypt_tables,
   // innodb_compression_level) are the same whichever tool prepares it.
   for (const char* meta : {kBinlogInfoFile, kInfoFile, "ib_logfile0"}) {
     if (o.log_from_incremental && std::string_view(meta) == "ib_logfile0") continue;
-    if (PathExists(JoinPath(inc, meta)))
-      XBAK_RETURN_IF_ERROR(CopyReplace(JoinPath(inc, meta), JoinPath(full, meta)));
+    if (util::PathExists(util::JoinPath(inc, meta)))
+      XBAK_RETURN_IF_ERROR(CopyReplace(util::JoinPath(inc, meta), util::JoinPath(full, meta)));
   }
   return Status::Ok();
 }
 
 Status IncrementalApply::Finish() {
-  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(full));
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(full));
   for (const auto& db : top) {
-    if (IsDirectory(JoinPath(full, db))) XBAK_RETURN_IF_ERROR(SyncDir(JoinPath(full, db)));
+    if (util::IsDirectory(util::JoinPath(full, db))) XBAK_RETURN_IF_ERROR(util::SyncDir(util::JoinPath(full, db)));
   }
   // Then Run applies the log as for a full backup.
   Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(full, kCheckpointsFile), FormatCheckpoints(out)));
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(full, kCheckpointsFile), FormatCheckpoints(out)));
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
-  XBAK_RETURN_IF_ERROR(SyncDir(full));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   return Status::Ok();
 }
 

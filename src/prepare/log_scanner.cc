@@ -14,7 +14,7 @@ constexpr size_t kChunkSize = 4u << 20;
 }  // namespace
 
 Result<std::unique_ptr<LogScanner>> LogScanner::Open(const std::string& path, const PrepareCrypt* crypt) {
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
   XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
   if (size < innodb::kLogStartOffset) {
     return Error(ErrorCode::kCorrupt, path + ": shorter than the 12 KiB log header");

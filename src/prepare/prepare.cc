@@ -23,11 +23,11 @@ namespace {
 // the backup, carried out in mariabackup's order (.del, .ren, .new). Each one
 // is removed once done, so a re-run after a crash continues where it stopped.
 Status ApplyDdlMarkers(const std::string& dir) {
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   std::vector<std::string> dels, rens, news;
   for (const auto& db : top) {
-    if (!IsDirectory(JoinPath(dir, db))) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, db)));
+    if (!util::IsDirectory(util::JoinPath(dir, db))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(dir, db)));
     for (const auto& f : files) {
       const std::string rel = db + "/" + f;
       if (f.ends_with(".del")) dels.push_back(rel);
@@ -37,40 +37,40 @@ Status ApplyDdlMarkers(const std::string& dir) {
   }
   auto stem = [](const std::string& rel) { return rel.substr(0, rel.size() - 4); };
   for (const auto& m : dels) {
-    const std::string ibd = JoinPath(dir, stem(m) + ".ibd");
+    const std::string ibd = util::JoinPath(dir, stem(m) + ".ibd");
     if (::unlink(ibd.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", ibd, errno);
-    if (::unlink(JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", JoinPath(dir, m), errno);
-    LogInfo("removed " + stem(m) + ".ibd: dropped during the backup");
+    if (::unlink(util::JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", util::JoinPath(dir, m), errno);
+    util::LogInfo("removed " + stem(m) + ".ibd: dropped during the backup");
   }
   for (const auto& m : rens) {
-    XBAK_ASSIGN_OR_RETURN(std::string to, ReadSmallFile(JoinPath(dir, m), 4096));
+    XBAK_ASSIGN_OR_RETURN(std::string to, util::ReadSmallFile(util::JoinPath(dir, m), 4096));
     while (!to.empty() && (to.back() == '\n' || to.back() == '\0')) to.pop_back();
     if (!IsSafeSpaceName(to)) {
-      return Error(ErrorCode::kCorrupt, JoinPath(dir, m) + ": bad rename target '" + to + "'");
+      return Error(ErrorCode::kCorrupt, util::JoinPath(dir, m) + ": bad rename target '" + to + "'");
     }
-    const std::string src = JoinPath(dir, stem(m) + ".ibd"), dst = JoinPath(dir, to + ".ibd");
-    if (PathExists(src)) {
-      if (PathExists(dst)) {
+    const std::string src = util::JoinPath(dir, stem(m) + ".ibd"), dst = util::JoinPath(dir, to + ".ibd");
+    if (util::PathExists(src)) {
+      if (util::PathExists(dst)) {
         return Error(ErrorCode::kUnsupported, "rename of " + stem(m) + " to " + to + ": " + dst +
                                                   " exists already (circular renames are not supported yet)");
       }
-      XBAK_RETURN_IF_ERROR(MakeDirs(dst.substr(0, dst.rfind('/'))));
+      XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
       if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
     }
-    if (::unlink(JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", JoinPath(dir, m), errno);
-    LogInfo("renamed " + stem(m) + " to " + to + ": renamed during the backup");
+    if (::unlink(util::JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", util::JoinPath(dir, m), errno);
+    util::LogInfo("renamed " + stem(m) + " to " + to + ": renamed during the backup");
   }
   for (const auto& m : news) {
-    const std::string src = JoinPath(dir, m), dst = JoinPath(dir, stem(m) + ".ibd");
+    const std::string src = util::JoinPath(dir, m), dst = util::JoinPath(dir, stem(m) + ".ibd");
     if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
-    LogInfo("installed " + stem(m) + ".ibd: created or rebuilt during the backup");
+    util::LogInfo("installed " + stem(m) + ".ibd: created or rebuilt during the backup");
   }
-  if (!dels.empty() || !rens.empty() || !news.empty()) XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
+  if (!dels.empty() || !rens.empty() || !news.empty()) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dir));
   return Status::Ok();
 }
 
 Status RefuseCompressed(const std::string& dir) {
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   for (const auto& n : top) {
     if (n.ends_with(".zst") || n.ends_with(".lz4") || n.ends_with(".qp")) {
       return Error(
@@ -95,8 +95,8 @@ std::string LogCreator(const std::string& dir) {
 
 Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = JoinPath(dir, kCheckpointsFile);
-  XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(cp_path));
+  const std::string cp_path = util::JoinPath(dir, kCheckpointsFile);
+  XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(cp_path));
   XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text, cp_path));
 
   RedoApplyOptions ro;
@@ -111,24 +111,24 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   XBAK_ASSIGN_OR_RETURN(ro.filter, ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.
-  if (o.sync_data) XBAK_RETURN_IF_ERROR(SyncFilesystem(dir));
+  if (o.sync_data) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dir));
 
   // As mariabackup: the new log's checkpoint is 16 bytes (its one
   // FILE_CHECKPOINT mtr) before the end of the applied log, so that the
   // restored server's LSN continues exactly where the backup's log ended.
   const auto log = innodb::MakePreparedLogFile(st.end_lsn - 16, LogCreator(dir));
   XBAK_RETURN_IF_ERROR(
-      WriteFileAtomic(o.prepared_log.empty() ? JoinPath(dir, "ib_logfile0") : o.prepared_log,
+      util::WriteFileAtomic(o.prepared_log.empty() ? util::JoinPath(dir, "ib_logfile0") : o.prepared_log,
                       std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
   cp.backup_type = "log-applied";
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(cp_path, FormatCheckpoints(cp)));
-  XBAK_RETURN_IF_ERROR(SyncDir(dir));
-  LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " + std::to_string(st.end_lsn) +
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(cp_path, FormatCheckpoints(cp)));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
+  util::LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " + std::to_string(st.end_lsn) +
           ": " + std::to_string(st.mtrs) + " mini-transactions, " + std::to_string(st.records) +
           " records, " + std::to_string(st.pages_written) + " pages written in " +
           std::to_string(st.batches) + " batch(es) with " + std::to_string(o.parallel) + " thread(s)");
   if (st.ignored_records != 0) {
-    LogInfo(std::to_string(st.ignored_records) +
+    util::LogInfo(std::to_string(st.ignored_records) +
             " records of tablespaces dropped during the backup were skipped");
   }
   return Status::Ok();
@@ -136,15 +136,15 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
 
 Status RunPrepare(const PrepareOptions& o) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = JoinPath(dir, kCheckpointsFile);
-  auto text = ReadSmallFile(cp_path);
+  const std::string cp_path = util::JoinPath(dir, kCheckpointsFile);
+  auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
                                                   kCheckpointsFile + "): " + text.status().message());
   }
   XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
   if (cp.backup_type == "log-applied") {
-    LogInfo(dir + " is already prepared (backup_type = log-applied); nothing to do");
+    util::LogInfo(dir + " is already prepared (backup_type = log-applied); nothing to do");
     return Status::Ok();
   }
   if (cp.backup_type == "incremental") {
@@ -157,7 +157,7 @@ Status RunPrepare(const PrepareOptions& o) {
   if (cp.backup_type != "full-backuped") {
     return Error(ErrorCode::kInvalidArgument, cp_path + ": unknown backup_type '" + cp.backup_type + "'");
   }
-  if (PathExists(JoinPath(dir, "xbak_incremental_in_progress"))) {
+  if (util::PathExists(util::JoinPath(dir, "xbak_incremental_in_progress"))) {
     return Error(ErrorCode::kInvalidArgument,
                  "an incremental apply into " + dir +
                      " was interrupted: re-run that xbak --prepare --incremental-dir command first");

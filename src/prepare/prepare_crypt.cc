@@ -11,8 +11,8 @@
 namespace xbak {
 
 Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string& dir, const KeyOptions& o) {
-  const std::string cnf_path = JoinPath(dir, kBackupCnfFile);
-  XBAK_ASSIGN_OR_RETURN(auto m, ReadOptionFile(cnf_path, {"mysqld"}));
+  const std::string cnf_path = util::JoinPath(dir, kBackupCnfFile);
+  XBAK_ASSIGN_OR_RETURN(auto m, util::ReadOptionFile(cnf_path, {"mysqld"}));
   auto get = [&](const char* k) {
     auto it = m.find(k);
     return it == m.end() ? std::string() : it->second.value;
@@ -39,7 +39,7 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
     // A backup-my.cnf written before the server had the plugin (the full
     // backup of a chain, say): pages are then written back as with OFF,
     // which the server reads, and re-encrypts if it is configured to.
-    LogWarning(cnf_path +
+    util::LogWarning(cnf_path +
                " does not say innodb_encrypt_tables: pages of tablespaces in the default mode "
                "(not ENCRYPTED=YES) that the log changes are written back unencrypted");
   }

@@ -45,8 +45,8 @@ using innodb::PageRecord;
 using innodb::RecordType;
 
 void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
-  StoreBE64(frame + innodb::kFilPageLsn, lsn);
-  if (!flags.zip()) StoreBE64(frame + flags.logical_size - innodb::kFilPageEndLsnOldChecksum, lsn);
+  util::StoreBE64(frame + innodb::kFilPageLsn, lsn);
+  if (!flags.zip()) util::StoreBE64(frame + flags.logical_size - innodb::kFilPageEndLsnOldChecksum, lsn);
   innodb::StampPageChecksum(frame, flags);
 }
 
@@ -123,7 +123,7 @@ class Applier {
     std::atomic<uint64_t> written{0};
     std::atomic<bool> cancel{false};
     std::mutex touched_mu;
-    XBAK_RETURN_IF_ERROR(RunParallel(
+    XBAK_RETURN_IF_ERROR(util::RunParallel(
         jobs, o_.parallel,
         [&](size_t job) -> Status {
           std::vector<uint8_t> frame(65536);
@@ -192,7 +192,7 @@ class Applier {
       XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
       XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), s->flags.physical_size, 0));
       if (n < innodb::kFspHeaderEnd) continue;
-      const uint64_t want = uint64_t{LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
+      const uint64_t want = uint64_t{util::LoadBE32(page.data() + innodb::kFspSize)} * s->flags.physical_size;
       XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
       // A truncated undo tablespace gets exactly the size its page 0 says.
       if (size < want || (trims_.count(id) && size > want)) XBAK_RETURN_IF_ERROR(f.Truncate(want));
@@ -200,7 +200,7 @@ class Applier {
     for (const auto& [id, size] : trims_) {
       const Space* s = catalog_.Find(id);
       if (s == nullptr || !s->flags_known) continue;
-      LogInfo("undo tablespace " + s->rel + " was truncated (innodb_undo_log_truncate) during the backup");
+      util::LogInfo("undo tablespace " + s->rel + " was truncated (innodb_undo_log_truncate) during the backup");
     }
     return Status::Ok();
   }
@@ -239,8 +239,8 @@ class Applier {
       XBAK_ASSIGN_OR_RETURN(bool w, ReplayPage(s, 0, it->second, batch_, frame.data(), frame.size(), &end));
       if (!w) continue;
       XBAK_RETURN_IF_ERROR(catalog_.Resolve(s, frame.data(), frame.size(), page_size_));
-      LogInfo("creating " + s.rel + " (tablespace " + std::to_string(id) + ") from the redo log");
-      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(o_.dir, s.rel.substr(0, s.rel.find('/')))));
+      util::LogInfo("creating " + s.rel + " (tablespace " + std::to_string(id) + ") from the redo log");
+      XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(o_.dir, s.rel.substr(0, s.rel.find('/')))));
     }
     return Status::Ok();
   }
@@ -289,8 +289,8 @@ class Applier {
       // Recovery writes the 8-byte LSN at 16 and at the page end (so the
       // last 4 bytes are its low half), then the flush copies the low half
       // to the trailer: the frame ends with the low half twice.
-      StoreBE64(frame + innodb::kFilPageLsn, end);
-      StoreBE64(frame + fs - 8, end);
+      util::StoreBE64(frame + innodb::kFilPageLsn, end);
+      util::StoreBE64(frame + fs - 8, end);
       std::memcpy(frame + fs - innodb::kFilPageFcrc32EndLsn, frame + innodb::kFilPageLsn + 4, 4);
       std::vector<uint8_t> out(fs);
       XBAK_ASSIGN_OR_RETURN(
@@ -416,7 +416,7 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
             // The flags of a tablespace created during the backup, whose
             // page 0 will only come from the log.
             if (r.offset <= innodb::kFspSpaceFlags && r.offset + r.length >= innodb::kFspSpaceFlags + 4) {
-              out.log_flags[r.space_id] = LoadBE32(r.data + (innodb::kFspSpaceFlags - r.offset));
+              out.log_flags[r.space_id] = util::LoadBE32(r.data + (innodb::kFspSpaceFlags - r.offset));
             }
           }
           return Status::Ok();
@@ -459,7 +459,7 @@ Status BuildCatalog(const RedoApplyOptions& o, const BackupCnf& cnf, const LogCh
 
 // Pass 2: hands every mini-transaction pass 1 checked to the applier, which
 // applies them in batches.
-Status ApplyMtrs(LogScanner& scanner, Applier& applier, Progress& progress, uint64_t end_lsn) {
+Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress, uint64_t end_lsn) {
   uint64_t end2 = 0;
   std::string why2;
   return scanner.Scan(
@@ -483,11 +483,11 @@ Status RenameAsTheLogSays(const RedoApplyOptions& o, const FileNames& names, Cat
     if (names.deleted.count(id)) continue;
     auto it = names.last_name.find(id);
     if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
-    const std::string from = JoinPath(o.dir, s.rel), to = JoinPath(o.dir, it->second);
-    if (PathExists(to) || !PathExists(from)) continue;
-    XBAK_RETURN_IF_ERROR(MakeDirs(to.substr(0, to.rfind('/'))));
+    const std::string from = util::JoinPath(o.dir, s.rel), to = util::JoinPath(o.dir, it->second);
+    if (util::PathExists(to) || !util::PathExists(from)) continue;
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(to.substr(0, to.rfind('/'))));
     if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
-    LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
+    util::LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
     s.rel = it->second;
   }
   return Status::Ok();
@@ -498,15 +498,15 @@ Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
   for (uint32_t id : names.deleted) {
     auto it = names.last_name.find(id);
     if (it == names.last_name.end()) continue;
-    const std::string path = JoinPath(o.dir, it->second);
+    const std::string path = util::JoinPath(o.dir, it->second);
     // Only the file that still holds that tablespace id.
     std::vector<uint8_t> page(innodb::kFspHeaderEnd);
-    auto f = File::OpenRead(path);
+    auto f = util::File::OpenRead(path);
     if (!f.ok()) continue;
     auto n = f->PRead(page.data(), page.size(), 0);
-    if (!n.ok() || n.value() < page.size() || LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
+    if (!n.ok() || n.value() < page.size() || util::LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
     if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
-    LogInfo("removed " + it->second + ": the table was dropped during the backup");
+    util::LogInfo("removed " + it->second + ": the table was dropped during the backup");
   }
   return Status::Ok();
 }
@@ -518,7 +518,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
                            const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
                            const std::set<std::string>* only_tables) {
   RaiseOpenFileLimit();
-  const std::string log_path = JoinPath(log_dir, "ib_logfile0");
+  const std::string log_path = util::JoinPath(log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
   XBAK_ASSIGN_OR_RETURN(auto scanner, LogScanner::Open(log_path, crypt.get()));
@@ -534,7 +534,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
 
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
-  const std::string log_path = JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
+  const std::string log_path = util::JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
   const uint32_t page_size = cnf.page_size;
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(o.dir, o.keys));
@@ -547,7 +547,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
 
-  Progress progress("prepare", o.progress_interval);
+  util::Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
   Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
   applier.set_compression_level(cnf.compression_level);

@@ -43,7 +43,7 @@ void Batch::Clear() {
 
 Result<bool> ReplayPage(const Space& s, uint32_t page_no, const PageLog& pl, const Batch& batch,
                         uint8_t* frame, size_t frame_size, uint64_t* end_lsn) {
-  const uint64_t page_lsn = pl.skip_read ? 0 : LoadBE64(frame + innodb::kFilPageLsn);
+  const uint64_t page_lsn = pl.skip_read ? 0 : util::LoadBE64(frame + innodb::kFilPageLsn);
   uint64_t start = 0, end = 0;
   for (uint32_t i = pl.head; i != kNoRec;) {
     const uint32_t mtr = batch.recs[i].mtr;

@@ -17,7 +17,7 @@ namespace {
 // their algorithm in the flags; older files on each page (the server variable
 // at the time of the write), so every page is looked at. Before anything is
 // written, so that an algorithm xbak lacks is refused by name.
-Status CheckCompressedSpace(const File& f, const std::string& path, const innodb::SpaceFlags& flags) {
+Status CheckCompressedSpace(const util::File& f, const std::string& path, const innodb::SpaceFlags& flags) {
   if (flags.full_crc32) {
     if (!innodb::CompressionSupported(flags.compression_algo))
       return RefuseCompression(path, flags.compression_algo);
@@ -67,7 +67,7 @@ Status RefuseEncryptedOlderPageCompressed(const std::string& where) {
 // A wrong key or algorithm decrypts into garbage without an error: before
 // anything is written, the first encrypted page among the first few of each
 // encrypted tablespace is decrypted and must then be a valid plain page.
-Status ProbeDecrypt(const File& f, const Space& s, const PrepareCrypt& crypt) {
+Status ProbeDecrypt(const util::File& f, const Space& s, const PrepareCrypt& crypt) {
   const size_t ps = s.flags.physical_size;
   std::vector<uint8_t> page(ps);
   for (uint32_t no = 1; no <= 8; no++) {
@@ -101,8 +101,8 @@ std::string PageName(const Space& s, uint32_t page_no) {
 }
 
 Result<SpaceFiles> OpenSpace(const std::string& dir, const Space& s) {
-  std::vector<std::string> paths = {JoinPath(dir, s.rel)};
-  for (const auto& m : s.more) paths.push_back(JoinPath(dir, m));
+  std::vector<std::string> paths = {util::JoinPath(dir, s.rel)};
+  for (const auto& m : s.more) paths.push_back(util::JoinPath(dir, m));
   return SpaceFiles::Open(paths);
 }
 
@@ -116,14 +116,14 @@ Status RefuseCompression(const std::string& where, uint32_t algo) {
 Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
                      int parallel, ScanMode mode, const std::set<std::string>* only_tables) {
   const bool check = mode != ScanMode::kBuild;
-  XBAK_ASSIGN_OR_RETURN(auto top, ListDir(dir));
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   std::vector<std::string> candidates;
   const std::set<std::string> further(system.begin() + (system.empty() ? 0 : 1), system.end());
   for (const auto& n : top) {
     if (further.count(n) != 0) continue;
     if ((!system.empty() && n == system.front()) || IsUndoTablespaceName(n)) candidates.push_back(n);
-    if (!IsDirectory(JoinPath(dir, n))) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(JoinPath(dir, n)));
+    if (!util::IsDirectory(util::JoinPath(dir, n))) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(dir, n)));
     for (const auto& f : files) {
       if (f.ends_with(".new") || f.ends_with(".ren") || f.ends_with(".del")) saw_ddl_markers_ = true;
       if (!(f.ends_with(".ibd") || (check && f.ends_with(".new")))) continue;
@@ -139,15 +139,15 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
   };
   std::vector<Found> found(candidates.size());
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       candidates.size(), parallel,
       [&](size_t i) -> Status {
         const std::string& rel = candidates[i];
-        const std::string path = JoinPath(dir, rel);
+        const std::string path = util::JoinPath(dir, rel);
         // One page of innodb_page_size: what page 0 of an uncompressed
         // tablespace needs, and more than a ROW_FORMAT=COMPRESSED one's.
         std::vector<uint8_t> page(page_size);
-        XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+        XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
         f.AdviseRandom();
         XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
         if (!innodb::HasPage0(page.data(), n)) return Status::Ok();  // page 0 comes from the log
@@ -179,7 +179,7 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
     const bool sys = !system.empty() && rel == system.front();
     if (sys && sp.id != 0) {
       return Error(ErrorCode::kCorrupt,
-                   JoinPath(dir, rel) + ": page 0 says tablespace " + std::to_string(sp.id));
+                   util::JoinPath(dir, rel) + ": page 0 says tablespace " + std::to_string(sp.id));
     }
     auto [it, fresh] = spaces_.try_emplace(sp.id);
     if (!fresh) {
@@ -189,9 +189,9 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
     it->second = std::move(sp);
     if (sys) {
       for (const auto& m : further) {
-        if (!PathExists(JoinPath(dir, m))) {
+        if (!util::PathExists(util::JoinPath(dir, m))) {
           return Error(ErrorCode::kNotFound,
-                       JoinPath(dir, m) + ": a file of the system tablespace (innodb_data_file_path in " +
+                       util::JoinPath(dir, m) + ": a file of the system tablespace (innodb_data_file_path in " +
                            kBackupCnfFile + ") is missing from the backup");
         }
       }
@@ -215,7 +215,7 @@ void Catalog::AddDeferred(const std::string& dir, const FileNames& names, const 
     if (!filter.TakesSpace(rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel)) {
       continue;  // a table the partial backup left out: its records are ignored
     }
-    if (unidentified_.count(rel) || !PathExists(JoinPath(dir, rel))) {
+    if (unidentified_.count(rel) || !util::PathExists(util::JoinPath(dir, rel))) {
       spaces_[id] = Space{id, rel, {}, {}, false, std::nullopt, std::nullopt};
     }
   }
@@ -238,7 +238,7 @@ Status DecryptForApply(const Space& s, uint32_t page_no, uint8_t* frame, innodb:
   // whose trailer repeats its LSN (its checksum was just recomputed).
   const size_t ps = s.flags.physical_size;
   std::string why;
-  const uint16_t type = LoadBE16(frame + innodb::kFilPageType);
+  const uint16_t type = util::LoadBE16(frame + innodb::kFilPageType);
   if (s.flags.full_crc32 && (type & innodb::kPageTypeFcrc32CompressedMarker)) {
     std::vector<uint8_t> plain(ps);
     auto d = innodb::DecompressPage(frame, s.flags, plain.data());
@@ -246,7 +246,7 @@ Status DecryptForApply(const Space& s, uint32_t page_no, uint8_t* frame, innodb:
       why = d.status().message();
     } else if (std::memcmp(plain.data() + ps - innodb::kFilPageFcrc32EndLsn,
                            plain.data() + innodb::kFilPageLsn + 4, 4) != 0 ||
-               LoadBE32(plain.data() + innodb::kFilPageOffset) != page_no) {
+               util::LoadBE32(plain.data() + innodb::kFilPageOffset) != page_no) {
       why = "its decompressed frame is not a page " + std::to_string(page_no);
     }
   } else if (innodb::PageCheck c = innodb::CheckPage(frame, s.flags, page_no);

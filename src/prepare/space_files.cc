@@ -9,7 +9,7 @@ Result<SpaceFiles> SpaceFiles::Open(const std::vector<std::string>& paths) {
   std::vector<Part> parts;
   uint64_t start = 0;
   for (const auto& p : paths) {
-    XBAK_ASSIGN_OR_RETURN(File f, File::OpenWrite(p));
+    XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(p));
     XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
     parts.push_back(Part{std::move(f), start, size});
     start += size;

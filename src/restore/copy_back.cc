@@ -39,8 +39,8 @@ Status CheckBackup(const CopyBackOptions& o) {
     return Error(ErrorCode::kInvalidArgument,
                  "--datadir is required (or datadir= in the [mysqld] group of --defaults-file)");
   }
-  std::string cp_path = JoinPath(o.backup_dir, kCheckpointsFile);
-  auto text = ReadSmallFile(cp_path);
+  std::string cp_path = util::JoinPath(o.backup_dir, kCheckpointsFile);
+  auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument,
                  o.backup_dir + " is not a complete backup: " + text.status().message());
@@ -65,7 +65,7 @@ struct CopyBack {
         log_dir(dirs.log_dir),
         home(dirs.data_home_dir),
         undo(dirs.undo_dir),
-        marker(JoinPath(opts.datadir, kInProgressFile)),
+        marker(util::JoinPath(opts.datadir, kInProgressFile)),
         progress(opts.move ? "move-back" : "copy-back", std::chrono::milliseconds(2000)) {}
 
   // The destination: empty, or holding an interrupted restore of this backup
@@ -82,7 +82,7 @@ struct CopyBack {
   // A restore that was interrupted left this marker: everything in the
   // datadir came from it, so it may be resumed over its own files.
   const std::string marker;
-  Progress progress;
+  util::Progress progress;
   std::string identity;
   bool resuming = false;
   std::map<std::string, std::string> remote;  // .ibd rel -> its DATA DIRECTORY
@@ -94,8 +94,8 @@ struct CopyBack {
 
 Status CopyBack::CheckDestination() {
   identity = "copy-back of " + o.backup_dir + "\n";
-  if (PathExists(marker)) {
-    XBAK_ASSIGN_OR_RETURN(std::string m, ReadSmallFile(marker));
+  if (util::PathExists(marker)) {
+    XBAK_ASSIGN_OR_RETURN(std::string m, util::ReadSmallFile(marker));
     if (m != identity || o.move) {
       return Error(ErrorCode::kAlreadyExists,
                    "an interrupted restore is in " + o.datadir + " (" + marker +
@@ -104,11 +104,11 @@ Status CopyBack::CheckDestination() {
                                : "resume it with the same --target-dir, or empty the datadir"));
     }
     resuming = true;
-    LogWarning("resuming the interrupted restore into " + o.datadir);
+    util::LogWarning("resuming the interrupted restore into " + o.datadir);
   }
   // Plan everything first and check it, so that a refusal writes nothing.
   for (const std::string& d : {o.datadir, log_dir, home, undo}) {
-    XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(d));
+    XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(d));
     if (!empty && !o.force_non_empty && !resuming) {
       return Error(ErrorCode::kAlreadyExists, "destination " + d +
                                                   " is not empty; refusing to restore over existing files "
@@ -125,7 +125,7 @@ Status CopyBack::Plan() {
   for (const auto& [rel, size] : entries) {
     if (rel.ends_with(kHiddenIslSuffix)) {
       return Error(ErrorCode::kInvalidArgument,
-                   JoinPath(o.backup_dir, rel) +
+                   util::JoinPath(o.backup_dir, rel) +
                        ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
                        "xbak --prepare --export --target-dir=" +
                        o.backup_dir + " again to finish it (nothing was restored)");
@@ -138,17 +138,17 @@ Status CopyBack::Plan() {
   }
   for (auto& [rel, size] : entries) {
     if (rel.ends_with("/")) {
-      subdirs.push_back(JoinPath(o.datadir, rel.substr(0, rel.size() - 1)));
+      subdirs.push_back(util::JoinPath(o.datadir, rel.substr(0, rel.size() - 1)));
       continue;
     }
-    Item it{JoinPath(o.backup_dir, rel), RestoreDestination(rel, dirs, remote), size};
+    Item it{util::JoinPath(o.backup_dir, rel), RestoreDestination(rel, dirs, remote), size};
     if (it.dest.empty()) continue;
     auto r = remote.find(rel);
     if (r != remote.end() && !o.remote_to_datadir) {
       // Back to its DATA DIRECTORY, as the .isl (restored beside the table
       // definition) says; the place must not hold anything yet.
       const std::string dir = it.dest.substr(0, it.dest.rfind('/'));
-      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(dir));
+      XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(dir));
       if (!empty && !o.force_non_empty && !resuming && remote_dirs.count(dir) == 0) {
         return Error(ErrorCode::kAlreadyExists,
                      "table " + rel.substr(0, rel.size() - 4) +
@@ -158,7 +158,7 @@ Status CopyBack::Plan() {
       }
       remote_dirs.insert(dir);
     }
-    if (!resuming && PathExists(it.dest)) {
+    if (!resuming && util::PathExists(it.dest)) {
       return Error(ErrorCode::kAlreadyExists,
                    it.dest + " exists already; existing files are never overwritten");
     }
@@ -173,23 +173,23 @@ Status CopyBack::Plan() {
 }
 
 Status CopyBack::Place() {
-  for (const std::string& d : {o.datadir, log_dir, home, undo}) XBAK_RETURN_IF_ERROR(MakeDirs(d));
+  for (const std::string& d : {o.datadir, log_dir, home, undo}) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
   if (!resuming) {
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(marker, identity));
-    XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
+    XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(marker, identity));
+    XBAK_RETURN_IF_ERROR(util::SyncDir(o.datadir));
   }
-  for (const auto& d : subdirs) XBAK_RETURN_IF_ERROR(MakeDirs(d));
-  for (const auto& d : remote_dirs) XBAK_RETURN_IF_ERROR(MakeDirs(d));
+  for (const auto& d : subdirs) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
+  for (const auto& d : remote_dirs) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       items.size(), o.parallel,
       [&](size_t i) {
         // Not fsync'ed one by one (20,000 tables would be 20,000 fsyncs,
         // most of the copy's time): one syncfs per filesystem below.
         // In place: until the log goes in last, the server refuses the
         // datadir, and a re-run (resuming) rewrites every file.
-        return PlaceFile(items[i].src, items[i].dest,
+        return util::PlaceFile(items[i].src, items[i].dest,
                          {.move = o.move, .sync = false, .in_place = true, .replace = resuming}, &progress);
       },
       &cancel));
@@ -198,17 +198,17 @@ Status CopyBack::Place() {
   for (auto& it : items) written.push_back(it.dest.substr(0, it.dest.rfind('/')));
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
-  XBAK_RETURN_IF_ERROR(SyncFilesystems(written));
-  for (auto& d : written) XBAK_RETURN_IF_ERROR(SyncDir(d));
+  XBAK_RETURN_IF_ERROR(util::SyncFilesystems(written));
+  for (auto& d : written) XBAK_RETURN_IF_ERROR(util::SyncDir(d));
   // Only now the redo log: until it is there, mariadbd refuses to start on
   // the datadir, so a restore killed earlier can never be mistaken for a
   // complete one. Then the marker goes.
   if (log_item) {
-    XBAK_RETURN_IF_ERROR(PlaceFile(log_item->src, log_item->dest, {o.move, true}, &progress));
-    XBAK_RETURN_IF_ERROR(SyncDir(log_item->dest.substr(0, log_item->dest.rfind('/'))));
+    XBAK_RETURN_IF_ERROR(util::PlaceFile(log_item->src, log_item->dest, {o.move, true}, &progress));
+    XBAK_RETURN_IF_ERROR(util::SyncDir(log_item->dest.substr(0, log_item->dest.rfind('/'))));
   }
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
-  XBAK_RETURN_IF_ERROR(SyncDir(o.datadir));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(o.datadir));
   return Status::Ok();
 }
 
@@ -223,7 +223,7 @@ Status RunCopyBack(const CopyBackOptions& o) {
   c.progress.Finish(true);
   std::string where = o.datadir;
   for (const auto& d : c.remote_dirs) where += ", " + d;
-  LogInfo("restored " + std::to_string(c.items.size()) + " files into " + where +
+  util::LogInfo("restored " + std::to_string(c.items.size()) + " files into " + where +
           "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   return Status::Ok();
 }

@@ -37,7 +37,7 @@ constexpr const char* kPlaceholderText =
     "Run the same xbak --restore command again to finish it (see xbak_restore_in_progress).\n";
 
 bool IsPlaceholder(const std::string& path) {
-  auto f = File::OpenRead(path);
+  auto f = util::File::OpenRead(path);
   if (!f.ok()) return true;  // no log at all: as unfinished
   const std::string_view text(kPlaceholderText);
   std::string head(text.size(), '\0');
@@ -61,8 +61,8 @@ Result<Link> ReadLink(const std::string& dir) {
   Link l;
   l.dir = dir;
   XBAK_ASSIGN_OR_RETURN(l.real, RealPath(dir));
-  const std::string path = JoinPath(dir, kCheckpointsFile);
-  auto text = ReadSmallFile(path);
+  const std::string path = util::JoinPath(dir, kCheckpointsFile);
+  auto text = util::ReadSmallFile(path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
                                                   kCheckpointsFile + "): " + text.status().message());
@@ -76,12 +76,12 @@ Status RefuseUnusable(const std::string& dir, const std::vector<std::pair<std::s
   for (const auto& [rel, size] : entries) {
     if (rel.ends_with(".zst") || rel.ends_with(".lz4") || rel.ends_with(".qp")) {
       return Error(ErrorCode::kInvalidArgument,
-                   JoinPath(dir, rel) + " is compressed: run xbak --decompress --target-dir=" + dir +
+                   util::JoinPath(dir, rel) + " is compressed: run xbak --decompress --target-dir=" + dir +
                        " first (or restore from the stream, which is decompressed as it is read)");
     }
     if (rel.ends_with(kHiddenIslSuffix)) {
       return Error(ErrorCode::kInvalidArgument,
-                   JoinPath(dir, rel) +
+                   util::JoinPath(dir, rel) +
                        ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
                        "xbak --prepare --export --target-dir=" +
                        dir + " again to finish it");
@@ -153,15 +153,15 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
                                                   "backup of the chain, --incremental-dir each incremental");
   }
   if (full.cp.backup_type != "full-backuped" && full.cp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument, JoinPath(o.full_dir, kCheckpointsFile) +
+    return Error(ErrorCode::kInvalidArgument, util::JoinPath(o.full_dir, kCheckpointsFile) +
                                                   ": unknown backup_type '" + full.cp.backup_type + "'");
   }
-  if (PathExists(JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {
+  if (util::PathExists(util::JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {
     return Error(ErrorCode::kInvalidArgument,
                  "an incremental apply into " + o.full_dir +
                      " was interrupted: it is not a backup that can be restored");
   }
-  if (!o.incremental_dirs.empty() && PathExists(JoinPath(o.full_dir, kExportedFile))) {
+  if (!o.incremental_dirs.empty() && util::PathExists(util::JoinPath(o.full_dir, kExportedFile))) {
     return Error(ErrorCode::kUnsupported,
                  o.full_dir +
                      " was exported (xbak --prepare --export started a server on it): it can no "
@@ -218,8 +218,8 @@ class Journal {
   // Reads an existing journal: false if there is none; an error if it is of
   // another chain.
   Result<bool> Load(const std::string& datadir) {
-    if (!PathExists(path_)) return false;
-    XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path_));
+    if (!util::PathExists(path_)) return false;
+    XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(path_));
     if (text.rfind(identity_, 0) != 0) {
       return Error(ErrorCode::kAlreadyExists,
                    "an interrupted restore of another chain is in " + datadir + " (" + path_ +
@@ -240,8 +240,8 @@ class Journal {
   Status Write() {
     std::string text = identity_;
     for (const auto& d : done_) text += "done: " + d + "\n";
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(path_, text));
-    return SyncDir(path_.substr(0, path_.rfind('/')));
+    XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(path_, text));
+    return util::SyncDir(path_.substr(0, path_.rfind('/')));
   }
 
  private:
@@ -260,10 +260,10 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
     uint64_t size;
   };
   std::vector<Item> items;
-  Progress progress("restore: copy of " + full.dir, o.progress_interval);
+  util::Progress progress("restore: copy of " + full.dir, o.progress_interval);
   for (const auto& [rel, size] : entries) {
     if (rel.ends_with("/")) {
-      XBAK_RETURN_IF_ERROR(MakeDirs(JoinPath(dirs.datadir, rel.substr(0, rel.size() - 1))));
+      XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(dirs.datadir, rel.substr(0, rel.size() - 1))));
       continue;
     }
     if (rel == kCheckpointsFile) continue;
@@ -273,14 +273,14 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
   }
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(RunParallel(
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
       items.size(), o.parallel,
       [&](size_t i) {
-        const std::string dest = items[i].rel == "ib_logfile0" ? JoinPath(dirs.log_dir, kStagedLog)
-                                                               : JoinPath(dirs.datadir, items[i].rel);
+        const std::string dest = items[i].rel == "ib_logfile0" ? util::JoinPath(dirs.log_dir, kStagedLog)
+                                                               : util::JoinPath(dirs.datadir, items[i].rel);
         // In place: the journal marks the copy done only after all of it,
         // and a re-run copies everything again over what it finds.
-        return PlaceFile(JoinPath(full.dir, items[i].rel), dest,
+        return util::PlaceFile(util::JoinPath(full.dir, items[i].rel), dest,
                          {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
       },
       &cancel));
@@ -288,12 +288,12 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
   // Moved from a stream's staging: synced once with the whole chain, at the
   // end (RestoreChain), since such a restore is started over after a crash.
   if (!move) {
-    XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.datadir));
-    if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(SyncFilesystem(dirs.log_dir));
+    XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.datadir));
+    if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.log_dir));
   }
-  XBAK_RETURN_IF_ERROR(PlaceFile(JoinPath(full.dir, kCheckpointsFile),
-                                 JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
-  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+  XBAK_RETURN_IF_ERROR(util::PlaceFile(util::JoinPath(full.dir, kCheckpointsFile),
+                                 util::JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   progress.Finish(true);
   return Status::Ok();
 }
@@ -302,8 +302,8 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
 // its last write and the journal's line).
 bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
   if (prev.cp.to_lsn == inc.cp.to_lsn) return false;  // nothing tells them apart: apply again (idempotent)
-  if (PathExists(JoinPath(datadir, "xbak_incremental_in_progress"))) return false;
-  auto text = ReadSmallFile(JoinPath(datadir, kCheckpointsFile));
+  if (util::PathExists(util::JoinPath(datadir, "xbak_incremental_in_progress"))) return false;
+  auto text = util::ReadSmallFile(util::JoinPath(datadir, kCheckpointsFile));
   if (!text.ok()) return false;
   auto cp = ParseCheckpoints(*text, kCheckpointsFile);
   return cp.ok() && cp->backup_type == "log-applied" && cp->to_lsn == inc.cp.to_lsn &&
@@ -325,36 +325,36 @@ Status Place(const RestoreDirs& dirs) {
   for (const auto& [rel, size] : entries) {
     if (rel.ends_with("/") || rel == kRestoreMarkerFile || rel == "ib_logfile0" || rel == kStagedLog)
       continue;
-    const std::string src = JoinPath(d, rel);
+    const std::string src = util::JoinPath(d, rel);
     const std::string dest = RestoreDestination(rel, dirs, remote);
     if (dest.empty() || rel.ends_with(".xbtmp")) {
       if (::unlink(src.c_str()) != 0) return ErrnoError("remove", src, errno);
       continue;
     }
     if (dest == src) continue;
-    if (PathExists(dest)) {
+    if (util::PathExists(dest)) {
       return Error(
           ErrorCode::kAlreadyExists,
           dest + " exists already; existing files are never overwritten (" + src + " stays in the datadir)");
     }
     const std::string dir = dest.substr(0, dest.rfind('/'));
-    XBAK_RETURN_IF_ERROR(MakeDirs(dir));
-    XBAK_RETURN_IF_ERROR(PlaceFile(src, dest, {true, true}, nullptr));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
+    XBAK_RETURN_IF_ERROR(util::PlaceFile(src, dest, {true, true}, nullptr));
     touched.insert(dir);
     touched.insert(src.substr(0, src.rfind('/')));
   }
-  for (const auto& t : touched) XBAK_RETURN_IF_ERROR(SyncDir(t));
-  const std::string staged = JoinPath(dirs.log_dir, kStagedLog), log = JoinPath(dirs.log_dir, "ib_logfile0");
-  if (PathExists(staged)) {
+  for (const auto& t : touched) XBAK_RETURN_IF_ERROR(util::SyncDir(t));
+  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog), log = util::JoinPath(dirs.log_dir, "ib_logfile0");
+  if (util::PathExists(staged)) {
     if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
-    XBAK_RETURN_IF_ERROR(SyncDir(dirs.log_dir));
+    XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
   }
   return Status::Ok();
 }
 
 // The backup's xtrabackup_binlog_info, without its line end ("" if none).
 std::string BinlogLine(const std::string& dir) {
-  auto b = ReadSmallFile(JoinPath(dir, kBinlogInfoFile), 64 * 1024);
+  auto b = util::ReadSmallFile(util::JoinPath(dir, kBinlogInfoFile), 64 * 1024);
   if (!b.ok()) return "";
   std::string text = *b;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -366,21 +366,21 @@ std::string BinlogLine(const std::string& dir) {
 Status DropHalfWrittenJournal(const std::string& datadir) {
   // A restore killed while writing its first journal leaves only that
   // journal's temporary file: nothing of the backup was written yet.
-  auto names = ListDir(datadir);
+  auto names = util::ListDir(datadir);
   const std::string tmp = std::string(kRestoreMarkerFile) + ".tmp";
   if (!names.ok() || names->size() != 1 || names->front() != tmp) return Status::Ok();
-  if (::unlink(JoinPath(datadir, tmp).c_str()) != 0)
-    return ErrnoError("remove", JoinPath(datadir, tmp), errno);
+  if (::unlink(util::JoinPath(datadir, tmp).c_str()) != 0)
+    return ErrnoError("remove", util::JoinPath(datadir, tmp), errno);
   return Status::Ok();
 }
 
 Status WritePlaceholderLog(const RestoreDirs& dirs) {
-  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
-  if (PathExists(log)) return Status::Ok();
+  const std::string log = util::JoinPath(dirs.log_dir, "ib_logfile0");
+  if (util::PathExists(log)) return Status::Ok();
   std::string ph(kPlaceholderText);
   ph.resize(kPlaceholderSize, '\0');
-  XBAK_RETURN_IF_ERROR(WriteFileAtomic(log, ph));
-  return SyncDir(dirs.log_dir);
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(log, ph));
+  return util::SyncDir(dirs.log_dir);
 }
 
 Status RunRestore(const RestoreOptions& o) {
@@ -403,14 +403,14 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
   if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
   for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
   for (const std::string& t : targets) {
-    XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+    XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(t));
     if (!empty) {
       return Error(ErrorCode::kAlreadyExists,
                    t + " is not empty; --restore writes only into empty directories (nothing was written)");
     }
   }
   for (const auto& [rel, path] : remote) {
-    if (PathExists(path))
+    if (util::PathExists(path))
       return Error(ErrorCode::kAlreadyExists, path + " exists already (nothing was written)");
   }
   // The full backup's log is checked whole (and an encrypted backup's keys)
@@ -453,7 +453,7 @@ Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::s
   std::map<std::string, std::string> more;
   XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
   for (const auto& [rel, path] : more) {
-    if (remote.count(rel) == 0 && PathExists(path))
+    if (remote.count(rel) == 0 && util::PathExists(path))
       return Error(ErrorCode::kAlreadyExists, path + " exists already; existing files are never overwritten");
   }
   chain.push_back(std::move(inc));
@@ -482,8 +482,8 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
 Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool streamed,
               const std::string& journal_path) {
   const size_t steps = chain.size();
-  const std::string log = JoinPath(dirs.log_dir, "ib_logfile0");
-  const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
+  const std::string log = util::JoinPath(dirs.log_dir, "ib_logfile0");
+  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
   // The binary log position of the last backup, read while it is there: a
   // staged stream goes below, and a full backup's staged files were moved
   // into the datadir (whose backup files Place removes).
@@ -493,10 +493,10 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
     // the last stream's files. From streams, no step synced what it wrote (a
     // crash starts the restore over): all of it is made durable here, before
     // the prepared log replaces the placeholder.
-    XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, kStagingDir)));
-    XBAK_RETURN_IF_ERROR(SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
+    XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, kStagingDir)));
+    XBAK_RETURN_IF_ERROR(util::SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
   }
-  if (!PathExists(staged)) {
+  if (!util::PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
     if (IsPlaceholder(log)) {
       return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
@@ -504,13 +504,13 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
   }
   XBAK_RETURN_IF_ERROR(Place(dirs));
   if (::unlink(journal_path.c_str()) != 0) return ErrnoError("remove", journal_path, errno);
-  XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
-  LogInfo("restored " +
+  XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
+  util::LogInfo("restored " +
           (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
           std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
           "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   if (!binlog.empty()) {
-    LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
+    util::LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
   }
   return Status::Ok();
 }
@@ -531,7 +531,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   const Link& full = chain[0];
   const size_t steps = o.incremental_dirs.size() + 1;
 
-  Journal journal(JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain, streamed));
+  Journal journal(util::JoinPath(dirs.datadir, kRestoreMarkerFile), Identity(chain, streamed));
   // Streamed: the caller checked the directories, marked the datadir and
   // staged the chain in it; a failed run is started over, never resumed.
   bool resuming = false;
@@ -539,16 +539,16 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     XBAK_ASSIGN_OR_RETURN(resuming, journal.Load(dirs.datadir));
   }
   if (resuming) {
-    LogWarning("resuming the interrupted restore into " + dirs.datadir);
+    util::LogWarning("resuming the interrupted restore into " + dirs.datadir);
   } else {
     XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed));
   }
   // From here the datadir is ours, and marked unfinished first.
   for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
-    XBAK_RETURN_IF_ERROR(MakeDirs(t));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
   if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
-  LogInfo("restoring " + full.dir +
+  util::LogInfo("restoring " + full.dir +
           (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
           dirs.datadir + (streamed ? "" : " (the backups are only read)"));
 
@@ -556,7 +556,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("copy"));
   }
-  const std::string staged = JoinPath(dirs.log_dir, kStagedLog);
+  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
   if (!journal.Done("0")) {
     XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
@@ -572,7 +572,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     if (streamed && k + 1 < steps) {
       // Applied: its staged copy goes (the disk the staging needs is the largest
       // incremental, not the chain). The last one goes with the staging below.
-      XBAK_RETURN_IF_ERROR(RemoveTree(chain[k].dir));
+      XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
     }
   }
   return Finish(dirs, chain, streamed, journal.path());

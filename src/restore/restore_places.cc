@@ -18,7 +18,7 @@ namespace {
 
 Status Walk(const std::string& root, const std::string& rel,
             std::vector<std::pair<std::string, uint64_t>>* out) {
-  std::string dir = rel.empty() ? root : JoinPath(root, rel);
+  std::string dir = rel.empty() ? root : util::JoinPath(root, rel);
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
   if (!d) return ErrnoError("cannot read backup directory", dir, errno);
   while (struct dirent* e = ::readdir(d.get())) {
@@ -26,15 +26,15 @@ Status Walk(const std::string& root, const std::string& rel,
     if (n == "." || n == "..") continue;
     std::string r = rel.empty() ? n : rel + "/" + n;
     struct stat st {};
-    if (::lstat(JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", JoinPath(root, r), errno);
+    if (::lstat(util::JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", util::JoinPath(root, r), errno);
     if (S_ISLNK(st.st_mode)) {
       return Error(ErrorCode::kInvalidArgument,
-                   "backup contains a symbolic link " + JoinPath(root, r) + "; refusing to follow it");
+                   "backup contains a symbolic link " + util::JoinPath(root, r) + "; refusing to follow it");
     }
     if (S_ISDIR(st.st_mode)) {
       if (!rel.empty()) {
         return Error(ErrorCode::kInvalidArgument,
-                     "unexpected nested directory " + JoinPath(root, r) + " in backup");
+                     "unexpected nested directory " + util::JoinPath(root, r) + " in backup");
       }
       XBAK_RETURN_IF_ERROR(Walk(root, r, out));
       out->push_back({r + "/", 0});  // the directory itself, even if empty
@@ -71,8 +71,8 @@ Result<std::map<std::string, std::string>> RemoteTablespaces(
   std::map<std::string, std::string> out;
   for (const auto& [rel, size] : entries) {
     if (rel.find('/') == std::string::npos || !rel.ends_with(innodb::kIslSuffix)) continue;
-    const std::string path = JoinPath(dir, rel);
-    XBAK_ASSIGN_OR_RETURN(std::string content, ReadSmallFile(path, 64 * 1024));
+    const std::string path = util::JoinPath(dir, rel);
+    XBAK_ASSIGN_OR_RETURN(std::string content, util::ReadSmallFile(path, 64 * 1024));
     XBAK_ASSIGN_OR_RETURN(std::string ibd, innodb::ParseIsl(content, path));
     out[rel.substr(0, rel.size() - 4) + ".ibd"] = ibd;
   }
@@ -88,14 +88,14 @@ std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
   if (!top && (name.ends_with(".delta") || name.ends_with(".meta") || name.ends_with(".xbpartial")))
     return "";
   if (!top && name.ends_with(innodb::kIslSuffix) && dirs.remote_to_datadir) return "";  // the .ibd comes home
-  if (top && name == "ib_logfile0") return JoinPath(dirs.log_dir, rel);
-  if (top && name.rfind("ibdata", 0) == 0) return JoinPath(dirs.data_home_dir, rel);
-  if (top && IsUndoTablespaceName(name)) return JoinPath(dirs.undo_dir, rel);
+  if (top && name == "ib_logfile0") return util::JoinPath(dirs.log_dir, rel);
+  if (top && name.rfind("ibdata", 0) == 0) return util::JoinPath(dirs.data_home_dir, rel);
+  if (top && IsUndoTablespaceName(name)) return util::JoinPath(dirs.undo_dir, rel);
   if (!dirs.remote_to_datadir) {
     auto r = remote.find(rel);
     if (r != remote.end()) return r->second;  // back to its DATA DIRECTORY
   }
-  return JoinPath(dirs.datadir, rel);
+  return util::JoinPath(dirs.datadir, rel);
 }
 
 }  // namespace xbak

@@ -34,47 +34,47 @@ namespace {
 // A restore from streams that did not finish: its journal proves the
 // directories were empty before it, so what is in them is its own, and goes.
 Status StartOver(const RestoreDirs& dirs) {
-  LogWarning("an earlier restore from streams into " + dirs.datadir +
+  util::LogWarning("an earlier restore from streams into " + dirs.datadir +
              " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
-  XBAK_ASSIGN_OR_RETURN(auto names, ListDir(dirs.datadir));
+  XBAK_ASSIGN_OR_RETURN(auto names, util::ListDir(dirs.datadir));
   for (const auto& n : names) {
-    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(dirs.datadir, n)));
+    if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, n)));
   }
   // The files it may have put in directories of their own.
   for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
-    if (d == dirs.datadir || !IsDirectory(d)) continue;
-    XBAK_ASSIGN_OR_RETURN(auto files, ListDir(d));
+    if (d == dirs.datadir || !util::IsDirectory(d)) continue;
+    XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(d));
     for (const auto& f : files) {
       if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0)
-        XBAK_RETURN_IF_ERROR(RemoveTree(JoinPath(d, f)));
+        XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(d, f)));
     }
   }
   return Status::Ok();
 }
 
 Status Unpack(const std::string& source, const std::string& dir, int parallel) {
-  ExtractOptions eo;
+  stream::ExtractOptions eo;
   eo.target_dir = dir;
   eo.fsync = false;  // one syncfs later; a crash starts the restore over anyway
-  XBAK_RETURN_IF_ERROR(MakeDirs(dir));
-  LogInfo("reading " + (source == "-" ? std::string("stdin") : source) + " into " + dir);
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
+  util::LogInfo("reading " + (source == "-" ? std::string("stdin") : source) + " into " + dir);
   Status st;
   if (source == "-") {
-    st = ExtractStream(STDIN_FILENO, eo);
+    st = stream::ExtractStream(STDIN_FILENO, eo);
   } else {
-    XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(source));
-    st = ExtractStream(f.fd(), eo);
+    XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(source));
+    st = stream::ExtractStream(f.fd(), eo);
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
-  if (!PathExists(JoinPath(dir, kCheckpointsFile))) {
+  if (!util::PathExists(util::JoinPath(dir, kCheckpointsFile))) {
     return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + kCheckpointsFile +
                                           ": it is not a whole backup (was its upload or download cut?)");
   }
-  DecompressOptions d;
+  sink::DecompressOptions d;
   d.target_dir = dir;
   d.parallel = parallel;
   d.remove_original = true;
-  return DecompressBackup(d);
+  return sink::DecompressBackup(d);
 }
 
 // Reads the streams one after the other on its own thread, each into its
@@ -88,7 +88,7 @@ class Unpacker {
     thread_ = std::thread([this] { Run(); });
   }
   ~Unpacker() { Stop(); }
-  std::string dir(size_t k) const { return JoinPath(staging_, std::to_string(k)); }
+  std::string dir(size_t k) const { return util::JoinPath(staging_, std::to_string(k)); }
   Status Wait(size_t k) {
     std::unique_lock<std::mutex> l(mu_);
     cv_.wait(l, [&] { return done_[k].has_value(); });
@@ -145,10 +145,10 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
       return Error(ErrorCode::kInvalidArgument, "the stream " + s + " is given twice");
   }
   const RestoreDirs dirs = o.dirs.Resolved();
-  const std::string journal = JoinPath(dirs.datadir, kRestoreMarkerFile);
+  const std::string journal = util::JoinPath(dirs.datadir, kRestoreMarkerFile);
   bool again = false;
-  if (PathExists(journal)) {
-    XBAK_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(journal));
+  if (util::PathExists(journal)) {
+    XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(journal));
     if (text.rfind(kStreamRestoreJournalHead, 0) != 0) {
       return Error(ErrorCode::kAlreadyExists,
                    "an interrupted restore from backup directories is in " + dirs.datadir + " (" + journal +
@@ -158,7 +158,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   } else {
     XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
     for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
-      XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(t));
+      XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(t));
       if (!empty) {
         return Error(ErrorCode::kAlreadyExists,
                      t + " is not empty; --restore writes only into empty directories (nothing was written)");
@@ -166,19 +166,19 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
     }
   }
   for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
-    XBAK_RETURN_IF_ERROR(MakeDirs(t));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
   if (again) {
     XBAK_RETURN_IF_ERROR(StartOver(dirs));
   } else {
     std::string text = kStreamRestoreJournalHead;
     for (const auto& s : o.streams) text += "stream: " + s + "\n";
-    XBAK_RETURN_IF_ERROR(WriteFileAtomic(journal, text));
-    XBAK_RETURN_IF_ERROR(SyncDir(dirs.datadir));
+    XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(journal, text));
+    XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   }
   // Before the first byte of data: the server refuses the datadir from now on.
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   // One thread reads the streams in order while the steps before are applied.
-  Unpacker unpacker(o, JoinPath(dirs.datadir, kStagingDir));
+  Unpacker unpacker(o, util::JoinPath(dirs.datadir, kStagingDir));
   RestoreOptions chain = o;
   chain.full_dir = unpacker.dir(0);
   for (size_t k = 1; k < o.streams.size(); k++) chain.incremental_dirs.push_back(unpacker.dir(k));
@@ -186,7 +186,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   Status st = unpacker.Wait(0);
   if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
   if (!st.ok() && unpacker.busy()) {
-    LogWarning("the restore failed; the stream being read is read to its end before xbak exits");
+    util::LogWarning("the restore failed; the stream being read is read to its end before xbak exits");
   }
   unpacker.Stop();
   return st;

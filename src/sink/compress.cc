@@ -15,7 +15,7 @@
 
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 const char* AlgoName(CompressOptions::Algo algo) { return algo == CompressOptions::kZstd ? "zstd" : "lz4"; }
@@ -363,4 +363,4 @@ Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, C
       std::make_unique<CompressingSink>(std::move(inner), options, std::move(shared)));
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -15,7 +15,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 struct DecompressJob {
@@ -46,13 +46,13 @@ std::string ParentDir(const std::string& path) {
 }
 
 Status DecompressOne(const DecompressJob& job, bool remove_original, const std::atomic<bool>& cancel) {
-  XBAK_ASSIGN_OR_RETURN(File in, File::OpenRead(job.input));
+  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.input));
   XBAK_ASSIGN_OR_RETURN(std::unique_ptr<Decompressor> dec, Decompressor::Create(job.algo, job.input));
-  const std::string partial = job.output + std::string(kXbstreamPartialSuffix);
+  const std::string partial = job.output + std::string(stream::kXbstreamPartialSuffix);
   // A leftover of an interrupted run is garbage by construction (the name
   // says so): replace it.
   if (::unlink(partial.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", partial, errno);
-  XBAK_ASSIGN_OR_RETURN(File out, File::CreateNew(partial));
+  XBAK_ASSIGN_OR_RETURN(util::File out, util::File::CreateNew(partial));
   PartialFile guard(partial);
 
   std::vector<uint8_t> buf(size_t{1} << 20);
@@ -70,11 +70,11 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   XBAK_RETURN_IF_ERROR(dec->Finish());
   XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
-  XBAK_RETURN_IF_ERROR(RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
+  XBAK_RETURN_IF_ERROR(util::RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
   guard.Release();
   // The original goes only once the output's name is durable: a crash in
   // between leaves both, never neither.
-  XBAK_RETURN_IF_ERROR(SyncDir(ParentDir(job.output)));
+  XBAK_RETURN_IF_ERROR(util::SyncDir(ParentDir(job.output)));
   if (remove_original && ::unlink(job.input.c_str()) != 0) return ErrnoError("remove", job.input, errno);
   return Status::Ok();
 }
@@ -126,9 +126,9 @@ Status DecompressBackup(const DecompressOptions& options) {
             [](const DecompressJob& a, const DecompressJob& b) { return a.size > b.size; });
 
   std::atomic<bool> cancel{false};
-  return RunParallel(
+  return util::RunParallel(
       jobs.size(), std::max(1, options.parallel),
       [&](size_t i) { return DecompressOne(jobs[i], options.remove_original, cancel); }, &cancel);
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -7,7 +7,7 @@
 
 #include "xbak/sink/decompress.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 constexpr size_t kDecodeOutBytes = size_t{1} << 20;
@@ -137,4 +137,4 @@ Result<std::unique_ptr<Decompressor>> Decompressor::Create(CompressOptions::Algo
   return std::unique_ptr<Decompressor>(std::move(d));
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -10,7 +10,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/sparse.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 // A file is written as "<name>.xbpartial" and takes its name when closed,
@@ -20,7 +20,7 @@ namespace {
 // mark of a complete backup).
 class DirectoryFile : public SinkFile {
  public:
-  DirectoryFile(File f, std::string partial, std::string full)
+  DirectoryFile(util::File f, std::string partial, std::string full)
       : file_(std::move(f)), sparse_(file_), partial_(std::move(partial)), full_(std::move(full)) {}
   // Zero blocks stay holes: a PAGE_COMPRESSED table is as sparse in the
   // backup as on the server.
@@ -34,12 +34,12 @@ class DirectoryFile : public SinkFile {
     XBAK_RETURN_IF_ERROR(file_.Close());
     // NOREPLACE: the target was empty and every name is created once; a
     // name that exists now was put there by someone else, and stays.
-    return RenameNoReplace(AT_FDCWD, partial_, full_, full_);
+    return util::RenameNoReplace(AT_FDCWD, partial_, full_, full_);
   }
 
  private:
-  File file_;
-  SparseWriter sparse_;  // writes into file_
+  util::File file_;
+  util::SparseWriter sparse_;  // writes into file_
   const std::string partial_, full_;
 };
 
@@ -51,15 +51,15 @@ class DirectorySink : public Sink {
     if (relpath.empty() || relpath.front() == '/' || relpath.find("..") != std::string::npos) {
       return Error(ErrorCode::kInvalidArgument, "refusing unsafe backup path '" + relpath + "'");
     }
-    std::string full = JoinPath(root_, relpath);
+    std::string full = util::JoinPath(root_, relpath);
     auto slash = full.rfind('/');
     std::string dir = full.substr(0, slash);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (dirs_.insert(dir).second) XBAK_RETURN_IF_ERROR(MakeDirs(dir));
+      if (dirs_.insert(dir).second) XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
     }
-    std::string partial = full + std::string(kXbstreamPartialSuffix);
-    XBAK_ASSIGN_OR_RETURN(File f, File::CreateNew(partial));
+    std::string partial = full + std::string(stream::kXbstreamPartialSuffix);
+    XBAK_ASSIGN_OR_RETURN(util::File f, util::File::CreateNew(partial));
     return std::unique_ptr<SinkFile>(std::make_unique<DirectoryFile>(std::move(f), partial, full));
   }
 
@@ -72,9 +72,9 @@ class DirectorySink : public Sink {
     // syncfs() flushes every file of the target filesystem in one call
     // (Linux >= 5.8 reports write-back errors through it), then the
     // directories make the new names durable.
-    XBAK_RETURN_IF_ERROR(SyncFilesystem(root_));
-    for (const auto& d : dirs) XBAK_RETURN_IF_ERROR(SyncDir(d));
-    return SyncDir(root_);
+    XBAK_RETURN_IF_ERROR(util::SyncFilesystem(root_));
+    for (const auto& d : dirs) XBAK_RETURN_IF_ERROR(util::SyncDir(d));
+    return util::SyncDir(root_);
   }
 
   std::string Describe() const override { return "directory " + root_; }
@@ -88,13 +88,13 @@ class DirectorySink : public Sink {
 }  // namespace
 
 Result<std::unique_ptr<Sink>> MakeDirectorySink(const std::string& root) {
-  XBAK_ASSIGN_OR_RETURN(bool empty, IsEmptyOrMissingDir(root));
+  XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(root));
   if (!empty) {
     return Error(ErrorCode::kAlreadyExists,
                  "target directory " + root + " is not empty; xbak never writes into an existing backup");
   }
-  XBAK_RETURN_IF_ERROR(MakeDirs(root));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(root));
   return std::unique_ptr<Sink>(std::make_unique<DirectorySink>(root));
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -81,13 +81,13 @@ Status MakeBlocking(int fd, const std::string& path) {
 }  // namespace
 
 std::string FifoPath(const std::string& dir, int index) {
-  return JoinPath(dir, "thread_" + std::to_string(index));
+  return util::JoinPath(dir, "thread_" + std::to_string(index));
 }
 
-Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
+Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
                                                   std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
-  XBAK_RETURN_IF_ERROR(MakeDirs(dir));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
   CreatedFifos created;
   for (int i = 0; i < n; ++i) {
     const std::string path = FifoPath(dir, i);
@@ -103,7 +103,7 @@ Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
   // One deadline for all: the operator's --fifo-timeout is how long the
   // backup may wait for its readers, not that times n.
   const auto deadline = Clock::now() + timeout;
-  std::vector<UniqueFd> fds;
+  std::vector<util::UniqueFd> fds;
   for (int i = 0; i < n; ++i) {
     const std::string path = FifoPath(dir, i);
     Poller poller(deadline);
@@ -112,7 +112,7 @@ Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
       // blocking, so the wait can be bounded.
       int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
       if (fd >= 0) {
-        UniqueFd owned(fd);
+        util::UniqueFd owned(fd);
         struct stat st {};
         if (::fstat(fd, &st) != 0) return ErrnoError("stat", path, errno);
         if (!S_ISFIFO(st.st_mode)) return NotAFifo(path);  // replaced under us
@@ -135,7 +135,7 @@ Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
   return fds;
 }
 
-Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
+Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
                                                   std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
   const auto deadline = Clock::now() + timeout;
@@ -145,14 +145,14 @@ Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
   // the FIFO (it counts as neither reader nor writer), so a FIFO that the
   // writer unlinks or replaces meanwhile cannot make us wait on a new one or
   // lose the way to release the old one.
-  std::vector<UniqueFd> pins;
+  std::vector<util::UniqueFd> pins;
   for (int i = 0; i < n; ++i) {
     const std::string path = FifoPath(dir, i);
     Poller poller(deadline);
     while (true) {
       int fd = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0) {
-        UniqueFd pin(fd);
+        util::UniqueFd pin(fd);
         struct stat st {};
         if (::fstat(fd, &st) != 0) return ErrnoError("stat", path, errno);
         if (!S_ISFIFO(st.st_mode)) return NotAFifo(path);
@@ -231,10 +231,10 @@ Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
   }
   for (auto& t : threads) t.join();
 
-  std::vector<UniqueFd> fds;
+  std::vector<util::UniqueFd> fds;
   Status first = timed_out;
   for (Slot& s : slots) {
-    UniqueFd fd(s.fd);  // owned either way: closed on any failure below
+    util::UniqueFd fd(s.fd);  // owned either way: closed on any failure below
     if (first.ok() && s.fd < 0) first = ErrnoError("open", s.path, s.err);
     fds.push_back(std::move(fd));
   }
@@ -244,7 +244,7 @@ Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
 
 Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir, int n,
                                                          std::chrono::seconds timeout, size_t queue_chunks) {
-  XBAK_ASSIGN_OR_RETURN(std::vector<UniqueFd> owned, OpenFifosForWriting(dir, n, timeout));
+  XBAK_ASSIGN_OR_RETURN(std::vector<util::UniqueFd> owned, OpenFifosForWriting(dir, n, timeout));
   StreamBufferOptions options;
   options.queue_chunks = queue_chunks;
   std::vector<int> fds;
@@ -256,4 +256,4 @@ Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir,
   return MakeBufferedXbstreamSink(std::move(fds), std::move(options));
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -1,6 +1,6 @@
 #include "xbak/sink/sink.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 class SinkRef : public Sink {
@@ -24,4 +24,4 @@ Status WriteSmallFile(Sink& sink, const std::string& relpath, const std::string&
   return f->Close();
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

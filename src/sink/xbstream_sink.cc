@@ -21,7 +21,7 @@
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 // Where the chunks of one output fd go: straight onto the fd from the calling
@@ -70,19 +70,19 @@ class DirectOutput : public Output {
   const std::string& name() const override { return name_; }
 
  private:
-  XbstreamWriter writer_;
+  stream::XbstreamWriter writer_;
   const std::string name_;
 };
 
 // Most header bytes one queued chunk can carry.
 constexpr size_t kMaxChunkHeaderLen =
-    kXbstreamFixedHeaderLen + kXbstreamMaxWritePathLen + kXbstreamPayloadHeaderLen;
+    stream::kXbstreamFixedHeaderLen + stream::kXbstreamMaxWritePathLen + stream::kXbstreamPayloadHeaderLen;
 
 class QueuedOutput : public Output {
  public:
   QueuedOutput(int fd, std::string name, size_t max_items)
       : fd_(fd), name_(std::move(name)), max_items_(max_items) {
-    EnlargePipe(fd_);
+    util::EnlargePipe(fd_);
     thread_ = std::thread([this] { Run(); });
   }
   ~QueuedOutput() override {
@@ -121,10 +121,10 @@ class QueuedOutput : public Output {
     return Push(path, offset, std::move(data));
   }
   Status Eof(const std::string& path) override {
-    if (path.empty() || path.size() > kXbstreamMaxWritePathLen) {
+    if (path.empty() || path.size() > stream::kXbstreamMaxWritePathLen) {
       return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
     }
-    return Enqueue(Item{EncodeEofChunk(path), {}});
+    return Enqueue(Item{stream::EncodeEofChunk(path), {}});
   }
   Status Drain() override {
     std::unique_lock<std::mutex> lock(mu_);
@@ -152,12 +152,12 @@ class QueuedOutput : public Output {
   };
 
   Status Push(const std::string& path, uint64_t offset, std::vector<uint8_t> data) {
-    if (path.empty() || path.size() > kXbstreamMaxWritePathLen) {
+    if (path.empty() || path.size() > stream::kXbstreamMaxWritePathLen) {
       return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
     }
     // The CRC is computed here, on the copy threads, not on the one writer.
     std::string header =
-        EncodePayloadChunkHeader(path, data.size(), offset, XbstreamCrc32(data.data(), data.size()));
+        stream::EncodePayloadChunkHeader(path, data.size(), offset, stream::XbstreamCrc32(data.data(), data.size()));
     return Enqueue(Item{std::move(header), std::move(data)});
   }
 
@@ -229,7 +229,7 @@ class QueuedOutput : public Output {
       }
       auto done = static_cast<size_t>(w);
       written_.fetch_add(done, std::memory_order_relaxed);
-      AdvanceIovec(&cur, &iovcnt, done);
+      util::AdvanceIovec(&cur, &iovcnt, done);
     }
     return Status::Ok();
   }
@@ -256,7 +256,7 @@ class XbstreamFile;
 struct Shared {
   // Declared before `outputs`, so destroyed after them: the writer threads
   // are joined before the fds they write to are closed.
-  std::vector<UniqueFd> owned;
+  std::vector<util::UniqueFd> owned;
   std::vector<std::unique_ptr<Output>> outputs;
   std::mutex mu;
   std::set<std::string> paths;          // guarded by mu: every path ever created
@@ -341,14 +341,14 @@ class XbstreamSink : public BufferedStreamSink {
   explicit XbstreamSink(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
   Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) override {
-    Result<std::string> norm = NormalizeXbstreamPath(relpath);
+    Result<std::string> norm = stream::NormalizeXbstreamPath(relpath);
     if (!norm.ok()) {
       return Error(ErrorCode::kInvalidArgument, "refusing unsafe backup path: " + norm.status().message());
     }
     const std::string& path = norm.value();
-    if (path.size() > kXbstreamMaxWritePathLen) {
+    if (path.size() > stream::kXbstreamMaxWritePathLen) {
       return Error(ErrorCode::kUnsupported, "cannot stream " + path + ": paths longer than " +
-                                                std::to_string(kXbstreamMaxWritePathLen) +
+                                                std::to_string(stream::kXbstreamMaxWritePathLen) +
                                                 " bytes cannot be extracted by mbstream");
     }
     std::lock_guard<std::mutex> lock(shared_->mu);
@@ -457,4 +457,4 @@ Result<std::unique_ptr<BufferedStreamSink>> MakeBufferedXbstreamSink(std::vector
   return std::unique_ptr<BufferedStreamSink>(std::make_unique<XbstreamSink>(std::move(shared)));
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -10,7 +10,7 @@
 #include "xbak/util/endian.h"
 #include "xbak/util/hex.h"
 
-namespace xbak {
+namespace xbak::stream {
 namespace {
 
 constexpr size_t kReadBufferSize = size_t{1} << 20;
@@ -141,7 +141,7 @@ Result<bool> ChunkReader::ReadFixedHeader(uint64_t start, Chunk* chunk, uint32_t
       }
       chunk->type = ChunkType::kUnknown;
   }
-  *path_len = LoadLE32(fixed + 10);
+  *path_len = util::LoadLE32(fixed + 10);
   if (*path_len > kXbstreamMaxPathLen) {
     return Corrupt(start, "",
                    "path too long (" + std::to_string(*path_len) + " bytes, limit " +
@@ -172,9 +172,9 @@ Status ChunkReader::ReadPayload(uint64_t start, Chunk* chunk) {
                    "truncated chunk header (stream ends after " + std::to_string(got) + " of " +
                        std::to_string(sizeof(tail)) + " length/offset/checksum bytes)");
   }
-  const uint64_t len = LoadLE64(tail);
-  chunk->offset = LoadLE64(tail + 8);
-  const uint32_t stored_crc = LoadLE32(tail + 16);
+  const uint64_t len = util::LoadLE64(tail);
+  chunk->offset = util::LoadLE64(tail + 8);
+  const uint32_t stored_crc = util::LoadLE32(tail + 16);
   if (len > kXbstreamMaxPayloadLen) {
     return Corrupt(start, chunk->path,
                    "payload too large (" + std::to_string(len) + " bytes, limit " +
@@ -195,10 +195,10 @@ Status ChunkReader::ReadPayload(uint64_t start, Chunk* chunk) {
   if (crc != stored_crc) {
     return Corrupt(
         start, chunk->path,
-        "payload checksum mismatch (stored " + Hex32(stored_crc) + ", computed " + Hex32(crc) + ")");
+        "payload checksum mismatch (stored " + util::Hex32(stored_crc) + ", computed " + util::Hex32(crc) + ")");
   }
   chunk->crc = crc;
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::stream

@@ -9,14 +9,14 @@
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/sparse.h"
 
-namespace xbak {
+namespace xbak::stream {
 
 struct Extractor::OpenFile {
   std::mutex mu;
   std::string rel;                // normalised path in the target
   std::string name;               // last component
-  std::shared_ptr<UniqueFd> dir;  // its directory, opened without following links
-  UniqueFd fd;                    // the .xbpartial file
+  std::shared_ptr<util::UniqueFd> dir;  // its directory, opened without following links
+  util::UniqueFd fd;                    // the .xbpartial file
   uint64_t size = 0;              // bytes written so far = next expected offset
 };
 
@@ -40,20 +40,20 @@ Status PWriteAll(int fd, const uint8_t* p, size_t n, uint64_t off, const std::st
 
 }  // namespace
 
-Extractor::Extractor(ExtractOptions options, UniqueFd root)
-    : options_(std::move(options)), root_(std::make_shared<UniqueFd>(std::move(root))) {}
+Extractor::Extractor(ExtractOptions options, util::UniqueFd root)
+    : options_(std::move(options)), root_(std::make_shared<util::UniqueFd>(std::move(root))) {}
 
 Extractor::~Extractor() = default;
 
 Result<std::unique_ptr<Extractor>> Extractor::Open(const ExtractOptions& options) {
   if (options.target_dir.empty())
     return Error(ErrorCode::kInvalidArgument, "no target directory for extraction");
-  XBAK_RETURN_IF_ERROR(MakeDirs(options.target_dir));
+  XBAK_RETURN_IF_ERROR(util::MakeDirs(options.target_dir));
   // The target itself is the operator's choice and may be reached through a
   // symlink; only paths inside it are confined.
   int fd = ::open(options.target_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("open directory", options.target_dir, errno);
-  return std::unique_ptr<Extractor>(new Extractor(options, UniqueFd(fd)));
+  return std::unique_ptr<Extractor>(new Extractor(options, util::UniqueFd(fd)));
 }
 
 size_t Extractor::files_completed() const {
@@ -61,11 +61,11 @@ size_t Extractor::files_completed() const {
   return done_.size();
 }
 
-Result<std::shared_ptr<UniqueFd>> Extractor::OpenDir(const std::string& rel_dir) {
+Result<std::shared_ptr<util::UniqueFd>> Extractor::OpenDir(const std::string& rel_dir) {
   if (rel_dir.empty()) return root_;
   auto it = dirs_.find(rel_dir);
   if (it != dirs_.end()) return it->second;
-  std::shared_ptr<UniqueFd> parent;
+  std::shared_ptr<util::UniqueFd> parent;
   std::string name;
   size_t slash = rel_dir.rfind('/');
   if (slash == std::string::npos) {
@@ -75,7 +75,7 @@ Result<std::shared_ptr<UniqueFd>> Extractor::OpenDir(const std::string& rel_dir)
     XBAK_ASSIGN_OR_RETURN(parent, OpenDir(rel_dir.substr(0, slash)));
     name = rel_dir.substr(slash + 1);
   }
-  const std::string shown = JoinPath(options_.target_dir, rel_dir);
+  const std::string shown = util::JoinPath(options_.target_dir, rel_dir);
   if (::mkdirat(parent->get(), name.c_str(), 0750) != 0 && errno != EEXIST) {
     return ErrnoError("mkdir", shown, errno);
   }
@@ -89,7 +89,7 @@ Result<std::shared_ptr<UniqueFd>> Extractor::OpenDir(const std::string& rel_dir)
     }
     return ErrnoError("open directory", shown, err);
   }
-  auto dir = std::make_shared<UniqueFd>(fd);
+  auto dir = std::make_shared<util::UniqueFd>(fd);
   dirs_.emplace(rel_dir, dir);
   return dir;
 }
@@ -100,7 +100,7 @@ Result<std::shared_ptr<Extractor::OpenFile>> Extractor::CreateFile(const std::st
   size_t slash = rel.rfind('/');
   f->name = slash == std::string::npos ? rel : rel.substr(slash + 1);
   XBAK_ASSIGN_OR_RETURN(f->dir, OpenDir(slash == std::string::npos ? std::string() : rel.substr(0, slash)));
-  const std::string shown = JoinPath(options_.target_dir, rel);
+  const std::string shown = util::JoinPath(options_.target_dir, rel);
   struct stat st {};
   if (::fstatat(f->dir->get(), f->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (!options_.overwrite) {
@@ -116,7 +116,7 @@ Result<std::shared_ptr<Extractor::OpenFile>> Extractor::CreateFile(const std::st
   int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (options_.overwrite ? O_TRUNC : O_EXCL);
   int fd = ::openat(f->dir->get(), partial.c_str(), flags, 0640);
   if (fd < 0) return ErrnoError("create", shown + std::string(kXbstreamPartialSuffix), errno);
-  f->fd = UniqueFd(fd);
+  f->fd = util::UniqueFd(fd);
   return f;
 }
 
@@ -162,8 +162,8 @@ Status Extractor::Apply(const Chunk& chunk) {
   // Zero blocks stay holes (a PAGE_COMPRESSED table extracts as sparse as the
   // server keeps it); Complete gives the file its full size.
   const int fd = f->fd.get();
-  const std::string what = JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix);
-  XBAK_RETURN_IF_ERROR(WriteSkippingZeroBlocks(
+  const std::string what = util::JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix);
+  XBAK_RETURN_IF_ERROR(util::WriteSkippingZeroBlocks(
       chunk.payload.data(), chunk.payload.size(), chunk.offset,
       [&](const uint8_t* p, size_t n, uint64_t off) { return PWriteAll(fd, p, n, off, what); }));
   f->size += chunk.payload.size();
@@ -171,7 +171,7 @@ Status Extractor::Apply(const Chunk& chunk) {
 }
 
 Status Extractor::Complete(OpenFile& f) {
-  const std::string shown = JoinPath(options_.target_dir, f.rel);
+  const std::string shown = util::JoinPath(options_.target_dir, f.rel);
   // Zeros at the end were skipped (holes): the file gets its full size.
   struct stat st {};
   if (::fstat(f.fd.get(), &st) != 0) return ErrnoError("stat", shown, errno);
@@ -190,7 +190,7 @@ Status Extractor::Complete(OpenFile& f) {
   }
   // NOREPLACE closes the window between the existence check at create time
   // and now.
-  return RenameNoReplace(dir, partial, f.name, shown);
+  return util::RenameNoReplace(dir, partial, f.name, shown);
 }
 
 Status Extractor::Finish() {
@@ -213,7 +213,7 @@ Status Extractor::Finish() {
   }
   if (options_.fsync) {
     for (const auto& [rel, dir] : dirs_) {
-      if (::fsync(dir->get()) != 0) return ErrnoError("fsync", JoinPath(options_.target_dir, rel), errno);
+      if (::fsync(dir->get()) != 0) return ErrnoError("fsync", util::JoinPath(options_.target_dir, rel), errno);
     }
     if (::fsync(root_->get()) != 0) return ErrnoError("fsync", options_.target_dir, errno);
   }
@@ -278,4 +278,4 @@ Status ExtractStreams(const std::vector<int>& fds, const ExtractOptions& options
   return ex->Finish();
 }
 
-}  // namespace xbak
+}  // namespace xbak::stream

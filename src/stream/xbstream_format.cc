@@ -6,7 +6,7 @@
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/endian.h"
 
-namespace xbak {
+namespace xbak::stream {
 
 uint32_t XbstreamCrc32(const void* data, size_t n) {
   // zlib's crc32 (ISO-3309, the CRC mbstream writes), deliberately: it is portable, tested by zlib
@@ -29,7 +29,7 @@ std::string FixedHeader(char type, std::string_view path, size_t extra) {
   h.push_back(0);  // flags: we never write ignorable chunks
   h.push_back(type);
   uint8_t len[4];
-  StoreLE32(len, static_cast<uint32_t>(path.size()));
+  util::StoreLE32(len, static_cast<uint32_t>(path.size()));
   h.append(reinterpret_cast<const char*>(len), 4);
   h.append(path);
   return h;
@@ -40,9 +40,9 @@ std::string EncodePayloadChunkHeader(std::string_view path, uint64_t payload_len
                                      uint32_t crc) {
   std::string h = FixedHeader('P', path, kXbstreamPayloadHeaderLen);
   uint8_t tail[kXbstreamPayloadHeaderLen];
-  StoreLE64(tail, payload_len);
-  StoreLE64(tail + 8, offset);
-  StoreLE32(tail + 16, crc);
+  util::StoreLE64(tail, payload_len);
+  util::StoreLE64(tail + 8, offset);
+  util::StoreLE32(tail + 16, crc);
   h.append(reinterpret_cast<const char*>(tail), sizeof(tail));
   return h;
 }
@@ -84,4 +84,4 @@ Result<std::string> NormalizeXbstreamPath(std::string_view path) {
   return out;
 }
 
-}  // namespace xbak
+}  // namespace xbak::stream

@@ -9,7 +9,7 @@
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::stream {
 namespace {
 
 // Blocks SIGPIPE in this thread for its lifetime and, if a write under it hit
@@ -109,10 +109,10 @@ Status XbstreamWriter::WriteChunk(const std::string& header, const void* payload
     // Advance past what was written; writev may stop anywhere, e.g. when a
     // pipe's buffer fills.
     auto done = static_cast<size_t>(w);
-    AdvanceIovec(&cur, &iovcnt, done);
+    util::AdvanceIovec(&cur, &iovcnt, done);
   }
   bytes_written_.fetch_add(total, std::memory_order_relaxed);
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::stream

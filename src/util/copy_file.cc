@@ -11,7 +11,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/sparse.h"
 
-namespace xbak {
+namespace xbak::util {
 
 Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFileOptions& o,
                  Progress* progress) {
@@ -58,4 +58,4 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

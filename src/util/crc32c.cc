@@ -14,7 +14,7 @@
 #endif
 #endif
 
-namespace xbak::crc32c {
+namespace xbak::util::crc32c {
 namespace {
 
 constexpr uint32_t kPoly = 0x82F63B78u;  // reflected Castagnoli polynomial
@@ -116,4 +116,4 @@ bool HardwareAvailable() { return HwOk(); }
 
 uint32_t Extend(uint32_t crc, const void* data, size_t n) { return ExtendHardware(crc, data, n); }
 
-}  // namespace xbak::crc32c
+}  // namespace xbak::util::crc32c

@@ -13,7 +13,7 @@
 #include <memory>
 #include <set>
 
-namespace xbak {
+namespace xbak::util {
 
 void UniqueFd::Reset() {
   if (fd_ >= 0) ::close(fd_);
@@ -304,4 +304,4 @@ std::string JoinPath(std::string_view a, std::string_view b) {
   return out;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

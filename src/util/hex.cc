@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace xbak {
+namespace xbak::util {
 
 std::string Hex32(uint32_t v) {
   char b[16];
@@ -10,4 +10,4 @@ std::string Hex32(uint32_t v) {
   return b;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -7,7 +7,7 @@
 #include <ctime>
 #include <string>
 
-namespace xbak {
+namespace xbak::util {
 
 void Log(LogLevel level, std::string_view message) {
   auto now = std::chrono::system_clock::now();
@@ -34,4 +34,4 @@ void Log(LogLevel level, std::string_view message) {
   }
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

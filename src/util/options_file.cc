@@ -8,7 +8,7 @@
 
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 std::string Trim(const std::string& s) {
@@ -141,4 +141,4 @@ OptionFileChoice ChooseOptionFile(int argc, const char* const* argv) {
   return {std::string(home) + "/.my.cnf", false};
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

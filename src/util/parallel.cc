@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 
 Status RunParallel(size_t jobs, int threads, const std::function<Status(size_t job)>& fn,
                    std::atomic<bool>* cancel) {
@@ -44,4 +44,4 @@ Status RunParallel(size_t jobs, int threads, const std::function<Status(size_t j
   return first;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

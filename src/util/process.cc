@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 int DecodeStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
@@ -157,4 +157,4 @@ void Child::Kill() {
   pid_ = -1;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

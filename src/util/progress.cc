@@ -4,7 +4,7 @@
 
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::util {
 
 std::string HumanBytes(uint64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -84,4 +84,4 @@ void Progress::Finish(bool ok) {
             " files" + buf);
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace xbak {
+namespace xbak::util {
 
 std::optional<uint64_t> ParseSize(std::string_view text, uint64_t max) {
   uint64_t v = 0;
@@ -23,4 +23,4 @@ std::optional<uint64_t> ParseSize(std::string_view text, uint64_t max) {
   return v * mul;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

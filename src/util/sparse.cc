@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 constexpr size_t kBlock = 4096;
@@ -49,4 +49,4 @@ Status SparseWriter::Finish() {
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

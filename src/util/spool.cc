@@ -10,7 +10,7 @@
 
 #include "xbak/util/progress.h"
 
-namespace xbak {
+namespace xbak::util {
 Spool::Spool(Options options) : o_(std::move(options)) {
   dir_ = o_.tmpdir;
   if (dir_.empty()) {
@@ -234,4 +234,4 @@ Spool::Stats Spool::stats() const {
   return stats_;
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-namespace xbak {
+namespace xbak::util {
 
 void Throttle::Take(size_t bytes) {
   if (bytes_per_second_ == 0 || bytes == 0) return;
@@ -20,4 +20,4 @@ void Throttle::Take(size_t bytes) {
   std::this_thread::sleep_until(at + cost);
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

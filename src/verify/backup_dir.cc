@@ -16,7 +16,7 @@
 namespace xbak::verify {
 
 void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Reporter& r) {
-  std::string path = rel.empty() ? root : JoinPath(root, rel);
+  std::string path = rel.empty() ? root : util::JoinPath(root, rel);
   DIR* d = ::opendir(path.c_str());
   if (d == nullptr) {
     r.Add(path + ": cannot read the directory: " + std::strerror(errno));
@@ -33,8 +33,8 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
   for (auto& [n, type] : entries) {
     std::string child = rel.empty() ? n : rel + "/" + n;
     struct stat st;
-    if (::fstatat(AT_FDCWD, JoinPath(root, child).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      r.Add(JoinPath(root, child) + ": cannot stat: " + std::strerror(errno));
+    if (::fstatat(AT_FDCWD, util::JoinPath(root, child).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      r.Add(util::JoinPath(root, child) + ": cannot stat: " + std::strerror(errno));
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -42,11 +42,11 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
       continue;
     }
     if (S_ISLNK(st.st_mode)) {
-      r.Add(JoinPath(root, child) + ": a symbolic link (a backup never holds one; not followed)");
+      r.Add(util::JoinPath(root, child) + ": a symbolic link (a backup never holds one; not followed)");
       continue;
     }
     if (!S_ISREG(st.st_mode)) {
-      r.Add(JoinPath(root, child) + ": not a regular file");
+      r.Add(util::JoinPath(root, child) + ": not a regular file");
       continue;
     }
     FileEntry f;
@@ -54,16 +54,16 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
     f.base = child;
     f.size = static_cast<uint64_t>(st.st_size);
     if (child.ends_with(".zst")) {
-      f.algo = CompressOptions::kZstd;
+      f.algo = sink::CompressOptions::kZstd;
       f.base = child.substr(0, child.size() - 4);
     } else if (child.ends_with(".lz4")) {
-      f.algo = CompressOptions::kLz4;
+      f.algo = sink::CompressOptions::kLz4;
       f.base = child.substr(0, child.size() - 4);
     }
     b->stored.push_back(child);
     b->stored_set.insert(child);
     if (b->files.count(f.base)) {
-      r.Add(JoinPath(root, child) + ": " + f.base +
+      r.Add(util::JoinPath(root, child) + ": " + f.base +
             " is stored twice (plain and compressed, or as .zst and .lz4)");
       continue;
     }
@@ -72,8 +72,8 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
 }
 
 void ReadMetadata(BackupDir* b, Reporter& r) {
-  std::string cp_path = JoinPath(b->dir, kCheckpointsFile);
-  auto text = ReadSmallFile(cp_path);
+  std::string cp_path = util::JoinPath(b->dir, kCheckpointsFile);
+  auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
@@ -94,12 +94,12 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       if (b->cp.to_lsn == 0) r.Add(cp_path + ": to_lsn is 0");
     }
   }
-  std::string cnf_path = JoinPath(b->dir, kBackupCnfFile);
-  auto cnf_text = ReadSmallFile(cnf_path);
+  std::string cnf_path = util::JoinPath(b->dir, kBackupCnfFile);
+  auto cnf_text = util::ReadSmallFile(cnf_path);
   if (!cnf_text.ok()) {
     r.Add(cnf_path + ": missing or unreadable (" + cnf_text.status().message() + ")");
   } else {
-    auto m = ParseOptionText(cnf_text.value(), cnf_path, {"mysqld"});
+    auto m = util::ParseOptionText(cnf_text.value(), cnf_path, {"mysqld"});
     if (!m.ok()) {
       r.Add(cnf_path + ": " + m.status().message());
     } else {
@@ -133,8 +133,8 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       }
     }
   }
-  std::string info_path = JoinPath(b->dir, kInfoFile);
-  auto info = ReadSmallFile(info_path);
+  std::string info_path = util::JoinPath(b->dir, kInfoFile);
+  auto info = util::ReadSmallFile(info_path);
   if (!info.ok()) {
     r.Add(info_path + ": missing or unreadable (" + info.status().message() + ")");
   } else {

@@ -21,7 +21,7 @@ namespace xbak::verify {
 struct FileEntry {
   std::string rel;   // as stored, e.g. "db/t.ibd.zst"
   std::string base;  // without the compression suffix
-  std::optional<CompressOptions::Algo> algo;
+  std::optional<sink::CompressOptions::Algo> algo;
   uint64_t size = 0;
 };
 
@@ -49,7 +49,7 @@ inline bool IsPrepared(const BackupDir& b) {
   return b.has_checkpoints && (b.cp.backup_type == "log-applied" || b.cp.backup_type == "full-prepared");
 }
 
-inline std::string Display(const BackupDir& b, const std::string& rel) { return JoinPath(b.dir, rel); }
+inline std::string Display(const BackupDir& b, const std::string& rel) { return util::JoinPath(b.dir, rel); }
 
 // Lists `root`/`rel` recursively into b->files; what cannot be a backup's
 // (symbolic links, special files, a file stored twice) is a problem.

@@ -11,18 +11,18 @@ namespace {
 constexpr size_t kReadBytes = size_t{4} << 20;  // one read per 4 MiB: few syscalls, bounded memory
 }  // namespace
 
-Status StreamFile(const std::string& path, std::optional<CompressOptions::Algo> algo, const Consumer& consume,
+Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo, const Consumer& consume,
                   uint64_t* content_bytes) {
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
   ::posix_fadvise(f.fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::unique_ptr<Decompressor> dec;
+  std::unique_ptr<sink::Decompressor> dec;
   if (algo) {
-    XBAK_ASSIGN_OR_RETURN(dec, Decompressor::Create(*algo, path));
+    XBAK_ASSIGN_OR_RETURN(dec, sink::Decompressor::Create(*algo, path));
   }
   std::vector<uint8_t> buf(kReadBytes);
   uint64_t off = 0;
   *content_bytes = 0;
-  const Decompressor::Output out = [&](const uint8_t* d, size_t n) {
+  const sink::Decompressor::Output out = [&](const uint8_t* d, size_t n) {
     *content_bytes += n;
     consume(d, n);
     return Status::Ok();

@@ -20,7 +20,7 @@ using Consumer = std::function<void(const uint8_t* data, size_t n)>;
 // Pushes the (decompressed) content of `path` to `consume` in pieces. Errors
 // (I/O, corrupt or truncated compressed data) are returned; what was consumed
 // before them stays consumed.
-Status StreamFile(const std::string& path, std::optional<CompressOptions::Algo> algo, const Consumer& consume,
+Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo, const Consumer& consume,
                   uint64_t* content_bytes);
 
 // Gathers pushed bytes into fixed-size units (pages, delta blocks) and hands

@@ -52,7 +52,7 @@ class Verifier {
     for (auto& b : backups_) PlanJobs(*b);
     std::sort(jobs_.begin(), jobs_.end(), [](const Job& a, const Job& b) { return a.size > b.size; });
     std::atomic<bool> cancel{false};
-    (void)RunParallel(
+    (void)util::RunParallel(
         jobs_.size(), o_.parallel,
         [&](size_t i) {
           jobs_[i].run();
@@ -80,7 +80,7 @@ class Verifier {
     for (size_t i = 0; i < backups_.size(); i++) {
       const BackupDir& b = *backups_[i];
       if (!b.has_checkpoints) continue;
-      std::string cp = JoinPath(b.dir, kCheckpointsFile);
+      std::string cp = util::JoinPath(b.dir, kCheckpointsFile);
       if (backups_.size() > 1 && i == 0 && b.cp.backup_type == "incremental") {
         r_.Add(cp + ": the first backup of a chain must be a full backup, this one is incremental");
       }
@@ -119,7 +119,7 @@ class Verifier {
     for (auto& [base, f] : b.files) {
       const FileEntry* fe = &f;
       BackupDir* bp = &b;
-      if (base.ends_with(kXbstreamPartialSuffix)) {
+      if (base.ends_with(stream::kXbstreamPartialSuffix)) {
         r_.Add(Display(b, f.rel) + ": an unfinished file (its backup or extraction was interrupted)");
         files_++;
         continue;
@@ -217,8 +217,8 @@ class Verifier {
   void CheckDelta(const BackupDir& b, const FileEntry& f) {
     FileProblems p(r_, Display(b, f.rel), o_.max_problems_per_file);
     std::string stem = f.base.substr(0, f.base.size() - 6);
-    std::string meta_path = JoinPath(b.dir, stem + ".meta");
-    auto text = ReadSmallFile(meta_path, 4096);
+    std::string meta_path = util::JoinPath(b.dir, stem + ".meta");
+    auto text = util::ReadSmallFile(meta_path, 4096);
     if (!text.ok()) {
       p.Add("its .meta is missing or unreadable (" + text.status().message() + "); the delta is not checked");
       files_++;

@@ -38,10 +38,10 @@ struct Outcome {
   Digest digest;
 };
 
-Outcome Run(xbak::CompressOptions::Algo algo, const std::vector<uint8_t>& in,
+Outcome Run(xbak::sink::CompressOptions::Algo algo, const std::vector<uint8_t>& in,
             const std::vector<size_t>& cuts) {
   Outcome o;
-  auto dec = xbak::Decompressor::Create(algo, "fuzz");
+  auto dec = xbak::sink::Decompressor::Create(algo, "fuzz");
   if (!dec.ok()) std::abort();
   auto out = [&o](const uint8_t* p, size_t n) -> xbak::Status {
     o.digest.Add(p, n);
@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pieces.push_back(n);
     pos += n;
   }
-  for (auto algo : {xbak::CompressOptions::kZstd, xbak::CompressOptions::kLz4}) {
+  for (auto algo : {xbak::sink::CompressOptions::kZstd, xbak::sink::CompressOptions::kLz4}) {
     Outcome whole = Run(algo, in, {size});
     Outcome split = Run(algo, in, pieces);
     // The output limit can cut the two runs at different points; compare

@@ -29,7 +29,7 @@ std::string ScratchDir() {
 
 void Put(const std::string& path, const uint8_t* d, size_t n) {
   std::filesystem::remove(path);
-  auto f = xbak::File::CreateNew(path);
+  auto f = xbak::util::File::CreateNew(path);
   if (!f.ok()) abort();
   if (n > 0 && !f->Write(d, n).ok()) abort();
   (void)f->Close();
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::filesystem::create_directories(dir + "/db");
   Put(delta, data, size);
   {
-    auto f = xbak::File::OpenRead(delta);
+    auto f = xbak::util::File::OpenRead(delta);
     if (!f.ok()) abort();
     xbak::innodb::DeltaReader r(*f, 4096);
     for (int i = 0; i < 64; i++) {

@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
     }
   }
-  (void)xbak::ParseOptionText(in, "fuzz", {"mysqld", "xbak", "client"});
+  (void)xbak::util::ParseOptionText(in, "fuzz", {"mysqld", "xbak", "client"});
   (void)xbak::ParseDataFilePath(in);
   return 0;
 }

@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
   }
   if (size < 4) return 0;
-  const uint32_t raw_flags = xbak::LoadBE32(data);
+  const uint32_t raw_flags = xbak::util::LoadBE32(data);
   auto flags = DecodeSpaceFlags(raw_flags);
   if (!flags.ok()) return 0;
   const SpaceFlags f = flags.value();
@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The older format's decryption takes the space id from the page, as
     // the server writes it there.
     std::vector<uint8_t> e(page);
-    if (!f.full_crc32) xbak::StoreBE32(e.data() + 34, 5);
+    if (!f.full_crc32) xbak::util::StoreBE32(e.data() + 34, 5);
     const std::vector<uint8_t> before(e);
     if (EncryptPage(e.data(), f, 5, 1, key, mode).ok()) {
       if (!DecryptPage(e.data(), f, 5, key, mode).ok()) std::abort();

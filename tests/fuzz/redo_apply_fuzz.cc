@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::vector<uint8_t> page(kPage, 0);
   size_t pos = 1;
-  StoreBE32(page.data() + kFilPageOffset, 5);
+  util::StoreBE32(page.data() + kFilPageOffset, 5);
   if (data[0] <= 1) {
     const uint8_t init = data[0] == 0 ? 1 : 0;  // INIT_ROW_FORMAT_DYNAMIC / _REDUNDANT
     (void)ApplyExtendedRecord(page.data(), page.size(), &init, 1);

@@ -14,7 +14,7 @@
 #include "xbak/util/endian.h"
 
 using namespace xbak::innodb;
-using xbak::LoadBE32;
+using xbak::util::LoadBE32;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Exact-size copies, so that ASan catches any read past the input.
@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (size >= 4) {
-    (void)CryptDataFromWrite(16384, LoadBE32(data) % 65536, buf.data() + 4, buf.size() - 4);
+    (void)CryptDataFromWrite(16384, util::LoadBE32(data) % 65536, buf.data() + 4, buf.size() - 4);
   }
 
   // Record framing and varints on their own.

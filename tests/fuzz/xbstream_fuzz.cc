@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::filesystem::create_directory(s.root + "/canary");
   int fd = ::memfd_create("xbstream_fuzz", MFD_CLOEXEC);
   if (fd < 0) return 0;
-  xbak::UniqueFd guard(fd);
+  xbak::util::UniqueFd guard(fd);
   for (size_t done = 0; done < size;) {
     ssize_t w = ::write(fd, data + done, size - done);
     if (w <= 0) return 0;
@@ -50,8 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The reader alone first: it must terminate and account for every byte it
   // accepted.
   {
-    xbak::ChunkReader reader(fd);
-    xbak::Chunk chunk;
+    xbak::stream::ChunkReader reader(fd);
+    xbak::stream::Chunk chunk;
     while (true) {
       auto more = reader.Next(&chunk);
       if (!more.ok() || !*more) break;
@@ -60,10 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   ::lseek(fd, 0, SEEK_SET);
 
-  xbak::ExtractOptions options;
+  xbak::stream::ExtractOptions options;
   options.target_dir = s.root + "/target";
   options.fsync = false;  // durability is not what is being fuzzed
-  (void)xbak::ExtractStream(fd, options);
+  (void)xbak::stream::ExtractStream(fd, options);
 
   std::error_code ec;
   if (!std::filesystem::is_empty(s.root + "/canary", ec) && !ec) abort();

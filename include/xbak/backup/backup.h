@@ -22,14 +22,14 @@
 namespace xbak {
 
 struct BackupOptions {
-  ConnectOptions conn;
+  mysql::ConnectOptions conn;
   std::string target_dir;  // destination directory (ignored with --stream)
   std::string stream;      // "" (directory) or "xbstream" (to stdout or FIFOs)
   int fifo_streams = 1;    // >1: N named pipes in fifo_dir instead of stdout
   std::string fifo_dir;
   unsigned fifo_timeout_s = 60;
   bool compress = false;  // data files and the redo log as NAME.zst / NAME.lz4
-  CompressOptions compress_options;
+  sink::CompressOptions compress_options;
   std::string datadir;  // overrides @@datadir
   int parallel = 1;
   // Incremental backup: only pages changed after this LSN (the base's to_lsn,

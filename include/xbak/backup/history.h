@@ -17,13 +17,13 @@ inline constexpr const char* kHistoryTable = "mysql.mariadb_backup_history";
 
 // CREATE TABLE IF NOT EXISTS, before the backup starts: a user who may not
 // write it learns so before anything is copied.
-Status EnsureHistoryTable(Connection& c);
+Status EnsureHistoryTable(mysql::Connection& c);
 
 // The row of a completed backup (info.name is the series name, may be "").
-Status AddHistoryRow(Connection& c, const BackupInfo& info);
+Status AddHistoryRow(mysql::Connection& c, const BackupInfo& info);
 
 // innodb_to_lsn of the latest backup of series `name` (by end_time), or of the
 // backup `uuid`: the base of the next incremental. Exactly one is non-empty.
-Result<uint64_t> HistoryBaseLsn(Connection& c, const std::string& name, const std::string& uuid);
+Result<uint64_t> HistoryBaseLsn(mysql::Connection& c, const std::string& name, const std::string& uuid);
 
 }  // namespace xbak

@@ -30,7 +30,7 @@ struct RedoLagSample {
   uint64_t copied = 0;    // the copier's position
   uint64_t capacity = 0;  // bytes of the circular log
   uint64_t rate = 0;      // server redo bytes/s (0: unknown yet)
-  Spool::Stats spool;
+  util::Spool::Stats spool;
   uint64_t lag() const { return head > copied ? head - copied : 0; }
 };
 
@@ -44,9 +44,9 @@ class RedoLagMonitor {
   struct Sources {
     std::function<Result<uint64_t>()> server_lsn;  // from the monitor's thread
     std::function<uint64_t()> copied_lsn;
-    std::function<Spool::Stats()> spool;
+    std::function<util::Spool::Stats()> spool;
   };
-  RedoLagMonitor(uint64_t capacity, Sources sources, Progress* progress, std::chrono::milliseconds interval);
+  RedoLagMonitor(uint64_t capacity, Sources sources, util::Progress* progress, std::chrono::milliseconds interval);
   ~RedoLagMonitor();  // stops the thread
   RedoLagMonitor(const RedoLagMonitor&) = delete;
   RedoLagMonitor& operator=(const RedoLagMonitor&) = delete;
@@ -65,7 +65,7 @@ class RedoLagMonitor {
   void Run();
   const uint64_t capacity_;
   const Sources src_;
-  Progress* const progress_;
+  util::Progress* const progress_;
   const std::chrono::milliseconds interval_;
 
   mutable std::mutex mu_;

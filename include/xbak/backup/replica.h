@@ -16,13 +16,13 @@ namespace xbak {
 
 // The content of xtrabackup_slave_info in mariabackup's form; "" (with a
 // warning) when the server is not a replica.
-Result<std::string> SlaveInfo(Connection& c);
+Result<std::string> SlaveInfo(mysql::Connection& c);
 
 // --galera-info: the content of xtrabackup_galera_info (the node's cluster
 // state UUID, its last committed seqno, the wsrep GTID domain), read under
 // BACKUP STAGE BLOCK_COMMIT so that the seqno is the backup's; "" (with a
 // warning) when the server is not a Galera node.
-Result<std::string> GaleraInfo(Connection& c);
+Result<std::string> GaleraInfo(mysql::Connection& c);
 
 // --safe-slave-backup. A temporary table a replicated statement created lives
 // only in the SQL thread's session: a backup taken while one is open restores
@@ -34,7 +34,7 @@ Result<std::string> GaleraInfo(Connection& c);
 class SafeSlave {
  public:
   // Does nothing (with a note) on a server that is not a replica.
-  static Result<std::unique_ptr<SafeSlave>> Stop(Connection& c, std::chrono::seconds timeout);
+  static Result<std::unique_ptr<SafeSlave>> Stop(mysql::Connection& c, std::chrono::seconds timeout);
   ~SafeSlave();
   SafeSlave(const SafeSlave&) = delete;
   SafeSlave& operator=(const SafeSlave&) = delete;
@@ -43,11 +43,11 @@ class SafeSlave {
   Status Restart();
 
  private:
-  SafeSlave(Connection& c, std::vector<std::string> stopped) : c_(c), stopped_(std::move(stopped)) {}
+  SafeSlave(mysql::Connection& c, std::vector<std::string> stopped) : c_(c), stopped_(std::move(stopped)) {}
   Status StopAll();
   Status StartAll();
 
-  Connection& c_;
+  mysql::Connection& c_;
   std::vector<std::string> stopped_;  // connection names ("" is the default one)
   bool running_again_ = false;
 };

@@ -11,10 +11,10 @@
 namespace xbak {
 
 // Fails naming every missing privilege and what it is for (SUPER covers all).
-Status CheckPrivileges(Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin);
+Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin);
 
 // One of InnoDB's LSN status variables: "INNODB_LSN_CURRENT" (the log's head),
 // "INNODB_LSN_FLUSHED" (what the server has finished writing).
-Result<uint64_t> StatusLsn(Connection& c, const std::string& name);
+Result<uint64_t> StatusLsn(mysql::Connection& c, const std::string& name);
 
 }  // namespace xbak

@@ -17,6 +17,6 @@ namespace xbak {
 // active plugins and `vars` (SHOW GLOBAL VARIABLES). A key file's path and a
 // FILE:path filekey are recorded; a filekey given literally (the password
 // itself) is not: prepare then needs it from the user, and a warning says so.
-Status ReadServerPlugins(Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s);
+Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s);
 
 }  // namespace xbak

@@ -29,9 +29,9 @@ struct TablespaceCopyOptions {
   // to meta_sink (never compressed).
   bool incremental = false;
   uint64_t incremental_lsn = 0;
-  Sink* meta_sink = nullptr;
+  sink::Sink* meta_sink = nullptr;
   // --throttle: every read takes its bytes from this shared budget.
-  Throttle* throttle = nullptr;
+  util::Throttle* throttle = nullptr;
   // Tests: runs after page 0 was first read, before the copy reads the file
   // (the moment the server may flush a new table's page 0).
   std::function<void()> after_first_read;
@@ -47,11 +47,11 @@ struct TablespaceCopyResult {
   uint64_t retried_pages = 0;
 };
 
-Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
+Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
                       const TablespaceCopyOptions& opts, TablespaceCopyResult* result);
 
 // Copies any file as-is in large blocks (non-InnoDB files).
-Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, Sink& sink, Progress& progress,
-                     bool* vanished, Throttle* throttle = nullptr);
+Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
+                     bool* vanished, util::Throttle* throttle = nullptr);
 
 }  // namespace xbak

@@ -80,7 +80,7 @@ class DeltaReader {
  public:
   // `max_page_no` bounds page numbers (a number past any sane tablespace size
   // means a corrupt file, not a request to write terabytes).
-  DeltaReader(const File& file, uint32_t page_size, uint32_t max_page_no = kDeltaMaxPageNo);
+  DeltaReader(const util::File& file, uint32_t page_size, uint32_t max_page_no = kDeltaMaxPageNo);
   // Reads the next block into pages(): false at the end (after the "XTRA" block).
   Result<bool> Next();
   const std::vector<uint32_t>& page_numbers() const { return page_nos_; }
@@ -95,7 +95,7 @@ class DeltaReader {
   }
 
  private:
-  const File& file_;
+  const util::File& file_;
   uint32_t page_size_;
   uint32_t max_page_no_;
   uint64_t offset_ = 0;

@@ -117,7 +117,7 @@ class LogCopier {
   uint64_t write_rate() const { return rate_bps_.load(std::memory_order_relaxed); }
 
  private:
-  LogCopier(Options options, File file, LogHeader header, std::vector<uint8_t> header_block, Checkpoint start,
+  LogCopier(Options options, util::File file, LogHeader header, std::vector<uint8_t> header_block, Checkpoint start,
             uint64_t file_size, dev_t dev, ino_t ino);
   void Run();
   // The copier thread: reads the log, takes the mtrs that are final, hands
@@ -158,7 +158,7 @@ class LogCopier {
 
   // Fixed after Open; read by both threads.
   const Options options_;
-  const File file_;  // pread only, which is safe from several threads
+  const util::File file_;  // pread only, which is safe from several threads
   const LogHeader header_;
   const std::vector<uint8_t> header_block_;  // the first 512 bytes as seen at Open
   const Checkpoint start_;

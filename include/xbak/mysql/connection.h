@@ -13,7 +13,7 @@
 
 struct st_mysql;
 
-namespace xbak {
+namespace xbak::mysql {
 
 struct ConnectOptions {
   std::string user;
@@ -64,4 +64,4 @@ class Connection {
   std::string where_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::mysql

@@ -81,7 +81,7 @@ Status PrepareTarget(const DeltaJob& j, const std::string& target);
 
 // Writes the pages of blocks [first_block, end_block) of a delta. Nothing is
 // fsync'ed here: the caller makes the whole apply durable with one syncfs().
-Status ApplyPiece(const Piece& piece, const std::string& target, Progress& progress);
+Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress& progress);
 
 // Makes dst a copy of src. An incremental carries a copy of every .frm,
 // .MYI, db.opt, ...: thousands of small files that are mostly identical to the

@@ -37,7 +37,7 @@ class SpaceFiles {
 
  private:
   struct Part {
-    File file;
+    util::File file;
     uint64_t start = 0;  // offset of its first byte in the tablespace
     uint64_t size = 0;   // fixed size; the last part's is its current one
   };

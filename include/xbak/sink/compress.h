@@ -26,7 +26,7 @@
 #include "xbak/sink/sink.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::sink {
 
 // Input bytes per frame: the unit one compression thread works on. Large
 // enough for zstd to find its matches, small enough that a few per thread in
@@ -60,4 +60,4 @@ std::string_view CompressSuffix(CompressOptions::Algo algo);
 // (threads + 2) x 2 x frame size per open file, whatever the speeds.
 Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, CompressOptions options);
 
-}  // namespace xbak
+}  // namespace xbak::sink

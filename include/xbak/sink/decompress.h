@@ -10,7 +10,7 @@
 #include "xbak/sink/compress.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::sink {
 
 // Streaming decoder for one compressed file (a concatenation of frames).
 // Frame content checksums and content sizes are verified when the frame has
@@ -49,4 +49,4 @@ struct DecompressOptions {
 //  * With remove_original, X.zst is deleted only after X is durable.
 Status DecompressBackup(const DecompressOptions& options);
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -22,7 +22,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::sink {
 
 inline constexpr std::chrono::seconds kDefaultFifoTimeout{60};
 // Chunks (of at most kXbstreamSinkCoalesceBytes each) queued per output fd.
@@ -36,14 +36,14 @@ std::string FifoPath(const std::string& dir, int index);
 // until `timeout` has passed overall for a reader to open each one. The fds
 // are blocking and write-only. On failure (kTimeout names the first FIFO
 // that got no reader) the FIFOs this call created are removed again.
-Result<std::vector<UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
+Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
                                                   std::chrono::seconds timeout);
 
 // Reader side. Waits (until `timeout` overall) for each FIFO to exist and for
 // a writer to open it, then returns blocking read-only fds in FIFO order.
 // Waiting for the writer matters: a read from a FIFO that never had a writer
 // returns end-of-file at once, which would look like an empty stream.
-Result<std::vector<UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
+Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
                                                   std::chrono::seconds timeout);
 
 // An xbstream sink that decouples the copy threads from the output fds: each
@@ -64,7 +64,7 @@ struct StreamBufferOptions {
   std::vector<std::string> names;
   // fds the sink takes over and closes once the sink and all its files are
   // gone (their readers then see end of stream). May be empty.
-  std::vector<UniqueFd> owned;
+  std::vector<util::UniqueFd> owned;
 };
 
 struct StreamBufferStats {
@@ -90,4 +90,4 @@ Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir,
                                                          std::chrono::seconds timeout,
                                                          size_t queue_chunks = kDefaultStreamQueueChunks);
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -12,7 +12,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::sink {
 
 class SinkFile {
  public:
@@ -50,4 +50,4 @@ Status WriteSmallFile(Sink& sink, const std::string& relpath, const std::string&
 // overwritten.
 Result<std::unique_ptr<Sink>> MakeDirectorySink(const std::string& root);
 
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -10,7 +10,7 @@
 #include "xbak/sink/sink.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::sink {
 
 // Small writes to one file are gathered up to this size before they become a
 // chunk; a write at least this big goes out as a chunk of its own.
@@ -30,4 +30,4 @@ inline Result<std::unique_ptr<Sink>> MakeXbstreamSink(int fd) {
   return MakeXbstreamSink(std::vector<int>{fd});
 }
 
-}  // namespace xbak
+}  // namespace xbak::sink

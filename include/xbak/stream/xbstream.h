@@ -42,7 +42,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::stream {
 
 inline constexpr std::string_view kXbstreamMagic = "XBSTCK01";
 inline constexpr uint8_t kXbstreamFlagIgnorable = 0x01;
@@ -210,15 +210,15 @@ class Extractor {
 
  private:
   struct OpenFile;
-  Extractor(ExtractOptions options, UniqueFd root);
+  Extractor(ExtractOptions options, util::UniqueFd root);
   Result<std::shared_ptr<OpenFile>> CreateFile(const std::string& rel);   // with mu_ held
-  Result<std::shared_ptr<UniqueFd>> OpenDir(const std::string& rel_dir);  // with mu_ held
+  Result<std::shared_ptr<util::UniqueFd>> OpenDir(const std::string& rel_dir);  // with mu_ held
   Status Complete(OpenFile& f);
 
   const ExtractOptions options_;
   mutable std::mutex mu_;
-  std::shared_ptr<UniqueFd> root_;
-  std::map<std::string, std::shared_ptr<UniqueFd>> dirs_;  // guarded by mu_
+  std::shared_ptr<util::UniqueFd> root_;
+  std::map<std::string, std::shared_ptr<util::UniqueFd>> dirs_;  // guarded by mu_
   std::map<std::string, std::shared_ptr<OpenFile>> open_;  // guarded by mu_
   std::set<std::string> done_;                             // guarded by mu_
 };
@@ -230,4 +230,4 @@ Status ExtractStream(int fd, const ExtractOptions& options);
 // them. The first error stops the other readers (kCancelled) and is returned.
 Status ExtractStreams(const std::vector<int>& fds, const ExtractOptions& options);
 
-}  // namespace xbak
+}  // namespace xbak::stream

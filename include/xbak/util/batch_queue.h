@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 
 template <typename T>
 class BatchQueue {
@@ -94,4 +94,4 @@ class BatchQueue {
   size_t want_ = 1;         // guarded by mu_
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

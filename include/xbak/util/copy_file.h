@@ -10,7 +10,7 @@
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 struct PlaceFileOptions {
   bool move = false;
@@ -31,4 +31,4 @@ struct PlaceFileOptions {
 Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFileOptions& o,
                  Progress* progress);
 
-}  // namespace xbak
+}  // namespace xbak::util

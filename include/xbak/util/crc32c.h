@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace xbak::crc32c {
+namespace xbak::util::crc32c {
 
 // Continues a CRC over more bytes. Extend(0, d, n) is the CRC of d[0..n).
 uint32_t Extend(uint32_t crc, const void* data, size_t n);
@@ -18,4 +18,4 @@ uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
 uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n);
 bool HardwareAvailable();
 
-}  // namespace xbak::crc32c
+}  // namespace xbak::util::crc32c

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace xbak {
+namespace xbak::util {
 
 inline uint16_t LoadBE16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
 inline uint32_t LoadBE32(const uint8_t* p) {
@@ -44,4 +44,4 @@ inline void StoreLE64(uint8_t* p, uint64_t v) {
   StoreLE32(p + 4, uint32_t(v >> 32));
 }
 
-}  // namespace xbak
+}  // namespace xbak::util

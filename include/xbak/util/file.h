@@ -15,7 +15,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 class UniqueFd {
  public:
@@ -138,4 +138,4 @@ Status RemoveTree(const std::string& path);
 // Joins two path parts with exactly one '/'.
 std::string JoinPath(std::string_view a, std::string_view b);
 
-}  // namespace xbak
+}  // namespace xbak::util

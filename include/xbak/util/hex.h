@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
-namespace xbak {
+namespace xbak::util {
 
 // "0x" and eight lowercase hex digits: 0xDEADBEEF -> "0xdeadbeef", 5 ->
 // "0x00000005" (checksums, magics, flags, record types).
 std::string Hex32(uint32_t v);
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-namespace xbak {
+namespace xbak::util {
 
 enum class LogLevel { kInfo, kWarning, kError };
 
@@ -15,4 +15,4 @@ inline void LogInfo(std::string_view m) { Log(LogLevel::kInfo, m); }
 inline void LogWarning(std::string_view m) { Log(LogLevel::kWarning, m); }
 inline void LogError(std::string_view m) { Log(LogLevel::kError, m); }
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -10,7 +10,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 // One option as read from a file, remembering where it came from so that an
 // error can name "FILE:LINE".
@@ -40,4 +40,4 @@ struct OptionFileChoice {
 };
 OptionFileChoice ChooseOptionFile(int argc, const char* const* argv);
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -10,9 +10,9 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 Status RunParallel(size_t jobs, int threads, const std::function<Status(size_t job)>& fn,
                    std::atomic<bool>* cancel);
 
-}  // namespace xbak
+}  // namespace xbak::util

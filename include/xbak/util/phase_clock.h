@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 
 class PhaseClock {
  public:
@@ -36,4 +36,4 @@ class PhaseClock {
   std::vector<std::pair<const char*, double>> parts_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

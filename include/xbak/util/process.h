@@ -12,7 +12,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 // Runs argv[0] (looked up in PATH if it has no '/') with stdin from
 // /dev/null; returns what it wrote on stdout and stderr once it exits 0.
@@ -46,4 +46,4 @@ class Child {
   std::string name_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace xbak {
+namespace xbak::util {
 
 class Progress {
  public:
@@ -52,4 +52,4 @@ class Progress {
 
 std::string HumanBytes(uint64_t bytes);
 
-}  // namespace xbak
+}  // namespace xbak::util

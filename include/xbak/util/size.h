@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace xbak {
+namespace xbak::util {
 
 inline constexpr uint64_t kMaxOptionSize = uint64_t{1} << 40;
 
@@ -18,4 +18,4 @@ inline constexpr uint64_t kMaxOptionSize = uint64_t{1} << 40;
 // suffix is checked against it without overflowing.
 std::optional<uint64_t> ParseSize(std::string_view text, uint64_t max = kMaxOptionSize);
 
-}  // namespace xbak
+}  // namespace xbak::util

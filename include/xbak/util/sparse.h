@@ -12,7 +12,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 // Hands `write` the runs of data[0, n), which belong at file offset `offset`,
 // leaving out each whole, 4 KiB-aligned (in the file) block of zeros: those
@@ -35,4 +35,4 @@ class SparseWriter {
   uint64_t pos_ = 0;
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

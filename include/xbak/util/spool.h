@@ -38,7 +38,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::util {
 
 class Spool {
  public:
@@ -124,4 +124,4 @@ class Spool {
   std::thread thread_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace xbak {
+namespace xbak::util {
 
 class Throttle {
  public:
@@ -32,4 +32,4 @@ class Throttle {
   std::chrono::steady_clock::time_point next_{};  // when the budget is free again
 };
 
-}  // namespace xbak
+}  // namespace xbak::util

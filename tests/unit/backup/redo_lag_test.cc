@@ -44,11 +44,11 @@ TEST(RedoLagMonitor, TracksTheLargestLagAndLimitsWarnings) {
   RedoLagMonitor::Sources src;
   src.server_lsn = [&]() -> Result<uint64_t> { return head.load(); };
   src.copied_lsn = [&] { return copied.load(); };
-  Spool::Stats spool;
+  util::Spool::Stats spool;
   spool.peak_pending = 5 << 20;
   spool.peak_on_disk = 2 << 20;
   src.spool = [&] { return spool; };
-  Progress progress("test", std::chrono::milliseconds(0));
+  util::Progress progress("test", std::chrono::milliseconds(0));
   RedoLagMonitor m(1 << 20, src, &progress, std::chrono::milliseconds(1000));
   m.Sample();
   EXPECT_EQ(m.max_lag(), 0u);

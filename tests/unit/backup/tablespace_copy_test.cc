@@ -25,14 +25,14 @@ constexpr uint32_t kPages = 6;
 std::vector<uint8_t> ZipPage(uint32_t no) {
   std::vector<uint8_t> p(kZip, static_cast<uint8_t>(no + 1));
   std::fill(p.begin(), p.begin() + innodb::kFilPageData, 0);
-  StoreBE32(p.data() + innodb::kFilPageOffset, no);
-  StoreBE32(p.data() + innodb::kFilPageSpaceId, kSpace);
-  StoreBE64(p.data() + innodb::kFilPageLsn, 1000 + no);
+  util::StoreBE32(p.data() + innodb::kFilPageOffset, no);
+  util::StoreBE32(p.data() + innodb::kFilPageSpaceId, kSpace);
+  util::StoreBE64(p.data() + innodb::kFilPageLsn, 1000 + no);
   if (no == 0) {
     std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
-    StoreBE32(p.data() + innodb::kFspSpaceId, kSpace);
-    StoreBE32(p.data() + innodb::kFspSize, kPages);
-    StoreBE32(p.data() + innodb::kFspSpaceFlags, kZipFlags);
+    util::StoreBE32(p.data() + innodb::kFspSpaceId, kSpace);
+    util::StoreBE32(p.data() + innodb::kFspSize, kPages);
+    util::StoreBE32(p.data() + innodb::kFspSpaceFlags, kZipFlags);
   }
   auto flags = innodb::DecodeSpaceFlags(kZipFlags);
   EXPECT_TRUE(flags.ok());
@@ -71,9 +71,9 @@ class TablespaceCopyTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   Status Copy(const TablespaceCopyOptions& o, TablespaceCopyResult* r) {
-    auto sink = MakeDirectorySink(dir_ + "/out");
+    auto sink = sink::MakeDirectorySink(dir_ + "/out");
     if (!sink.ok()) return sink.status();
-    Progress progress("test", std::chrono::milliseconds(0));
+    util::Progress progress("test", std::chrono::milliseconds(0));
     XBAK_RETURN_IF_ERROR(CopyTablespace(src_, src_.rel, **sink, progress, o, r));
     return (*sink)->Flush();
   }
@@ -135,7 +135,7 @@ TEST_F(TablespaceCopyTest, Page0NeverFlushedIsDeferred) {
 // A header that stays unreadable fails, naming the file and page 0.
 TEST_F(TablespaceCopyTest, BadHeaderIsNamed) {
   auto space = Space();
-  StoreBE32(space.data() + innodb::kFspSpaceFlags, 0xFFFFFFFF);
+  util::StoreBE32(space.data() + innodb::kFspSpaceFlags, 0xFFFFFFFF);
   Write(src_.path, space);
   TablespaceCopyOptions o;
   o.page_size = kLogical;

@@ -82,7 +82,7 @@ TEST(WipeSecrets, S3CredentialsAreBlankedInEveryForm) {
 }
 
 TEST(OptionFileArgs, TheListedOptionsAsArguments) {
-  auto m = ParseOptionText("[xbcloud]\ns3_bucket = b\ninsecure\nparallel = 8\ns3-region=eu\n", "my.cnf",
+  auto m = util::ParseOptionText("[xbcloud]\ns3_bucket = b\ninsecure\nparallel = 8\ns3-region=eu\n", "my.cnf",
                            {"xbcloud"});
   ASSERT_TRUE(m.ok()) << m.status().message();
   constexpr std::string_view kKeys[] = {"s3-bucket", "insecure", "parallel", "fifo-dir"};

@@ -54,7 +54,7 @@ TEST_F(CloudTest, IncompleteBackupIsRefusedThenReadWhenAllowed) {
   EXPECT_FALSE(got->empty());
   TempDir t;
   auto fd = MemFd(*got);
-  Status x = ExtractStream(fd.get(), {t.path(), false, false});
+  Status x = stream::ExtractStream(fd.get(), {t.path(), false, false});
   EXPECT_EQ(x.code(), ErrorCode::kCorrupt);
   EXPECT_NE(x.message().find("db/big.ibd"), std::string::npos) << x.message();
 }
@@ -62,11 +62,11 @@ TEST_F(CloudTest, IncompleteBackupIsRefusedThenReadWhenAllowed) {
 TEST_F(CloudTest, CorruptObjectIsRetriedThenNamed) {
   ASSERT_TRUE(Put("b1", SampleStream()).ok());
   std::string key = "b1/db/big.ibd.00000000000000000001";
-  auto body = ReadSmallFile(Path(key));
+  auto body = util::ReadSmallFile(Path(key));
   ASSERT_TRUE(body.ok());
   std::string bad = *body;
   bad[bad.size() / 2] ^= 1;
-  ASSERT_TRUE(WriteFileAtomic(Path(key), bad).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path(key), bad).ok());
   auto got = Get(GetOpts("b1"));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), ErrorCode::kCorrupt);
@@ -85,7 +85,7 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
   std::string stream = SampleStream();
   PutStats ps;
   ASSERT_TRUE(Put("b1", stream, &ps, 0).ok());
-  ASSERT_TRUE(ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 1\n"));
+  ASSERT_TRUE(util::ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 1\n"));
   auto o = GetOpts("b1");
   o.parallel = 12;
   o.min_range_bytes = 10 << 10;  // 64 KiB objects in 12 / 3 = 4 ranges
@@ -125,11 +125,11 @@ TEST_F(CloudTest, RangedGetHoldsOnlyItsWindow) {
 TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
   ASSERT_TRUE(Put("b1", SampleStream(), nullptr, 0).ok());  // checked whole
   std::string key = "b1/db/big.ibd.00000000000000000002";
-  auto body = ReadSmallFile(Path(key));
+  auto body = util::ReadSmallFile(Path(key));
   ASSERT_TRUE(body.ok());
   std::string bad = *body;
   bad[bad.size() - 3] ^= 0x40;  // in the last range
-  ASSERT_TRUE(WriteFileAtomic(Path(key), bad).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path(key), bad).ok());
   auto o = GetOpts("b1");
   o.parallel = 4;
   o.window_objects = 2;  // 2 ranges per object
@@ -141,7 +141,7 @@ TEST_F(CloudTest, CorruptObjectFetchedInRangesIsRetriedThenNamed) {
   EXPECT_NE(got.status().message().find(key), std::string::npos) << got.status().message();
   EXPECT_NE(got.status().message().find("4 downloads"), std::string::npos) << got.status().message();
   // Repaired: the same get succeeds.
-  ASSERT_TRUE(WriteFileAtomic(Path(key), *body).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path(key), *body).ok());
   auto again = Get(o);
   EXPECT_TRUE(again.ok()) << again.status().message();
 }
@@ -154,7 +154,7 @@ TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
   std::string stream = SampleStream();
   PutStats ps;
   ASSERT_TRUE(Put("b1", stream, &ps, 4 << 10).ok());
-  ASSERT_TRUE(ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 2\npieces 4096\n"));
+  ASSERT_TRUE(util::ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 2\npieces 4096\n"));
   for (int parallel : {1, 4, 16}) {
     auto o = GetOpts("b1");
     o.parallel = parallel;

@@ -10,9 +10,9 @@ TEST_F(CloudTest, RoundTripRebuildsEveryFile) {
   ASSERT_TRUE(Put("b1", stream, &ps).ok());
   EXPECT_EQ(ps.files, 3u);
   EXPECT_GT(ps.objects, 4u);  // the big file was cut into several objects
-  EXPECT_TRUE(PathExists(Path("b1/xbcloud.manifest")));
-  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
-  EXPECT_TRUE(PathExists(Path("b1/db/big.ibd.00000000000000000000.md5")));
+  EXPECT_TRUE(util::PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_TRUE(util::PathExists(Path("b1/db/big.ibd.00000000000000000000")));
+  EXPECT_TRUE(util::PathExists(Path("b1/db/big.ibd.00000000000000000000.md5")));
   auto got = Get(GetOpts("b1"));
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(Files(*got), Files(stream));
@@ -21,8 +21,8 @@ TEST_F(CloudTest, RoundTripRebuildsEveryFile) {
 TEST_F(CloudTest, SidecarsAreMd5sumFormat) {
   ASSERT_TRUE(Put("b1", SampleStream()).ok());
   std::string key = "b1/db/small.frm.00000000000000000000";
-  auto body = ReadSmallFile(Path(key));
-  auto sidecar = ReadSmallFile(Path(key + ".md5"));
+  auto body = util::ReadSmallFile(Path(key));
+  auto sidecar = util::ReadSmallFile(Path(key + ".md5"));
   ASSERT_TRUE(body.ok() && sidecar.ok());
   EXPECT_EQ(*sidecar, storage::Md5Hex(storage::Md5(*body)) + "  small.frm.00000000000000000000\n");
 }
@@ -38,7 +38,7 @@ TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {
   Status s = Put("b1", "this is not an xbstream at all, just some text........");
   EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
   EXPECT_NE(s.message().find("byte 0"), std::string::npos) << s.message();
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
 }
 
 TEST_F(CloudTest, TruncatedStreamIsNotComplete) {
@@ -48,7 +48,7 @@ TEST_F(CloudTest, TruncatedStreamIsNotComplete) {
       Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()));
   EXPECT_EQ(s.code(), ErrorCode::kCorrupt);
   EXPECT_NE(s.message().find("db/big.ibd"), std::string::npos) << s.message();
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
 }
 
 TEST_F(CloudTest, ManyFilesAndTinyBudgetStillComplete) {

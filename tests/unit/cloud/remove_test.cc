@@ -10,15 +10,15 @@ TEST_F(CloudTest, DeleteRemovesOnlyThatBackup) {
   uint64_t n = 0;
   ASSERT_TRUE(CloudDelete(loop_, *store_, "b1", &n).ok());
   EXPECT_GT(n, 5u);
-  EXPECT_FALSE(PathExists(Path("b1/xbcloud.manifest")));
-  EXPECT_FALSE(PathExists(Path("b1/db/big.ibd.00000000000000000000")));
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_FALSE(util::PathExists(Path("b1/db/big.ibd.00000000000000000000")));
   EXPECT_TRUE(Get(GetOpts("b10")).ok());
   EXPECT_EQ(CloudDelete(loop_, *store_, "b1").code(), ErrorCode::kNotFound);
 }
 
 TEST_F(CloudTest, DeleteRefusesANestedBackup) {
   ASSERT_TRUE(Put("b1/sub", SampleStream()).ok());
-  ASSERT_TRUE(WriteFileAtomic(Path("b1/other.00000000000000000000"), "x").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/other.00000000000000000000"), "x").ok());
   Status s = CloudDelete(loop_, *store_, "b1");
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(Get(GetOpts("b1/sub")).ok());

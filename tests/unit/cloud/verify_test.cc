@@ -31,11 +31,11 @@ class CloudVerifyTest : public CloudTest {
     return s;
   }
   void FlipByte(const std::string& key, size_t at) {
-    auto body = ReadSmallFile(Path(key));
+    auto body = util::ReadSmallFile(Path(key));
     ASSERT_TRUE(body.ok());
     std::string b = *body;
     b[at] = static_cast<char>(b[at] ^ 0x20);
-    ASSERT_TRUE(WriteFileAtomic(Path(key), b).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(Path(key), b).ok());
   }
 
   const std::string big1 = "b1/db/big.ibd.00000000000000000001";
@@ -63,15 +63,15 @@ TEST_F(CloudVerifyTest, APieceMd5TheObjectDoesNotHaveIsNamed) {
   ASSERT_TRUE(Put("b1", SampleStream()).ok());
   // The manifest's MD5 of piece 2 of that object replaced: get would refuse
   // those bytes although the object's own MD5 is right.
-  auto body = ReadSmallFile(Path(big1));
-  auto manifest = ReadSmallFile(Path("b1/xbcloud.manifest"));
+  auto body = util::ReadSmallFile(Path(big1));
+  auto manifest = util::ReadSmallFile(Path("b1/xbcloud.manifest"));
   ASSERT_TRUE(body.ok() && manifest.ok());
   std::string piece2 = storage::Md5Hex(storage::Md5(body->substr(2 * (16 << 10), 16 << 10)));
   std::string m = *manifest;
   size_t at = m.find(piece2);
   ASSERT_NE(at, std::string::npos);
   m.replace(at, 32, std::string(32, '0'));
-  ASSERT_TRUE(WriteFileAtomic(Path("b1/xbcloud.manifest"), m).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/xbcloud.manifest"), m).ok());
   auto r = Verify("b1");
   EXPECT_TRUE(Has(r, big1, "(piece 2) does not match the manifest's piece MD5s")) << Dump(r);
 }
@@ -93,9 +93,9 @@ TEST_F(CloudVerifyTest, MissingObjectsSidecarsAndManifestAreNamed) {
 
 TEST_F(CloudVerifyTest, ObjectsTheManifestDoesNotListAreNamed) {
   ASSERT_TRUE(Put("b1", SampleStream()).ok());
-  ASSERT_TRUE(WriteFileAtomic(Path("b1/stray"), "x").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/stray"), "x").ok());
   std::string extra = "b1/db/small.frm.00000000000000000001";
-  ASSERT_TRUE(WriteFileAtomic(Path(extra), "whatever").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path(extra), "whatever").ok());
   auto r = Verify("b1");
   EXPECT_TRUE(Has(r, "b1/stray", "not an object of an xbcloud backup")) << Dump(r);
   EXPECT_TRUE(Has(r, extra, "not listed in the manifest")) << Dump(r);

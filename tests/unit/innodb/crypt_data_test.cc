@@ -68,8 +68,8 @@ TEST(CryptData, ReadsTheFieldsOfARealPage0) {
 
 TEST(CryptData, PageKeyVersionIsWhereTheFormatKeepsIt) {
   std::vector<uint8_t> page(16384, 0);
-  StoreBE32(page.data(), 7);
-  StoreBE32(page.data() + 26, 9);
+  util::StoreBE32(page.data(), 7);
+  util::StoreBE32(page.data() + 26, 9);
   EXPECT_EQ(PageKeyVersion(page.data(), Flags(16384, 16384, true)), 7u);
   EXPECT_EQ(PageKeyVersion(page.data(), Flags(16384, 16384, false)), 9u);
 }
@@ -117,10 +117,10 @@ TEST(CryptData, APageClaimsEncryptionByItsKeyVersion) {
   std::vector<uint8_t> page(16384, 0);
   const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
   EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 7, 3));
-  StoreBE32(page.data(), 1);  // full_crc32: key version at 0
+  util::StoreBE32(page.data(), 1);  // full_crc32: key version at 0
   EXPECT_TRUE(ClaimsEncryption(page.data(), fc, 7, 3));
   EXPECT_FALSE(ClaimsEncryption(page.data(), old, 7, 3));
-  StoreBE32(page.data() + 26, 1);  // older format: at 26
+  util::StoreBE32(page.data() + 26, 1);  // older format: at 26
   EXPECT_TRUE(ClaimsEncryption(page.data(), old, 7, 3));
   EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 7, 0));  // page 0: never
   EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 0, 5));  // TRX_SYS: never
@@ -130,14 +130,14 @@ TEST(CryptData, APageClaimsEncryptionByItsKeyVersion) {
 TEST(CryptData, PagesNeverEncrypted) {
   std::vector<uint8_t> page(16384, 0);
   const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
-  StoreBE16(page.data() + kFilPageType, kPageTypeIndex);
+  util::StoreBE16(page.data() + kFilPageType, kPageTypeIndex);
   EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 3));
   EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 7, 0));  // page 0
   EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 0, 5));  // TRX_SYS
   EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 5));
-  StoreBE16(page.data() + kFilPageType, kPageTypeXdes);
+  util::StoreBE16(page.data() + kFilPageType, kPageTypeXdes);
   EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 7, 16384));
-  StoreBE16(page.data() + kFilPageType, kPageTypeRtree);
+  util::StoreBE16(page.data() + kFilPageType, kPageTypeRtree);
   EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 4));
   EXPECT_FALSE(PageTypeMayEncrypt(page.data(), old, 7, 4));
 }

@@ -22,7 +22,7 @@ class TempFile {
   const std::string& path() const { return path_; }
   void Write(const std::vector<uint8_t>& bytes) {
     ::unlink(path_.c_str());
-    auto f = File::CreateNew(path_);
+    auto f = util::File::CreateNew(path_);
     ASSERT_TRUE(f.ok());
     ASSERT_TRUE(f->Write(bytes.data(), bytes.size()).ok());
   }
@@ -33,7 +33,7 @@ class TempFile {
 
 std::vector<uint8_t> Page(uint32_t page_size, uint32_t no) {
   std::vector<uint8_t> p(page_size, static_cast<uint8_t>(no * 7 + 1));
-  StoreBE32(p.data() + 4, no);
+  util::StoreBE32(p.data() + 4, no);
   return p;
 }
 
@@ -70,7 +70,7 @@ TEST(Delta, OnePageMatchesMariabackupLayout) {
   auto d = BuildDelta(16384, {3});
   ASSERT_EQ(d.size(), 32768u);
   EXPECT_EQ(std::memcmp(d.data(), "XTRA\0\0\0\x03\xff\xff\xff\xff", 12), 0);
-  EXPECT_EQ(LoadBE32(d.data() + 16384 + 4), 3u);
+  EXPECT_EQ(util::LoadBE32(d.data() + 16384 + 4), 3u);
 }
 
 TEST(Delta, MultiBlockRoundTrip) {
@@ -79,10 +79,10 @@ TEST(Delta, MultiBlockRoundTrip) {
   for (uint32_t i = 0; i < 2500; i++) nos.push_back(i * 2 + 1);
   auto d = BuildDelta(ps, nos);
   EXPECT_EQ(d.size(), (2500u + 3u) * ps);  // 3 header blocks
-  EXPECT_EQ(LoadBE32(d.data()), kDeltaMagicMore);
+  EXPECT_EQ(util::LoadBE32(d.data()), kDeltaMagicMore);
   TempFile tf;
   tf.Write(d);
-  auto f = File::OpenRead(tf.path());
+  auto f = util::File::OpenRead(tf.path());
   ASSERT_TRUE(f.ok());
   DeltaReader r(f.value(), ps);
   std::vector<uint32_t> got;
@@ -104,14 +104,14 @@ TEST(Delta, FullLastBlockHasNoTerminator) {
   for (uint32_t i = 0; i < 1023; i++) nos.push_back(i);
   auto d = BuildDelta(ps, nos);
   ASSERT_EQ(d.size(), 1024u * ps);
-  EXPECT_EQ(LoadBE32(d.data()), kDeltaMagicLast);
-  EXPECT_EQ(LoadBE32(d.data() + 4 * 1023), 1022u);
+  EXPECT_EQ(util::LoadBE32(d.data()), kDeltaMagicLast);
+  EXPECT_EQ(util::LoadBE32(d.data() + 4 * 1023), 1022u);
 }
 
 Status ReadAll(const std::vector<uint8_t>& bytes, uint32_t ps) {
   TempFile tf;
   tf.Write(bytes);
-  auto f = File::OpenRead(tf.path());
+  auto f = util::File::OpenRead(tf.path());
   DeltaReader r(f.value(), ps);
   for (;;) {
     auto more = r.Next();
@@ -135,12 +135,12 @@ TEST(Delta, BadInputIsNamedWithOffset) {
   EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
 
   auto cut_list = good;  // header says 3 pages but the list terminator is gone and garbage follows
-  StoreBE32(cut_list.data() + 16, 0x7FFFFFF0);
+  util::StoreBE32(cut_list.data() + 16, 0x7FFFFFF0);
   st = ReadAll(cut_list, 4096);
   EXPECT_NE(st.message().find("past any sane"), std::string::npos) << st.message();
 
   auto no_last = BuildDelta(4096, {1});
-  StoreBE32(no_last.data(), kDeltaMagicMore);  // claims more blocks follow; none do
+  util::StoreBE32(no_last.data(), kDeltaMagicMore);  // claims more blocks follow; none do
   st = ReadAll(no_last, 4096);
   EXPECT_NE(st.message().find("without its last"), std::string::npos) << st.message();
 }
@@ -148,26 +148,26 @@ TEST(Delta, BadInputIsNamedWithOffset) {
 // The one reading of a block header, for the prepare and for --verify.
 TEST(DeltaBlockHeader, ParsesAndRefusesByName) {
   std::vector<uint8_t> h(1024, 0xFF);  // 256 slots, list end everywhere
-  StoreBE32(h.data(), kDeltaMagicMore);
-  StoreBE32(h.data() + 4, 3);
-  StoreBE32(h.data() + 8, 9);
+  util::StoreBE32(h.data(), kDeltaMagicMore);
+  util::StoreBE32(h.data() + 4, 3);
+  util::StoreBE32(h.data() + 8, 9);
   auto ok = ParseDeltaBlockHeader(h.data(), 1024);
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_FALSE(ok->last);
   EXPECT_EQ(ok->page_nos, (std::vector<uint32_t>{3, 9}));
-  StoreBE32(h.data(), kDeltaMagicLast);
+  util::StoreBE32(h.data(), kDeltaMagicLast);
   EXPECT_TRUE(ParseDeltaBlockHeader(h.data(), 1024)->last);
 
-  StoreBE32(h.data() + 12, 9);  // 3, 9, 9
+  util::StoreBE32(h.data() + 12, 9);  // 3, 9, 9
   auto dup = ParseDeltaBlockHeader(h.data(), 1024);
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.status().message().find("not increasing (9 then 9) in slot 3"), std::string::npos)
       << dup.status().message();
-  StoreBE32(h.data() + 12, kDeltaMaxPageNo + 1);
+  util::StoreBE32(h.data() + 12, kDeltaMaxPageNo + 1);
   auto far = ParseDeltaBlockHeader(h.data(), 1024);
   ASSERT_FALSE(far.ok());
   EXPECT_NE(far.status().message().find("past any sane tablespace size"), std::string::npos);
-  StoreBE32(h.data(), 0x41424344);
+  util::StoreBE32(h.data(), 0x41424344);
   auto magic = ParseDeltaBlockHeader(h.data(), 1024);
   ASSERT_FALSE(magic.ok());
   EXPECT_NE(magic.status().message().find("not a delta block (magic 0x41424344"), std::string::npos)

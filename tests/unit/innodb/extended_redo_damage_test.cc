@@ -50,13 +50,13 @@ TEST(ExtendedRedo, RejectsMalformedRecords) {
 
   // Not an index page; page numbers below 3.
   Bytes q = p;
-  StoreBE16(q.data() + 24, 2);
+  util::StoreBE16(q.data() + 24, 2);
   Bytes ins = {6, 0x0b, 0x10, 0, 0, 1, 2};
   EXPECT_EQ(ApplyExtendedRecord(q.data(), q.size(), ins.data(), ins.size()).code(), ErrorCode::kCorrupt);
   Bytes del = {9, 0, 2, 12};
   EXPECT_EQ(ApplyExtendedRecord(q.data(), q.size(), del.data(), del.size()).code(), ErrorCode::kCorrupt);
   q = p;
-  StoreBE32(q.data() + 4, 2);
+  util::StoreBE32(q.data() + 4, 2);
   EXPECT_EQ(ApplyExtendedRecord(q.data(), q.size(), del.data(), del.size()).code(), ErrorCode::kCorrupt);
   EXPECT_EQ(ApplyExtendedRecord(p.data(), 1000, del.data(), del.size()).code(), ErrorCode::kInvalidArgument);
   ASSERT_TRUE(Apply(p, del).ok());
@@ -73,19 +73,19 @@ TEST(ExtendedRedo, CheckIndexPageFindsDamage) {
   }
   EXPECT_PAGE_OK(p);
   Bytes q = p;
-  StoreBE16(q.data() + kNRecs, 9);
+  util::StoreBE16(q.data() + kNRecs, 9);
   EXPECT_FALSE(CheckIndexPage(q.data(), q.size()).ok());
   q = p;
   q[m.List()[3] - 5] ^= 1;  // n_owned
   EXPECT_FALSE(CheckIndexPage(q.data(), q.size()).ok());
   q = p;
-  StoreBE16(q.data() + kNHeap, 0x8000 | 5);
+  util::StoreBE16(q.data() + kNHeap, 0x8000 | 5);
   EXPECT_FALSE(CheckIndexPage(q.data(), q.size()).ok());
   q = p;
-  StoreBE16(q.data() + m.List()[5] - 2, 0x3000);
+  util::StoreBE16(q.data() + m.List()[5] - 2, 0x3000);
   EXPECT_FALSE(CheckIndexPage(q.data(), q.size()).ok());
   q = p;
-  StoreBE16(q.data() + kLevel, 1);  // leaf records on a non-leaf page
+  util::StoreBE16(q.data() + kLevel, 1);  // leaf records on a non-leaf page
   EXPECT_FALSE(CheckIndexPage(q.data(), q.size()).ok());
 }
 

@@ -74,9 +74,9 @@ TEST(ExtendedRedo, UndoInitAndAppendLayout) {
   EXPECT_EQ(U16(p, 38), 0);                         // TRX_UNDO_PAGE_TYPE
   EXPECT_EQ(U16(p, 40), 56);                        // TRX_UNDO_PAGE_START
   EXPECT_EQ(U16(p, 42), 56);                        // TRX_UNDO_PAGE_FREE
-  EXPECT_EQ(LoadBE32(p.data() + 44), 0xffffffffu);  // list node prev page
+  EXPECT_EQ(util::LoadBE32(p.data() + 44), 0xffffffffu);  // list node prev page
   EXPECT_EQ(U16(p, 48), 0);
-  EXPECT_EQ(LoadBE32(p.data() + 50), 0xffffffffu);  // next page
+  EXPECT_EQ(util::LoadBE32(p.data() + 50), 0xffffffffu);  // next page
   EXPECT_EQ(U16(p, 54), 0);
   for (size_t i = 56; i < 86; i++) EXPECT_EQ(p[i], 0x77) << "segment header " << i;
   for (size_t i = 86; i < 16384 - 8; i++) ASSERT_EQ(p[i], 0) << i;
@@ -94,9 +94,9 @@ TEST(ExtendedRedo, UndoInitAndAppendLayout) {
   EXPECT_EQ(U16(p, 69), 64);
 
   EXPECT_EQ(Apply(p, {3, 1, 2}).code(), ErrorCode::kCorrupt);  // too short
-  StoreBE16(p.data() + 42, 16384 - 20);
+  util::StoreBE16(p.data() + 42, 16384 - 20);
   EXPECT_EQ(Apply(p, {3, 1, 2, 3, 4, 5, 6}).code(), ErrorCode::kCorrupt);  // does not fit
-  StoreBE16(p.data() + 42, 40);
+  util::StoreBE16(p.data() + 42, 40);
   EXPECT_EQ(Apply(p, {3, 1, 2, 3}).code(), ErrorCode::kCorrupt);  // free below the header
 }
 

@@ -30,7 +30,7 @@ constexpr size_t kNDirection = kPageHeader + 14;
 constexpr size_t kNRecs = kPageHeader + 16;
 constexpr size_t kLevel = kPageHeader + 26;
 
-inline uint16_t U16(const Bytes& p, size_t off) { return LoadBE16(p.data() + off); }
+inline uint16_t U16(const Bytes& p, size_t off) { return util::LoadBE16(p.data() + off); }
 inline size_t Slot(size_t page_size, size_t i) { return page_size - 8 - 2 * (i + 1); }
 
 // mlog_encode_varint.
@@ -51,7 +51,7 @@ inline void Varint(Bytes& b, uint32_t v) {
 
 inline Bytes NewPage(size_t size, uint8_t fill = 0, uint32_t page_no = 5) {
   Bytes p(size, fill);
-  StoreBE32(p.data() + 4, page_no);
+  util::StoreBE32(p.data() + 4, page_no);
   return p;
 }
 

@@ -35,7 +35,7 @@ using namespace xbak::innodb::copier_test;
 
 // PATH, /usr/sbin and /usr/bin (FindExecutable), then where source builds install.
 std::string FindTool(const std::string& name) {
-  return FindExecutable({name, "/usr/local/sbin/" + name, "/usr/local/mysql/bin/" + name});
+  return util::FindExecutable({name, "/usr/local/sbin/" + name, "/usr/local/mysql/bin/" + name});
 }
 
 // Owns the mariadbd process: killed (and reaped) on every exit path.
@@ -165,12 +165,12 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
   EXPECT_TRUE(Contains(copier.header().creator, "MariaDB")) << copier.header().creator;
 
   const std::string backup_log = dir / "backup_ib_logfile0";
-  auto out = File::CreateNew(backup_log);
+  auto out = util::File::CreateNew(backup_log);
   ASSERT_TRUE(out.ok());
   Bytes hdr = MakeBackupLogHeader(copier.format(), copier.checkpoint_lsn(), copier.checkpoint_end_lsn(),
                                   "Backup 10.11.19");
   ASSERT_TRUE(out->Write(hdr.data(), hdr.size()).ok());
-  File* outp = &*out;
+  util::File* outp = &*out;
   Collected ops;
   ASSERT_TRUE(
       copier.Start([outp](const uint8_t* d, size_t n) { return outp->Write(d, n); }, OpsTo(&ops)).ok());
@@ -184,13 +184,13 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
   const uint64_t start = copier.checkpoint_lsn();
   const std::string setup = dir / "setup.sql", batch = dir / "batch.sql";
   ASSERT_TRUE(
-      WriteFileAtomic(setup,
+      util::WriteFileAtomic(setup,
                       "CREATE DATABASE w; CREATE TABLE w.x1(id INT PRIMARY KEY) ENGINE=InnoDB;"
                       "RENAME TABLE w.x1 TO w.x2; DROP TABLE w.x2;"
                       "CREATE TABLE w.t(id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(3000)) ENGINE=InnoDB;")
           .ok());
   ASSERT_TRUE(
-      WriteFileAtomic(batch,
+      util::WriteFileAtomic(batch,
                       "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_500;"
                       "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0 ORDER BY id DESC LIMIT 70;")
           .ok());

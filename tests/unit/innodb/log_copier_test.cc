@@ -208,7 +208,7 @@ TEST(LogCopier, ReportsDamagedWrittenLogAsCorrupt) {
   const uint64_t bad = log.Write(PageWrite(1, 2, 100, 3));
   for (int i = 0; i < 10; i++) log.Write(RandomMtrRecords(rng));
   {
-    auto f = File::OpenWrite(log.path());
+    auto f = util::File::OpenWrite(log.path());
     ASSERT_TRUE(f.ok());
     uint8_t x = 0xEE;  // inside the record bytes: the CRC no longer matches
     ASSERT_TRUE(f->PWrite(&x, 1, LsnToOffset(bad + 20, kLogFirstLsn, cap)).ok());
@@ -347,7 +347,7 @@ TEST(LogCopier, FailsClearlyWhenTheLogIsReplacedOrItsHeaderChanges) {
     ASSERT_TRUE(live.ok()) << live.status().message();
     EXPECT_EQ(live->checkpoint_lsn, kLogFirstLsn);
     ASSERT_TRUE((*c)->Start([](const uint8_t*, size_t) { return Status::Ok(); }, nullptr).ok());
-    auto f = File::OpenWrite(log.path());
+    auto f = util::File::OpenWrite(log.path());
     ASSERT_TRUE(f.ok());
     Bytes h = ServerHeader(kRedoFormat10_8, kLogFirstLsn + 4096, "MariaDB 10.11.19");
     ASSERT_TRUE(f->PWrite(h.data(), h.size(), 0).ok());
@@ -365,7 +365,7 @@ TEST(LogCopier, OpenRejectsOldLogs) {
     Bytes h = ServerHeader(fmt, kLogFirstLsn, "MariaDB");
     std::copy(h.begin(), h.end(), f.begin());
     f.resize(f.size() + 65536);
-    ASSERT_TRUE(WriteFileAtomic(path, std::string(f.begin(), f.end())).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(path, std::string(f.begin(), f.end())).ok());
     auto c = LogCopier::Open(OptsFor(path));
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), ErrorCode::kUnsupported);

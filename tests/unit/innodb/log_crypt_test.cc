@@ -46,7 +46,7 @@ TEST(LogCrypt, DerivesTheServersLogKey) {
   ASSERT_FALSE(legacy.ok());
   EXPECT_NE(legacy.status().message().find("FORMAT_ENC_10_8"), std::string::npos);
   LogHeader v2 = Header(kRedoFormatEnc11);
-  StoreBE32(v2.crypt.data() + 4, 2);
+  util::StoreBE32(v2.crypt.data() + 4, 2);
   EXPECT_FALSE(DeriveLogKey(v2, keys).ok());
 }
 

@@ -13,16 +13,16 @@ namespace {
 // A 16k full_crc32 INDEX page whose body is compressible to a varying degree.
 std::vector<uint8_t> Frame(std::mt19937& rng, uint32_t page_no, int randomness) {
   std::vector<uint8_t> p(16384, 0);
-  StoreBE32(p.data() + kFilPageOffset, page_no);
-  StoreBE64(p.data() + kFilPageLsn, 0x1234567890ull + page_no);
-  StoreBE16(p.data() + kFilPageType, kPageTypeIndex);
-  StoreBE32(p.data() + kFilPageSpaceId, 9);
+  util::StoreBE32(p.data() + kFilPageOffset, page_no);
+  util::StoreBE64(p.data() + kFilPageLsn, 0x1234567890ull + page_no);
+  util::StoreBE16(p.data() + kFilPageType, kPageTypeIndex);
+  util::StoreBE32(p.data() + kFilPageSpaceId, 9);
   for (size_t i = kFilPageData; i < p.size() - 8; i++) {
     p[i] = static_cast<int>(rng() % 100) < randomness ? static_cast<uint8_t>(rng())
                                                       : static_cast<uint8_t>(i / 97);
   }
   // The frame as the flush compresses it: the LSN's low half at the end, twice.
-  StoreBE64(p.data() + p.size() - 8, 0x1234567890ull + page_no);
+  util::StoreBE64(p.data() + p.size() - 8, 0x1234567890ull + page_no);
   std::memcpy(p.data() + p.size() - 8, p.data() + kFilPageLsn + 4, 4);
   return p;
 }
@@ -79,7 +79,7 @@ TEST(PageCompression, PagesTheServerNeverCompresses) {
   frame = Frame(rng, 5, 0);  // page 5 of the system tablespace
   EXPECT_EQ(*CompressPageFullCrc32(frame.data(), flags, 0, 6, out.data()), 0u);
   EXPECT_GT(*CompressPageFullCrc32(frame.data(), flags, 9, 6, out.data()), 0u);
-  StoreBE16(frame.data() + kFilPageType, kPageTypeXdes);
+  util::StoreBE16(frame.data() + kFilPageType, kPageTypeXdes);
   EXPECT_EQ(*CompressPageFullCrc32(frame.data(), flags, 9, 6, out.data()), 0u);
 }
 
@@ -104,7 +104,7 @@ TEST(PageCompression, AlgorithmsNotBuiltInAreNamed) {
 TEST(PageCompression, ADamagedLengthByteIsRefused) {
   SpaceFlags flags = DecodeSpaceFlags(0x15 | (kCompressionLz4 << 5)).value();
   std::vector<uint8_t> page(16384, 0), out(16384);
-  StoreBE16(page.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 1);  // W = 256
+  util::StoreBE16(page.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 1);  // W = 256
   for (uint8_t b = 1; b <= 31; b++) {
     page[256 - 5] = b;
     auto d = DecompressPage(page.data(), flags, out.data());

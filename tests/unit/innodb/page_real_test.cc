@@ -23,7 +23,7 @@ std::string DataDir() {
 }
 
 std::vector<uint8_t> ReadPage(const std::string& name) {
-  auto s = ReadSmallFile(DataDir() + name);
+  auto s = util::ReadSmallFile(DataDir() + name);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
   return std::vector<uint8_t>(s->begin(), s->end());

@@ -213,8 +213,8 @@ TEST(FullCrc32Test, TornPageTrailerLsn) {
   auto p = Stamped(kFull16k, 13);
   // A page whose tail is from an older write: the trailer LSN differs. With a
   // recomputed CRC it is the LSN check alone that catches it.
-  StoreBE32(p.data() + 16384 - 8, 0x12345677);
-  StoreBE32(p.data() + 16384 - 4, crc32c::Value(p.data(), 16384 - 4));
+  util::StoreBE32(p.data() + 16384 - 8, 0x12345677);
+  util::StoreBE32(p.data() + 16384 - 4, util::crc32c::Value(p.data(), 16384 - 4));
   PageCheck c = CheckPage(p.data(), f, 13);
   EXPECT_EQ(c.verdict, PageVerdict::kCorrupt);
   EXPECT_NE(c.detail.find("torn page"), std::string::npos) << c.detail;
@@ -227,16 +227,16 @@ TEST(FullCrc32Test, MismatchDetail) {
   PageCheck c = CheckPage(p.data(), f, 13);
   ASSERT_EQ(c.verdict, PageVerdict::kCorrupt);
   EXPECT_EQ(c.detail.rfind("full_crc32 checksum mismatch: stored 0x", 0), 0u) << c.detail;
-  EXPECT_EQ(c.stored, LoadBE32(p.data() + 16384 - 4));
-  EXPECT_EQ(c.computed, crc32c::Value(p.data(), 16384 - 4));
+  EXPECT_EQ(c.stored, util::LoadBE32(p.data() + 16384 - 4));
+  EXPECT_EQ(c.computed, util::crc32c::Value(p.data(), 16384 - 4));
 }
 
 TEST(FullCrc32Test, EncryptedPageSkipsTrailerLsn) {
   SpaceFlags f = Flags(kFull16k);
   auto p = MakePage(16384, 13);
-  StoreBE32(p.data(), 3);  // key version: the rest is ciphertext, trailer LSN too
-  StoreBE32(p.data() + 16384 - 8, 0xABCDEF01);
-  StoreBE32(p.data() + 16384 - 4, crc32c::Value(p.data(), 16384 - 4));
+  util::StoreBE32(p.data(), 3);  // key version: the rest is ciphertext, trailer LSN too
+  util::StoreBE32(p.data() + 16384 - 8, 0xABCDEF01);
+  util::StoreBE32(p.data() + 16384 - 4, util::crc32c::Value(p.data(), 16384 - 4));
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk);
   p[5000] ^= 1;
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
@@ -245,19 +245,19 @@ TEST(FullCrc32Test, EncryptedPageSkipsTrailerLsn) {
 TEST(FullCrc32Test, PageCompressed) {
   SpaceFlags f = Flags(0x35);
   std::vector<uint8_t> p(16384, 0);
-  StoreBE32(p.data() + kFilPageOffset, 13);
-  StoreBE64(p.data() + kFilPageLsn, 777);
-  StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 3);  // 768 bytes written
+  util::StoreBE32(p.data() + kFilPageOffset, 13);
+  util::StoreBE64(p.data() + kFilPageLsn, 777);
+  util::StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 3);  // 768 bytes written
   for (int i = 26; i < 700; i++) p[i] = static_cast<uint8_t>(i);
-  StoreBE32(p.data() + 768 - 4, crc32c::Value(p.data(), 768 - 4));
+  util::StoreBE32(p.data() + 768 - 4, util::crc32c::Value(p.data(), 768 - 4));
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk) << CheckPage(p.data(), f, 13).detail;
   p[300] ^= 1;
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
   p[300] ^= 1;
   // A size at or beyond the page is impossible.
-  StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 0x40);
+  util::StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker | 0x40);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
-  StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker);
+  util::StoreBE16(p.data() + kFilPageType, kPageTypeFcrc32CompressedMarker);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
 }
 
@@ -271,10 +271,10 @@ TEST(FullCrc32Test, ZeroCrcOnNonZeroPageIsCorrupt) {
 TEST(Crc32Test, BothFieldsAndTornPage) {
   SpaceFlags f = Flags(kOld16k);
   auto p = Stamped(kOld16k, 13);
-  EXPECT_EQ(LoadBE32(p.data()), LoadBE32(p.data() + 16384 - 8));
-  EXPECT_EQ(LoadBE32(p.data() + 16384 - 4), 0x12345678u);
+  EXPECT_EQ(util::LoadBE32(p.data()), util::LoadBE32(p.data() + 16384 - 8));
+  EXPECT_EQ(util::LoadBE32(p.data() + 16384 - 4), 0x12345678u);
   // Torn: trailer low LSN from an older write.
-  StoreBE32(p.data() + 16384 - 4, 0x12340000);
+  util::StoreBE32(p.data() + 16384 - 4, 0x12340000);
   PageCheck c = CheckPage(p.data(), f, 13);
   EXPECT_EQ(c.verdict, PageVerdict::kCorrupt);
   EXPECT_NE(c.detail.find("torn page"), std::string::npos) << c.detail;
@@ -284,8 +284,8 @@ TEST(Crc32Test, FieldsExcludedFromChecksum) {
   // The flush-LSN field and the space id are outside the crc32 ranges.
   SpaceFlags f = Flags(kOld16k);
   auto p = Stamped(kOld16k, 0);
-  StoreBE64(p.data() + kFilPageFileFlushLsn, 0x99999);
-  StoreBE32(p.data() + kFilPageSpaceId, 1234);
+  util::StoreBE64(p.data() + kFilPageFileFlushLsn, 0x99999);
+  util::StoreBE32(p.data() + kFilPageSpaceId, 1234);
   EXPECT_EQ(CheckPage(p.data(), f, 0).verdict, PageVerdict::kOk);
 }
 
@@ -303,11 +303,11 @@ uint64_t Fold(const uint8_t* s, size_t n) {
 TEST(LegacyChecksumTest, InnodbAndNone) {
   SpaceFlags f = Flags(kOld16k);
   auto p = MakePage(16384, 13);
-  StoreBE32(p.data() + 16384 - 4, 0x12345678);  // trailer low LSN
+  util::StoreBE32(p.data() + 16384 - 4, 0x12345678);  // trailer low LSN
   uint32_t fresh = static_cast<uint32_t>(Fold(p.data() + 4, 22) + Fold(p.data() + 38, 16384 - 38 - 8));
-  StoreBE32(p.data(), fresh);
+  util::StoreBE32(p.data(), fresh);
   uint32_t old = static_cast<uint32_t>(Fold(p.data(), 26));
-  StoreBE32(p.data() + 16384 - 8, old);
+  util::StoreBE32(p.data() + 16384 - 8, old);
   PageCheck c = CheckPage(p.data(), f, 13);
   EXPECT_EQ(c.verdict, PageVerdict::kOk) << c.detail;
   auto q = p;
@@ -318,11 +318,11 @@ TEST(LegacyChecksumTest, InnodbAndNone) {
   EXPECT_EQ(CheckPage(q.data(), f, 13).verdict, PageVerdict::kCorrupt);
 
   // innodb_checksum_algorithm=none: the magic in both fields.
-  StoreBE32(p.data(), kNoChecksumMagic);
-  StoreBE32(p.data() + 16384 - 8, kNoChecksumMagic);
+  util::StoreBE32(p.data(), kNoChecksumMagic);
+  util::StoreBE32(p.data() + 16384 - 8, kNoChecksumMagic);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk);
   // ... but not the torn-page check.
-  StoreBE32(p.data() + 16384 - 4, 1);
+  util::StoreBE32(p.data() + 16384 - 4, 1);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
 }
 
@@ -330,7 +330,7 @@ TEST(LegacyChecksumTest, ZeroPageWithFlushLsn) {
   // Old servers wrote FIL_PAGE_FILE_FLUSH_LSN into otherwise empty pages.
   SpaceFlags f = Flags(kOld16k);
   std::vector<uint8_t> p(16384, 0);
-  StoreBE64(p.data() + kFilPageFileFlushLsn, 123456);
+  util::StoreBE64(p.data() + kFilPageFileFlushLsn, 123456);
   EXPECT_EQ(CheckPage(p.data(), f, 0).verdict, PageVerdict::kAllZero);
 }
 
@@ -339,9 +339,9 @@ TEST(Crc32Test, EncryptedPage) {
   SpaceFlags f = Flags(kOld16k);
   auto p = Stamped(kOld16k, 13);
   for (int i = 100; i < 16000; i++) p[i] ^= 0x5A;  // "ciphertext": plain checksums no longer match
-  StoreBE32(p.data() + 26, 1);
-  uint32_t crc = crc32c::Value(p.data() + 4, 22) ^ crc32c::Value(p.data() + 38, 16384 - 46);
-  StoreBE32(p.data() + 30, crc);
+  util::StoreBE32(p.data() + 26, 1);
+  uint32_t crc = util::crc32c::Value(p.data() + 4, 22) ^ util::crc32c::Value(p.data() + 38, 16384 - 46);
+  util::StoreBE32(p.data() + 30, crc);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk) << CheckPage(p.data(), f, 13).detail;
   p[4000] ^= 1;
   PageCheck c = CheckPage(p.data(), f, 13);
@@ -367,9 +367,9 @@ TEST(UnknownFormatTest, AcceptsWhatTheServerMayHaveWritten) {
     SpaceFlags f = DecodeSpaceFlags(raw).value();
     std::vector<uint8_t> p(f.physical_size, static_cast<uint8_t>(0x40 + no));
     std::fill(p.begin(), p.begin() + kFilPageData, 0);
-    StoreBE32(p.data() + kFilPageOffset, no);
-    StoreBE32(p.data() + kFilPageSpaceId, 3);
-    StoreBE64(p.data() + kFilPageLsn, 7000 + no);
+    util::StoreBE32(p.data() + kFilPageOffset, no);
+    util::StoreBE32(p.data() + kFilPageSpaceId, 3);
+    util::StoreBE64(p.data() + kFilPageLsn, 7000 + no);
     StampPageChecksum(p.data(), f);
     return p;
   };
@@ -410,7 +410,7 @@ TEST(ZipTest, FullSizeCompressedPagesHaveNoTrailer) {
     SpaceFlags f = Flags(c.raw);
     ASSERT_EQ(f.physical_size, c.logical);
     auto p = MakePage(c.logical, 5);
-    StoreBE64(p.data() + kFilPageLsn, 0x123456789ull);
+    util::StoreBE64(p.data() + kFilPageLsn, 0x123456789ull);
     std::fill(p.end() - 8, p.end(), 0);  // what page_zip leaves at the end
     StampPageChecksum(p.data(), f);
     EXPECT_EQ(CheckPage(p.data(), f, 5).verdict, PageVerdict::kOk) << std::hex << c.raw;
@@ -427,14 +427,14 @@ TEST(ZipTest, InnodbAdlerVariantAndNone) {
   uLong a = adler32(0L, p.data() + 4, 12);
   a = adler32(a, p.data() + 24, 2);
   a = adler32(a, p.data() + 34, 8192 - 34);
-  StoreBE32(p.data(), static_cast<uint32_t>(a));
+  util::StoreBE32(p.data(), static_cast<uint32_t>(a));
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk);
   // LSN and flush LSN are outside the zip checksum; no trailer either.
-  StoreBE64(p.data() + kFilPageLsn, 1);
+  util::StoreBE64(p.data() + kFilPageLsn, 1);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk);
   p[50] ^= 1;
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kCorrupt);
-  StoreBE32(p.data(), kNoChecksumMagic);
+  util::StoreBE32(p.data(), kNoChecksumMagic);
   EXPECT_EQ(CheckPage(p.data(), f, 13).verdict, PageVerdict::kOk);
 }
 
@@ -448,10 +448,10 @@ std::vector<uint8_t> MakeNonFullPageCompressed(uint32_t page_no) {
   uLongf len = 16384 - 40;
   EXPECT_EQ(compress2(out.data() + 40, &len, plain.data(), 16384, 6), Z_OK);
   std::memcpy(out.data(), plain.data(), kFilPageData);
-  StoreBE32(out.data(), kNoChecksumMagic);
-  StoreBE64(out.data() + kFilPageCompAlgo, kCompressionZlib);
-  StoreBE16(out.data() + kFilPageType, kPageTypePageCompressed);
-  StoreBE16(out.data() + kFilPageCompSize, static_cast<uint16_t>(len));
+  util::StoreBE32(out.data(), kNoChecksumMagic);
+  util::StoreBE64(out.data() + kFilPageCompAlgo, kCompressionZlib);
+  util::StoreBE16(out.data() + kFilPageType, kPageTypePageCompressed);
+  util::StoreBE16(out.data() + kFilPageCompSize, static_cast<uint16_t>(len));
   return out;
 }
 
@@ -465,22 +465,22 @@ TEST(PageCompressedTest, NonFullCrc32Zlib) {
   q[100] ^= 0x40;  // inside the zlib stream
   EXPECT_EQ(CheckPage(q.data(), f, 13).verdict, PageVerdict::kCorrupt);
   q = p;
-  StoreBE32(q.data(), 0);  // the checksum field must be the magic
+  util::StoreBE32(q.data(), 0);  // the checksum field must be the magic
   EXPECT_EQ(CheckPage(q.data(), f, 13).verdict, PageVerdict::kCorrupt);
   q = p;
-  StoreBE16(q.data() + kFilPageCompSize, 16384);
+  util::StoreBE16(q.data() + kFilPageCompSize, 16384);
   EXPECT_EQ(CheckPage(q.data(), f, 13).verdict, PageVerdict::kCorrupt);
   q = p;
-  StoreBE64(q.data() + kFilPageCompAlgo, 9);
+  util::StoreBE64(q.data() + kFilPageCompAlgo, 9);
   EXPECT_EQ(CheckPage(q.data(), f, 13).verdict, PageVerdict::kCorrupt);
 }
 
 TEST(SpaceHeaderTest, SyntheticPage0) {
   auto p = MakePage(16384, 0, 100, 55);
-  StoreBE32(p.data() + kFspSpaceId, 55);
-  StoreBE32(p.data() + kFspSize, 640);
-  StoreBE32(p.data() + kFspFreeLimit, 128);
-  StoreBE32(p.data() + kFspSpaceFlags, kFull16k);
+  util::StoreBE32(p.data() + kFspSpaceId, 55);
+  util::StoreBE32(p.data() + kFspSize, 640);
+  util::StoreBE32(p.data() + kFspFreeLimit, 128);
+  util::StoreBE32(p.data() + kFspSpaceFlags, kFull16k);
   auto h = ParseSpaceHeader(p.data(), p.size());
   ASSERT_TRUE(h.ok()) << h.status().message();
   EXPECT_EQ(h->space_id, 55u);
@@ -489,15 +489,15 @@ TEST(SpaceHeaderTest, SyntheticPage0) {
   EXPECT_EQ(h->flags.raw, kFull16k);
   EXPECT_TRUE(h->flags.full_crc32);
 
-  StoreBE32(p.data() + kFilPageSpaceId, 56);
+  util::StoreBE32(p.data() + kFilPageSpaceId, 56);
   EXPECT_EQ(ParseSpaceHeader(p.data(), p.size()).status().code(), ErrorCode::kCorrupt);
-  StoreBE32(p.data() + kFilPageSpaceId, 55);
-  StoreBE32(p.data() + kFspSpaceFlags, 0x10);
+  util::StoreBE32(p.data() + kFilPageSpaceId, 55);
+  util::StoreBE32(p.data() + kFspSpaceFlags, 0x10);
   EXPECT_FALSE(ParseSpaceHeader(p.data(), p.size()).ok());
-  StoreBE32(p.data() + kFspSpaceFlags, kFull16k);
-  StoreBE32(p.data() + kFilPageOffset, 1);
+  util::StoreBE32(p.data() + kFspSpaceFlags, kFull16k);
+  util::StoreBE32(p.data() + kFilPageOffset, 1);
   EXPECT_FALSE(ParseSpaceHeader(p.data(), p.size()).ok());
-  StoreBE32(p.data() + kFilPageOffset, 0);
+  util::StoreBE32(p.data() + kFilPageOffset, 0);
   EXPECT_FALSE(ParseSpaceHeader(p.data(), 100).ok());
   EXPECT_TRUE(ParseSpaceHeader(p.data(), p.size()).ok());
 }

@@ -25,12 +25,12 @@ inline SpaceFlags Flags(uint32_t raw) {
 inline std::vector<uint8_t> MakePage(uint32_t size, uint32_t page_no, uint64_t lsn = 0x0000000512345678ull,
                                      uint32_t space_id = 7) {
   std::vector<uint8_t> p(size, 0);
-  StoreBE32(p.data() + kFilPageOffset, page_no);
-  StoreBE32(p.data() + kFilPagePrev, kFilNull);
-  StoreBE32(p.data() + kFilPageNext, kFilNull);
-  StoreBE64(p.data() + kFilPageLsn, lsn);
-  StoreBE16(p.data() + kFilPageType, kPageTypeIndex);
-  StoreBE32(p.data() + kFilPageSpaceId, space_id);
+  util::StoreBE32(p.data() + kFilPageOffset, page_no);
+  util::StoreBE32(p.data() + kFilPagePrev, kFilNull);
+  util::StoreBE32(p.data() + kFilPageNext, kFilNull);
+  util::StoreBE64(p.data() + kFilPageLsn, lsn);
+  util::StoreBE16(p.data() + kFilPageType, kPageTypeIndex);
+  util::StoreBE32(p.data() + kFilPageSpaceId, space_id);
   for (uint32_t i = kFilPageData; i < size - 200; i += 7) p[i] = static_cast<uint8_t>(i * 31 + page_no);
   return p;
 }

@@ -100,10 +100,10 @@ TEST(RedoHeader, RejectsOldFormatsEncryptionAndDamage) {
   // Encrypted logs parse; their key information is kept for the backup's copy.
   Bytes enc11 = ServerHeader(kRedoFormatEnc11, 44404, "MariaDB 10.11.14");
   EXPECT_EQ(ParseLogHeader(enc11.data(), enc11.size()).status().code(), ErrorCode::kCorrupt);  // no key id
-  StoreBE32(enc11.data() + kLogHeaderCryptKey, 1);                                             // key id
-  StoreBE32(enc11.data() + kLogHeaderCryptKey + 4, 1);                                         // key version
+  util::StoreBE32(enc11.data() + kLogHeaderCryptKey, 1);                                             // key id
+  util::StoreBE32(enc11.data() + kLogHeaderCryptKey + 4, 1);                                         // key version
   enc11[kLogHeaderCryptKey + 8] = 0x6c;  // crypt message...
-  StoreBE32(enc11.data() + kLogHeaderCrc, crc32c::Value(enc11.data(), kLogHeaderCrc));
+  util::StoreBE32(enc11.data() + kLogHeaderCrc, util::crc32c::Value(enc11.data(), kLogHeaderCrc));
   auto e11 = ParseLogHeader(enc11.data(), enc11.size());
   ASSERT_TRUE(e11.ok()) << e11.status().message();
   EXPECT_TRUE(e11->encrypted);
@@ -116,8 +116,8 @@ TEST(RedoHeader, RejectsOldFormatsEncryptionAndDamage) {
   EXPECT_EQ(reread->crypt, e11->crypt);
 
   Bytes enc108 = ServerHeader(kRedoFormat10_8, 44404, "MariaDB 10.11.19");
-  StoreBE32(enc108.data() + kLogHeaderCryptKey, 1);  // key id: the legacy FORMAT_ENC_10_8
-  StoreBE32(enc108.data() + kLogHeaderCrc, crc32c::Value(enc108.data(), kLogHeaderCrc));
+  util::StoreBE32(enc108.data() + kLogHeaderCryptKey, 1);  // key id: the legacy FORMAT_ENC_10_8
+  util::StoreBE32(enc108.data() + kLogHeaderCrc, util::crc32c::Value(enc108.data(), kLogHeaderCrc));
   auto e = ParseLogHeader(enc108.data(), enc108.size());
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_TRUE(e->encrypted);
@@ -131,7 +131,7 @@ TEST(RedoHeader, RejectsOldFormatsEncryptionAndDamage) {
 
   Bytes sub = ServerHeader(kRedoFormat10_8, 44404, "MariaDB 10.11.19");
   sub[7] = 1;
-  StoreBE32(sub.data() + kLogHeaderCrc, crc32c::Value(sub.data(), kLogHeaderCrc));
+  util::StoreBE32(sub.data() + kLogHeaderCrc, util::crc32c::Value(sub.data(), kLogHeaderCrc));
   EXPECT_EQ(ParseLogHeader(sub.data(), sub.size()).status().code(), ErrorCode::kCorrupt);
 
   Bytes unknown = ServerHeader(0x12345678, 44404, "x");
@@ -160,7 +160,7 @@ TEST(RedoCheckpoint, PicksLargestValidAndTieGoesTo8192) {
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);
   f = FileStart(20000, {{40000, 40000}}, {{30000, 30000}});
   f[kLogCheckpoint1 + 20] = 1;
-  StoreBE32(f.data() + kLogCheckpoint1 + kCheckpointCrc, crc32c::Value(f.data() + kLogCheckpoint1, 60));
+  util::StoreBE32(f.data() + kLogCheckpoint1 + kCheckpointCrc, util::crc32c::Value(f.data() + kLogCheckpoint1, 60));
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);
   f = FileStart(20000, {{10000, 40000}}, {{30000, 30000}});  // below first_lsn
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);

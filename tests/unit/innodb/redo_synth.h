@@ -66,7 +66,7 @@ inline Bytes FileRecord(uint8_t type, uint32_t space, const std::string& name) {
 
 inline Bytes CheckpointRecord(uint64_t lsn) {
   Bytes p{0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  StoreBE64(p.data() + 2, lsn);
+  util::StoreBE64(p.data() + 2, lsn);
   return Record(kFileCheckpoint, p);
 }
 
@@ -83,25 +83,25 @@ inline Bytes Mtr(const Bytes& records, bool seq_bit) {
   Bytes m = records;
   m.push_back(seq_bit ? 1 : 0);
   uint8_t crc[4];
-  StoreBE32(crc, crc32c::Value(records.data(), records.size()));
+  util::StoreBE32(crc, util::crc32c::Value(records.data(), records.size()));
   m.insert(m.end(), crc, crc + 4);
   return m;
 }
 
 inline Bytes ServerHeader(uint32_t format, uint64_t first_lsn, const std::string& creator) {
   Bytes h(kLogHeaderSize, 0);
-  StoreBE32(h.data(), format);
-  StoreBE64(h.data() + kLogHeaderFirstLsn, first_lsn);
+  util::StoreBE32(h.data(), format);
+  util::StoreBE64(h.data() + kLogHeaderFirstLsn, first_lsn);
   std::copy(creator.begin(), creator.end(), h.begin() + kLogHeaderCreator);
-  StoreBE32(h.data() + kLogHeaderCrc, crc32c::Value(h.data(), kLogHeaderCrc));
+  util::StoreBE32(h.data() + kLogHeaderCrc, util::crc32c::Value(h.data(), kLogHeaderCrc));
   return h;
 }
 
 inline Bytes CheckpointBlock(uint64_t cp, uint64_t end) {
   Bytes b(kCheckpointBlockSize, 0);
-  StoreBE64(b.data(), cp);
-  StoreBE64(b.data() + 8, end);
-  StoreBE32(b.data() + kCheckpointCrc, crc32c::Value(b.data(), kCheckpointCrc));
+  util::StoreBE64(b.data(), cp);
+  util::StoreBE64(b.data() + 8, end);
+  util::StoreBE32(b.data() + kCheckpointCrc, util::crc32c::Value(b.data(), kCheckpointCrc));
   return b;
 }
 
@@ -134,7 +134,7 @@ class SynthLog {
         first_lsn_(first_lsn),
         lsn_(first_lsn),
         written_(first_lsn) {
-    auto f = File::CreateNew(path_);
+    auto f = util::File::CreateNew(path_);
     EXPECT_TRUE(f.ok()) << f.status().message();
     file_.emplace(std::move(f).value());
     EXPECT_TRUE(file_->Truncate(kLogStartOffset + capacity).ok());
@@ -200,7 +200,7 @@ class SynthLog {
 
  private:
   std::string path_;
-  std::optional<File> file_;
+  std::optional<util::File> file_;
   uint64_t capacity_, first_lsn_, lsn_;
   std::atomic<uint64_t> written_{0};
   uint64_t checkpoint_lsn_ = 0;
@@ -248,7 +248,7 @@ inline ::testing::AssertionResult ScanLinear(const Bytes& log, LinearScan* s) {
 }
 
 inline Result<Bytes> ReadAll(const std::string& path) {
-  XBAK_ASSIGN_OR_RETURN(File f, File::OpenRead(path));
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
   XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
   Bytes b(size);
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(b.data(), b.size(), 0));

@@ -27,7 +27,7 @@ TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
   ASSERT_TRUE(s.ok()) << s.message();
   ExpectTable("t", 5, 2600, 0x22);
   ExpectTable("new", 9, 7, 0x33);
-  auto cp = ReadSmallFile(full_ + "/" + kCheckpointsFile);
+  auto cp = util::ReadSmallFile(full_ + "/" + kCheckpointsFile);
   ASSERT_TRUE(cp.ok());
   auto parsed = ParseCheckpoints(*cp, "cp");
   ASSERT_TRUE(parsed.ok());
@@ -41,11 +41,11 @@ TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
 TEST_F(IncrementalPrepareTest, CorruptPageIsRefusedBeforeAnythingIsWritten) {
   WriteDelta("t", 5, 1500, 0x22);
   std::string path = inc_ + "/db/t.ibd.delta";
-  auto bytes = ReadSmallFile(path, 64 << 20);
+  auto bytes = util::ReadSmallFile(path, 64 << 20);
   ASSERT_TRUE(bytes.ok());
   std::string b = *bytes;
   b[kPs * (1 + 1024) + 100] ^= 1;  // second block, its first page (page 1023)
-  ASSERT_TRUE(WriteFileAtomic(path, b).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(path, b).ok());
   IncrementalPrepareOptions o;
   o.target_dir = full_;
   o.incremental_dir = inc_;
@@ -72,7 +72,7 @@ TEST_F(IncrementalPrepareTest, DeltaOfAnotherSpaceWithoutPageZeroIsRefused) {
   });
   ASSERT_TRUE(w.AddPage(2, MakePage(6, 2, 0x44).data()).ok());
   ASSERT_TRUE(w.Finish().ok());
-  ASSERT_TRUE(WriteFileAtomic(path, out).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(path, out).ok());
   IncrementalPrepareOptions o;
   o.target_dir = full_;
   o.incremental_dir = inc_;

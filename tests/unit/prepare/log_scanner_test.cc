@@ -21,7 +21,7 @@ class LogScannerTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& bytes) {
     std::string path = dir_.path() + "/ib_logfile0";
-    EXPECT_TRUE(WriteFileAtomic(path, bytes).ok());
+    EXPECT_TRUE(util::WriteFileAtomic(path, bytes).ok());
     return path;
   }
   // Three mtrs: two page writes, then two records in one.

@@ -12,14 +12,14 @@ class PrepareCryptTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = ::testing::TempDir() + "/prepare_crypt_" + std::to_string(::getpid());
-    ASSERT_TRUE(MakeDirs(dir_).ok());
-    keys_ = JoinPath(dir_, "keys.txt");
+    ASSERT_TRUE(util::MakeDirs(dir_).ok());
+    keys_ = util::JoinPath(dir_, "keys.txt");
     ASSERT_TRUE(
-        WriteFileAtomic(keys_, "1;00112233445566778899aabbccddeeff\n7;" + std::string(64, 'a') + "\n").ok());
+        util::WriteFileAtomic(keys_, "1;00112233445566778899aabbccddeeff\n7;" + std::string(64, 'a') + "\n").ok());
   }
   void Cnf(const std::string& extra) {
     ASSERT_TRUE(
-        WriteFileAtomic(JoinPath(dir_, "backup-my.cnf"), "[mysqld]\ninnodb_page_size=16384\n" + extra).ok());
+        util::WriteFileAtomic(util::JoinPath(dir_, "backup-my.cnf"), "[mysqld]\ninnodb_page_size=16384\n" + extra).ok());
   }
   std::string dir_, keys_;
 };

@@ -29,8 +29,8 @@ class PrepareTest : public ::testing::Test {
     char tmpl[] = "/tmp/xbak-prepare-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    ASSERT_TRUE(MakeDirs(dir_ + "/db").ok());
-    ASSERT_TRUE(WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
+    ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -39,18 +39,18 @@ class PrepareTest : public ::testing::Test {
     std::string ts;
     for (uint32_t no = 0; no < 8; no++) {
       auto p = MakePage(no, 15000);
-      StoreBE32(p.data() + innodb::kFilPageSpaceId, id);
-      if (no == 0) StoreBE32(p.data() + innodb::kFspSpaceId, id);
+      util::StoreBE32(p.data() + innodb::kFilPageSpaceId, id);
+      if (no == 0) util::StoreBE32(p.data() + innodb::kFspSpaceId, id);
       innodb::StampPageChecksum(p.data(), testing::redo::Flags());
       ts.append(p.begin(), p.end());
     }
     return ts;
   }
   void Put(const std::string& rel, const std::string& content) {
-    ASSERT_TRUE(WriteFileAtomic(dir_ + "/" + rel, content).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/" + rel, content).ok());
   }
   uint8_t ByteOfPage(const std::string& rel, uint32_t no, size_t off) {
-    auto f = File::OpenRead(dir_ + "/" + rel);
+    auto f = util::File::OpenRead(dir_ + "/" + rel);
     EXPECT_TRUE(f.ok()) << rel;
     if (!f.ok()) return 0;
     uint8_t b = 0;
@@ -85,11 +85,11 @@ TEST_F(PrepareTest, DdlMarkersRunBeforeTheLogAndTheLogFindsTheirFiles) {
   Status st = RunPrepare(o);
   ASSERT_TRUE(st.ok()) << st.message();
   for (const char* gone : {"db/t.new", "db/gone.ibd", "db/gone.del", "db/a.ibd", "db/a.ren"}) {
-    EXPECT_FALSE(PathExists(dir_ + "/" + gone)) << gone;
+    EXPECT_FALSE(util::PathExists(dir_ + "/" + gone)) << gone;
   }
-  EXPECT_TRUE(PathExists(dir_ + "/db/b.ibd"));
+  EXPECT_TRUE(util::PathExists(dir_ + "/db/b.ibd"));
   EXPECT_EQ(ByteOfPage("db/t.ibd", 3, 100), 0x42);  // the log went to the installed .new
-  auto cp = ReadSmallFile(dir_ + "/" + kCheckpointsFile);
+  auto cp = util::ReadSmallFile(dir_ + "/" + kCheckpointsFile);
   ASSERT_TRUE(cp.ok());
   EXPECT_NE(cp->find("backup_type = log-applied"), std::string::npos) << *cp;
 
@@ -110,9 +110,9 @@ TEST_F(PrepareTest, ABrokenLogIsRefusedBeforeAnyMarkerRuns) {
   o.progress_interval = std::chrono::milliseconds(0);
   Status st = RunPrepare(o);
   ASSERT_FALSE(st.ok());
-  EXPECT_TRUE(PathExists(dir_ + "/db/t.new"));
-  EXPECT_TRUE(PathExists(dir_ + "/db/gone.ibd"));
-  EXPECT_TRUE(PathExists(dir_ + "/db/gone.del"));
+  EXPECT_TRUE(util::PathExists(dir_ + "/db/t.new"));
+  EXPECT_TRUE(util::PathExists(dir_ + "/db/gone.ibd"));
+  EXPECT_TRUE(util::PathExists(dir_ + "/db/gone.del"));
 }
 
 }  // namespace

@@ -35,25 +35,25 @@ class RedoApplyTest : public ::testing::Test {
     char tmpl[] = "/tmp/xbak-redo-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    ASSERT_TRUE(MakeDirs(dir_ + "/db").ok());
-    ASSERT_TRUE(WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
+    ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
     std::string ts;
     for (uint32_t no = 0; no < 8; no++) {
       auto p = MakePage(no, no == 5 ? 90000 : 15000);  // page 5 is newer than the whole log
       ts.append(p.begin(), p.end());
     }
-    ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/t.ibd", ts).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/db/t.ibd", ts).ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::vector<uint8_t> Page(uint32_t no) {
-    auto f = File::OpenRead(dir_ + "/db/t.ibd");
+    auto f = util::File::OpenRead(dir_ + "/db/t.ibd");
     std::vector<uint8_t> p(kPs);
     EXPECT_TRUE(f.ok() && f->PRead(p.data(), kPs, uint64_t{no} * kPs).ok());
     return p;
   }
   Result<RedoApplyStats> Apply(const LogBuilder& b, uint64_t end, int parallel = 2) {
-    EXPECT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+    EXPECT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
     RedoApplyOptions o;
     o.dir = dir_;
     o.parallel = parallel;
@@ -81,11 +81,11 @@ TEST_F(RedoApplyTest, AppliesWriteMemsetMemmoveAndStampsLsnAndChecksum) {
   EXPECT_EQ(std::string(reinterpret_cast<char*>(p3.data()) + 100, 3), "hi!");
   for (int i = 103; i < 107; i++) EXPECT_EQ(p3[i], 0xAB) << i;
   EXPECT_EQ(std::string(reinterpret_cast<char*>(p3.data()) + 107, 3), "hi!");
-  EXPECT_EQ(LoadBE64(p3.data() + innodb::kFilPageLsn), end1);
+  EXPECT_EQ(util::LoadBE64(p3.data() + innodb::kFilPageLsn), end1);
   EXPECT_EQ(innodb::CheckPage(p3.data(), Flags(), 3).verdict, innodb::PageVerdict::kOk);
   auto p4 = Page(4);
   EXPECT_EQ(p4[50], 0x77);
-  EXPECT_EQ(LoadBE64(p4.data() + innodb::kFilPageLsn), end2);
+  EXPECT_EQ(util::LoadBE64(p4.data() + innodb::kFilPageLsn), end2);
   EXPECT_EQ(Page(5), MakePage(5, 90000));
 
   // Idempotent: a second run skips everything by page LSN.
@@ -108,7 +108,7 @@ TEST_F(RedoApplyTest, InitPageIgnoresOldContentAndFreedPagesAreNotWritten) {
   auto p6 = Page(6);
   EXPECT_EQ(p6[24 + 90], 1);  // same-page offsets count from FIL_PAGE_TYPE after INIT_PAGE
   EXPECT_EQ(p6[200], 0);      // the old bytes are gone
-  EXPECT_EQ(LoadBE32(p6.data() + innodb::kFilPagePrev), innodb::kFilNull);
+  EXPECT_EQ(util::LoadBE32(p6.data() + innodb::kFilPagePrev), innodb::kFilNull);
   EXPECT_EQ(innodb::CheckPage(p6.data(), Flags(), 6).verdict, innodb::PageVerdict::kOk);
   EXPECT_EQ(Page(2), MakePage(2, 15000));  // freed: never written
 }
@@ -131,7 +131,7 @@ TEST_F(RedoApplyTest, SmallMemoryGivesTheSameBytesInManyBatches) {
   o.use_memory = 64 << 10;  // far below the log: many batches
   o.required_lsn = end;
   o.progress_interval = std::chrono::milliseconds(0);
-  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
   auto many = ApplyRedoLog(o);
   ASSERT_TRUE(many.ok()) << many.status().message();
   EXPECT_GT(many->batches, 5u);
@@ -143,7 +143,7 @@ TEST_F(RedoApplyTest, RecordsBeforeALaterInitAreNeverAppliedWhateverTheBatches) 
   // starts with an UNDO_APPEND, which cannot be applied to a zero page, and it
   // is freed and re-initialised later. In any batch, the early records must be
   // skipped, as the server's recovery does.
-  auto f = File::OpenWrite(dir_ + "/db/t.ibd");
+  auto f = util::File::OpenWrite(dir_ + "/db/t.ibd");
   ASSERT_TRUE(f.ok());
   std::vector<uint8_t> zero(kPs, 0);
   ASSERT_TRUE(f->PWrite(zero.data(), kPs, 7 * kPs).ok());
@@ -158,7 +158,7 @@ TEST_F(RedoApplyTest, RecordsBeforeALaterInitAreNeverAppliedWhateverTheBatches) 
   b.End();
   b.Rec(0x10, 7, {}).Rec(0x30, 7, {50, 0x5A}, true);
   const uint64_t end = b.End();
-  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
   RedoApplyOptions o;
   o.dir = dir_;
   o.use_memory = 64 << 10;
@@ -169,7 +169,7 @@ TEST_F(RedoApplyTest, RecordsBeforeALaterInitAreNeverAppliedWhateverTheBatches) 
   EXPECT_GT(st->batches, 1u);
   auto p7 = Page(7);
   EXPECT_EQ(p7[24 + 50], 0x5A);
-  EXPECT_EQ(LoadBE32(p7.data() + innodb::kFilPageOffset), 7u);
+  EXPECT_EQ(util::LoadBE32(p7.data() + innodb::kFilPageOffset), 7u);
 }
 
 TEST_F(RedoApplyTest, CorruptOrShortLogIsRefusedBeforeAnythingIsWritten) {
@@ -200,7 +200,7 @@ TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
   // An mtr for tablespace 99, which has no file: WRITE (4 bytes: space, page, offset, data).
   std::vector<uint8_t> m = {0x34, 99, 3, 100, 6};
   uint8_t crc[4];
-  StoreBE32(crc, crc32c::Value(m.data(), m.size()));
+  util::StoreBE32(crc, util::crc32c::Value(m.data(), m.size()));
   m.push_back(1);
   m.insert(m.end(), crc, crc + 4);
   b.bytes().insert(b.bytes().end(), m.begin(), m.end());
@@ -221,15 +221,15 @@ TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnyth
   }
   if (algo == 0) GTEST_SKIP() << "this build has every page compression algorithm";
   auto p0 = MakePage(0, 15000);
-  StoreBE32(p0.data() + innodb::kFilPageSpaceId, 8);
-  StoreBE32(p0.data() + innodb::kFspSpaceId, 8);
-  StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (algo << 5));  // page_compressed
-  ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/pc.new", std::string(p0.begin(), p0.end())).ok());
+  util::StoreBE32(p0.data() + innodb::kFilPageSpaceId, 8);
+  util::StoreBE32(p0.data() + innodb::kFspSpaceId, 8);
+  util::StoreBE32(p0.data() + innodb::kFspSpaceFlags, kFlags | (algo << 5));  // page_compressed
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/db/pc.new", std::string(p0.begin(), p0.end())).ok());
   LogBuilder b;
   b.Rec(0x30, 3, {100, 1});
   const uint64_t end = b.End();
   bool hook_ran = false;
-  ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
   RedoApplyOptions o;
   o.dir = dir_;
   o.required_lsn = end;
@@ -289,9 +289,9 @@ TEST_F(RedoApplyTest, LogGoesToTheFilesTheDdlMarkersInstall) {
     LogBuilder b;
     b.Rec(0x30, 3, {100, 0x42});
     const uint64_t end = b.End();
-    ASSERT_TRUE(WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
     if (marker == "ren") {
-      ASSERT_TRUE(WriteFileAtomic(dir_ + "/db/t.ren", "db/u").ok());
+      ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/db/t.ren", "db/u").ok());
     }
     RedoApplyOptions o;
     o.dir = dir_;
@@ -306,13 +306,13 @@ TEST_F(RedoApplyTest, LogGoesToTheFilesTheDdlMarkersInstall) {
     ASSERT_TRUE(st.ok()) << st.status().message();
     EXPECT_EQ(st->ignored_records, 0u);
     EXPECT_EQ(st->pages_written, 1u);
-    EXPECT_FALSE(PathExists(from));
-    auto f = File::OpenRead(to);
+    EXPECT_FALSE(util::PathExists(from));
+    auto f = util::File::OpenRead(to);
     ASSERT_TRUE(f.ok());
     std::vector<uint8_t> p(kPs);
     ASSERT_TRUE(f->PRead(p.data(), kPs, 3 * kPs).ok());
     EXPECT_EQ(p[100], 0x42);
-    EXPECT_EQ(LoadBE64(p.data() + innodb::kFilPageLsn), end);
+    EXPECT_EQ(util::LoadBE64(p.data() + innodb::kFilPageLsn), end);
   }
 }
 

@@ -38,7 +38,7 @@ class CatalogTest : public testing::SyntheticChainTest {
       auto p = MakePage(space, no, 0x22, pages);
       body.append(p.begin(), p.end());
     }
-    ASSERT_TRUE(WriteFileAtomic(full_ + "/" + rel, body).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + rel, body).ok());
   }
   Catalog catalog_{nullptr, {}};
 };
@@ -76,7 +76,7 @@ TEST_F(CatalogTest, TablespacesTheLogNamesWithoutAFileAreDeferred) {
 }
 
 TEST_F(CatalogTest, DdlMarkersAreNoticedAndARebuildSeesTheFilesAgain) {
-  ASSERT_TRUE(WriteFileAtomic(full_ + "/db/t.ren", "db/renamed").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t.ren", "db/renamed").ok());
   ASSERT_TRUE(catalog_.Scan(full_, kPs, {}, 1).ok());
   EXPECT_TRUE(catalog_.saw_ddl_markers());
   // What installing the marker does; the rebuilt catalog follows the file.

@@ -16,7 +16,7 @@ class Dir : public testing::TempDir {
  public:
   std::string File(const std::string& name, size_t size, uint8_t fill) const {
     std::string p = *this / name;
-    auto f = xbak::File::CreateNew(p);
+    auto f = xbak::util::File::CreateNew(p);
     std::vector<uint8_t> b(size, fill);
     EXPECT_TRUE(f.ok() && f->Write(b.data(), b.size()).ok() && f->Close().ok());
     return p;

@@ -25,11 +25,11 @@ class CopyBackTest : public ::testing::Test {
     Put("backup/ib_logfile0", std::string(12288, 'l'));
     Put("backup/db/t.ibd", std::string(98304, 't'));
     Put("backup/db/t.frm", "frm");
-    ASSERT_TRUE(MakeDirs(t_ / "backup/empty_db").ok());
+    ASSERT_TRUE(util::MakeDirs(t_ / "backup/empty_db").ok());
   }
   void Put(const std::string& rel, const std::string& content) {
-    ASSERT_TRUE(MakeDirs((t_ / rel).substr(0, (t_ / rel).rfind('/'))).ok());
-    ASSERT_TRUE(WriteFileAtomic(t_ / rel, content).ok());
+    ASSERT_TRUE(util::MakeDirs((t_ / rel).substr(0, (t_ / rel).rfind('/'))).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(t_ / rel, content).ok());
   }
   CopyBackOptions Options() {
     CopyBackOptions o;
@@ -44,13 +44,13 @@ class CopyBackTest : public ::testing::Test {
 TEST_F(CopyBackTest, RestoresEveryFileAndLeavesNoMarker) {
   Status st = RunCopyBack(Options());
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/db/t.ibd", 1 << 20), std::string(98304, 't'));
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/db/t.frm"), "frm");
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/ib_logfile0"), std::string(12288, 'l'));
-  EXPECT_TRUE(IsDirectory(t_ / "data/empty_db"));  // a database without tables
-  EXPECT_FALSE(PathExists(t_ / "data/xbak_copy_back_in_progress"));
-  EXPECT_FALSE(PathExists(t_ / "data/db/t.ibd.xbtmp"));
-  EXPECT_TRUE(PathExists(t_ / "backup/db/t.ibd"));  // a copy: the backup keeps its files
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/db/t.ibd", 1 << 20), std::string(98304, 't'));
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/db/t.frm"), "frm");
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/ib_logfile0"), std::string(12288, 'l'));
+  EXPECT_TRUE(util::IsDirectory(t_ / "data/empty_db"));  // a database without tables
+  EXPECT_FALSE(util::PathExists(t_ / "data/xbak_copy_back_in_progress"));
+  EXPECT_FALSE(util::PathExists(t_ / "data/db/t.ibd.xbtmp"));
+  EXPECT_TRUE(util::PathExists(t_ / "backup/db/t.ibd"));  // a copy: the backup keeps its files
 }
 
 TEST_F(CopyBackTest, RefusesAnUnpreparedBackupAndAFullDatadirBeforeWriting) {
@@ -58,15 +58,15 @@ TEST_F(CopyBackTest, RefusesAnUnpreparedBackupAndAFullDatadirBeforeWriting) {
   Status st = RunCopyBack(Options());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not prepared"), std::string::npos) << st.message();
-  EXPECT_FALSE(PathExists(t_ / "data"));
+  EXPECT_FALSE(util::PathExists(t_ / "data"));
 
   Put("backup/" + std::string(kCheckpointsFile), FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
   Put("data/someone.ibd", "theirs");
   st = RunCopyBack(Options());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("is not empty"), std::string::npos) << st.message();
-  EXPECT_FALSE(PathExists(t_ / "data/db"));
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/someone.ibd"), "theirs");
+  EXPECT_FALSE(util::PathExists(t_ / "data/db"));
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/someone.ibd"), "theirs");
 
   // Forced into a non-empty datadir, an existing file of the backup's is
   // still never overwritten.
@@ -76,7 +76,7 @@ TEST_F(CopyBackTest, RefusesAnUnpreparedBackupAndAFullDatadirBeforeWriting) {
   st = RunCopyBack(o);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("exists already"), std::string::npos) << st.message();
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/db/t.frm"), "theirs too");
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/db/t.frm"), "theirs too");
 }
 
 // A copy-back killed midway leaves its marker and no redo log (the server
@@ -94,9 +94,9 @@ TEST_F(CopyBackTest, AnInterruptedCopyBackIsResumedByTheSameCommandOnly) {
 
   st = RunCopyBack(Options());
   ASSERT_TRUE(st.ok()) << st.message();
-  EXPECT_EQ(*ReadSmallFile(t_ / "data/db/t.ibd", 1 << 20), std::string(98304, 't'));
-  EXPECT_TRUE(PathExists(t_ / "data/ib_logfile0"));
-  EXPECT_FALSE(PathExists(t_ / "data/xbak_copy_back_in_progress"));
+  EXPECT_EQ(*util::ReadSmallFile(t_ / "data/db/t.ibd", 1 << 20), std::string(98304, 't'));
+  EXPECT_TRUE(util::PathExists(t_ / "data/ib_logfile0"));
+  EXPECT_FALSE(util::PathExists(t_ / "data/xbak_copy_back_in_progress"));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ std::string Md5Tree(const std::string& dir) {
   std::string out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
-    auto bytes = ReadSmallFile(e.path().string(), 64 << 20);
+    auto bytes = util::ReadSmallFile(e.path().string(), 64 << 20);
     out += e.path().string() + ":" + (bytes.ok() ? *bytes : "?") + "\n";
   }
   return out;
@@ -30,8 +30,8 @@ class RestoreTest : public testing::SyntheticChainTest {
     SyntheticChainTest::SetUp();
     // FULL is prepared: its ib_logfile0 is the prepared log at to_lsn.
     const auto log = innodb::MakePreparedLogFile(13000, "Backup test");
-    ASSERT_TRUE(WriteFileAtomic(full_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
-    ASSERT_TRUE(WriteFileAtomic(full_ + "/xtrabackup_info", "server_version = 10.11.19-MariaDB\n").ok());
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/xtrabackup_info", "server_version = 10.11.19-MariaDB\n").ok());
     WriteDelta("t", 5, 6, 0x22);  // grows t from 4 to 6 pages
     WriteDelta("new", 9, 3, 0x33);
     data_ = root_ + "/data";
@@ -57,10 +57,10 @@ TEST_F(RestoreTest, ChainGoesIntoTheDatadirAndTheBackupsStayAsTheyWere) {
   ExpectTable("new", 9, 3, 0x33, data_);
   for (const char* gone : {kCheckpointsFile, kBackupCnfFile, "xtrabackup_info", kRestoreMarkerFile,
                            "ib_logfile0.xbak-restore", "xbak_incremental_in_progress"}) {
-    EXPECT_FALSE(PathExists(data_ + "/" + gone)) << gone;
+    EXPECT_FALSE(util::PathExists(data_ + "/" + gone)) << gone;
   }
   // The prepared log at the incremental's point, not the placeholder.
-  auto log = ReadSmallFile(data_ + "/ib_logfile0", 1 << 20);
+  auto log = util::ReadSmallFile(data_ + "/ib_logfile0", 1 << 20);
   ASSERT_TRUE(log.ok());
   const auto want = innodb::MakePreparedLogFile(20000, "Backup 10.11.19");
   EXPECT_EQ(*log, std::string(want.begin(), want.end()));
@@ -69,8 +69,8 @@ TEST_F(RestoreTest, ChainGoesIntoTheDatadirAndTheBackupsStayAsTheyWere) {
 }
 
 TEST_F(RestoreTest, AKillWhileTheFirstJournalWasWrittenDoesNotBlockTheRerun) {
-  ASSERT_TRUE(MakeDirs(data_).ok());
-  ASSERT_TRUE(WriteFileAtomic(data_ + "/" + kRestoreMarkerFile + ".tmp.x", "").ok());
+  ASSERT_TRUE(util::MakeDirs(data_).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(data_ + "/" + kRestoreMarkerFile + ".tmp.x", "").ok());
   std::filesystem::rename(data_ + "/" + kRestoreMarkerFile + ".tmp.x",
                           data_ + "/" + kRestoreMarkerFile + ".tmp");
   Status s = RunRestore(Options());
@@ -86,7 +86,7 @@ TEST_F(RestoreTest, BrokenChainsAreRefusedBeforeAnythingIsWritten) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("given twice"), std::string::npos) << s.message();
   // A gap: the base ends before the incremental starts.
-  ASSERT_TRUE(WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
                               FormatCheckpoints({"incremental", 13500, 20000, 20016, false}))
                   .ok());
   s = RunRestore(Options());
@@ -99,12 +99,12 @@ TEST_F(RestoreTest, BrokenChainsAreRefusedBeforeAnythingIsWritten) {
   s = RunRestore(o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("is an incremental backup"), std::string::npos) << s.message();
-  EXPECT_FALSE(PathExists(data_));
+  EXPECT_FALSE(util::PathExists(data_));
 }
 
 TEST_F(RestoreTest, NonEmptyDatadirAndAnotherChainsJournalAreRefused) {
-  ASSERT_TRUE(MakeDirs(data_).ok());
-  ASSERT_TRUE(WriteFileAtomic(data_ + "/precious", "x").ok());
+  ASSERT_TRUE(util::MakeDirs(data_).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(data_ + "/precious", "x").ok());
   Status s = RunRestore(Options());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("is not empty"), std::string::npos) << s.message();
@@ -113,7 +113,7 @@ TEST_F(RestoreTest, NonEmptyDatadirAndAnotherChainsJournalAreRefused) {
   RestoreOptions alone = Options();
   alone.incremental_dirs.clear();
   std::string id = "xbak restore\nchain: " + std::filesystem::canonical(full_).string() + " 0 13000 13010\n";
-  ASSERT_TRUE(WriteFileAtomic(data_ + "/" + kRestoreMarkerFile, id + "done: copy\n").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(data_ + "/" + kRestoreMarkerFile, id + "done: copy\n").ok());
   s = RunRestore(Options());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("another chain"), std::string::npos) << s.message();
@@ -126,22 +126,22 @@ TEST_F(RestoreTest, AFailedRestoreIsMarkedUnfinishedAndTheSameCommandFinishesIt)
   std::filesystem::remove_all(data_);
   // A damaged delta page: the copy of FULL went in, the incremental's step fails.
   const std::string path = inc_ + "/db/t.ibd.delta";
-  auto good = ReadSmallFile(path, 64 << 20);
+  auto good = util::ReadSmallFile(path, 64 << 20);
   ASSERT_TRUE(good.ok());
   std::string bad = *good;
   bad[kPs * 2 + 100] ^= 1;
-  ASSERT_TRUE(WriteFileAtomic(path, bad).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(path, bad).ok());
   s = RunRestore(Options());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("t.ibd.delta"), std::string::npos) << s.message();
-  auto journal = ReadSmallFile(data_ + "/" + kRestoreMarkerFile);
+  auto journal = util::ReadSmallFile(data_ + "/" + kRestoreMarkerFile);
   ASSERT_TRUE(journal.ok());
   EXPECT_NE(journal->find("done: copy"), std::string::npos) << *journal;
-  auto placeholder = ReadSmallFile(data_ + "/ib_logfile0", 1 << 20);
+  auto placeholder = util::ReadSmallFile(data_ + "/ib_logfile0", 1 << 20);
   ASSERT_TRUE(placeholder.ok());
   EXPECT_EQ(placeholder->rfind("xbak --restore is not finished", 0), 0u);
   // Repaired (say, downloaded again), the same command resumes and gives the same datadir.
-  ASSERT_TRUE(WriteFileAtomic(path, *good).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(path, *good).ok());
   s = RunRestore(Options());
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(clean, Md5Tree(data_));
@@ -149,9 +149,9 @@ TEST_F(RestoreTest, AFailedRestoreIsMarkedUnfinishedAndTheSameCommandFinishesIt)
 
 // DIR as one xbstream file, as xbak --backup --stream would send it.
 void PackDir(const std::string& dir, const std::string& out) {
-  auto f = File::CreateNew(out);
+  auto f = util::File::CreateNew(out);
   ASSERT_TRUE(f.ok()) << f.status().message();
-  XbstreamWriter w(f->fd());
+  stream::XbstreamWriter w(f->fd());
   std::string last;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
@@ -160,12 +160,12 @@ void PackDir(const std::string& dir, const std::string& out) {
       last = rel;  // at the end, as a backup writes it
       continue;
     }
-    auto bytes = ReadSmallFile(e.path().string(), 64 << 20);
+    auto bytes = util::ReadSmallFile(e.path().string(), 64 << 20);
     ASSERT_TRUE(bytes.ok());
     ASSERT_TRUE(w.WritePayload(rel, 0, bytes->data(), bytes->size()).ok());
     ASSERT_TRUE(w.WriteEof(rel).ok());
   }
-  auto cp = ReadSmallFile(JoinPath(dir, last));
+  auto cp = util::ReadSmallFile(util::JoinPath(dir, last));
   ASSERT_TRUE(cp.ok());
   ASSERT_TRUE(w.WritePayload(last, 0, cp->data(), cp->size()).ok());
   ASSERT_TRUE(w.WriteEof(last).ok());
@@ -187,13 +187,13 @@ TEST_F(RestoreTest, FromStreamsTheSameFilesAsFromDirectoriesAndAFailedRunStartsO
   s = RunRestore(o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("is an incremental backup"), std::string::npos) << s.message();
-  EXPECT_TRUE(PathExists(data_ + "/" + kRestoreMarkerFile));
+  EXPECT_TRUE(util::PathExists(data_ + "/" + kRestoreMarkerFile));
   // In order: started over, the same datadir as from the directories, no staging left.
   o.streams = {root_ + "/full.xb", root_ + "/inc.xb"};
   s = RunRestore(o);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(from_dirs, Md5Tree(data_));
-  EXPECT_FALSE(PathExists(data_ + "/" + kStagingDir));
+  EXPECT_FALSE(util::PathExists(data_ + "/" + kStagingDir));
 }
 
 TEST(RestorePlaces, EachFileGoesWhereTheServerLooksForIt) {

@@ -15,7 +15,7 @@
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using testing::TempDir;
@@ -196,9 +196,9 @@ TEST_P(CompressTest, CorruptFileNamesFileAndFrameAndLeavesNoOutput) {
   long long at = ByteOffsetIn(st.message());
   EXPECT_GT(at, 0) << "the damage is in a later frame: " << st.message();
   EXPECT_LE(at, static_cast<long long>(flip)) << st.message();
-  EXPECT_FALSE(PathExists(t / "b/t.ibd"));
-  EXPECT_FALSE(PathExists(t / ("b/t.ibd" + std::string(kXbstreamPartialSuffix))));
-  EXPECT_TRUE(PathExists(in));
+  EXPECT_FALSE(util::PathExists(t / "b/t.ibd"));
+  EXPECT_FALSE(util::PathExists(t / ("b/t.ibd" + std::string(stream::kXbstreamPartialSuffix))));
+  EXPECT_TRUE(util::PathExists(in));
 }
 
 TEST_P(CompressTest, TruncatedAndEmptyFilesAreErrors) {
@@ -222,8 +222,8 @@ TEST_P(CompressTest, TruncatedAndEmptyFilesAreErrors) {
           << st.message();
       EXPECT_NE(st.message().find("ends at byte " + std::to_string(keep)), std::string::npos) << st.message();
     }
-    EXPECT_FALSE(PathExists(t / "b/t.ibd"));
-    EXPECT_FALSE(PathExists(t / ("b/t.ibd" + std::string(kXbstreamPartialSuffix))));
+    EXPECT_FALSE(util::PathExists(t / "b/t.ibd"));
+    EXPECT_FALSE(util::PathExists(t / ("b/t.ibd" + std::string(stream::kXbstreamPartialSuffix))));
   }
 }
 
@@ -231,7 +231,7 @@ TEST_P(CompressTest, ThroughAnXbstreamAndBack) {
   // The streaming case: compress into an xbstream, extract, decompress.
   TempDir t;
   const auto files = SampleFiles();
-  UniqueFd out = testing::MemFd("");
+  util::UniqueFd out = testing::MemFd("");
   {
     auto xb = MakeXbstreamSink(out.get());
     ASSERT_TRUE(xb.ok());
@@ -246,10 +246,10 @@ TEST_P(CompressTest, ThroughAnXbstreamAndBack) {
     ASSERT_TRUE((*sink)->Flush().ok());
   }
   ::lseek(out.get(), 0, SEEK_SET);
-  ExtractOptions x;
+  stream::ExtractOptions x;
   x.target_dir = t / "x";
   x.fsync = false;
-  ASSERT_TRUE(ExtractStream(out.get(), x).ok());
+  ASSERT_TRUE(stream::ExtractStream(out.get(), x).ok());
   EXPECT_EQ(TreeContents(t / "x").size(), files.size());
   DecompressOptions d;
   d.target_dir = t / "x";
@@ -296,8 +296,8 @@ TEST(Compress, RefusesToOverwriteAndAmbiguousNames) {
   EXPECT_EQ(st.code(), ErrorCode::kAlreadyExists);
   EXPECT_NE(st.message().find(t / "b/b"), std::string::npos) << st.message();
   // Refused before any work: nothing was decompressed or removed.
-  EXPECT_FALSE(PathExists(t / "b/a"));
-  EXPECT_TRUE(PathExists(t / "b/a.zst"));
+  EXPECT_FALSE(util::PathExists(t / "b/a"));
+  EXPECT_TRUE(util::PathExists(t / "b/a.zst"));
   EXPECT_EQ(testing::ReadFileOrEmpty(t / "b/b"), "already here");
 
   std::filesystem::remove(t / "b/b");
@@ -346,4 +346,4 @@ TEST(Compress, Lz4ChunkSizeSetsTheBlockSize) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -7,7 +7,7 @@
 #include "stream/stream_test_util.h"
 #include "xbak/sink/sink.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using testing::ReadFileOrEmpty;
@@ -74,4 +74,4 @@ TEST(DirectorySink, RefusesUnsafePaths) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

@@ -15,7 +15,7 @@
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using namespace std::chrono_literals;
@@ -59,13 +59,13 @@ TEST(Fifo, RoundTripFourFifosIntoExtractStreams) {
 
   // The reader starts first and waits for the FIFOs to appear.
   auto reader = std::async(std::launch::async, [&]() -> Status {
-    XBAK_ASSIGN_OR_RETURN(std::vector<UniqueFd> fds, OpenFifosForReading(dir, kFifos, 30s));
+    XBAK_ASSIGN_OR_RETURN(std::vector<util::UniqueFd> fds, OpenFifosForReading(dir, kFifos, 30s));
     std::vector<int> raw;
     for (auto& f : fds) raw.push_back(f.get());
-    ExtractOptions o;
+    stream::ExtractOptions o;
     o.target_dir = t / "out";
     o.fsync = false;
-    return ExtractStreams(raw, o);
+    return stream::ExtractStreams(raw, o);
   });
 
   std::map<std::string, std::string> want;
@@ -117,7 +117,7 @@ TEST(Fifo, ReaderThatNeverComesTimesOutNamingTheFifo) {
       << fds.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   // What it created it removed, so a retry (or another tool) starts clean.
-  for (int i = 0; i < 3; ++i) EXPECT_FALSE(PathExists(FifoPath(dir, i))) << i;
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(util::PathExists(FifoPath(dir, i))) << i;
 }
 
 TEST(Fifo, WriterThatNeverComesTimesOutOnTheReadingSide) {
@@ -147,7 +147,7 @@ TEST(Fifo, RefusesAPathThatIsNotAFifo) {
   EXPECT_EQ(w.status().code(), ErrorCode::kAlreadyExists);
   EXPECT_NE(w.status().message().find(FifoPath(t.path(), 1) + " exists and is not a FIFO"), std::string::npos)
       << w.status().message();
-  EXPECT_FALSE(PathExists(FifoPath(t.path(), 0)));  // created by the failed call, removed again
+  EXPECT_FALSE(util::PathExists(FifoPath(t.path(), 0)));  // created by the failed call, removed again
   EXPECT_EQ(testing::ReadFileOrEmpty(FifoPath(t.path(), 1)), "not a pipe");
 
   auto r = OpenFifosForReading(t.path(), 2, 1s);
@@ -225,7 +225,7 @@ TEST(Fifo, SlowReaderBuffersNoMoreThanTheBound) {
   constexpr size_t kQueue = 3;
   std::array<uint64_t, kFifos> read_bytes{};
   auto readers = std::async(std::launch::async, [&]() -> Status {
-    XBAK_ASSIGN_OR_RETURN(std::vector<UniqueFd> fds, OpenFifosForReading(dir, kFifos, 30s));
+    XBAK_ASSIGN_OR_RETURN(std::vector<util::UniqueFd> fds, OpenFifosForReading(dir, kFifos, 30s));
     std::vector<std::thread> th;
     for (int i = 0; i < kFifos; ++i) {
       th.emplace_back([&, i] {
@@ -268,8 +268,8 @@ TEST(Fifo, SlowReaderBuffersNoMoreThanTheBound) {
   uint64_t total = 0;
   for (int i = 0; i < kFifos; ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(stats[i].bound_bytes, kQueue * (kXbstreamSinkCoalesceBytes + kXbstreamFixedHeaderLen +
-                                              kXbstreamMaxWritePathLen + kXbstreamPayloadHeaderLen));
+    EXPECT_EQ(stats[i].bound_bytes, kQueue * (kXbstreamSinkCoalesceBytes + stream::kXbstreamFixedHeaderLen +
+                                              stream::kXbstreamMaxWritePathLen + stream::kXbstreamPayloadHeaderLen));
     EXPECT_LE(stats[i].peak_buffered_bytes, stats[i].bound_bytes);
     EXPECT_EQ(stats[i].written_bytes, read_bytes[i]);
     total += stats[i].written_bytes;
@@ -282,7 +282,7 @@ TEST(Fifo, SlowReaderBuffersNoMoreThanTheBound) {
 TEST(BufferedXbstreamSink, ChecksItsArguments) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   EXPECT_FALSE(MakeBufferedXbstreamSink({}, {}).ok());
   EXPECT_FALSE(MakeBufferedXbstreamSink({rd.get()}, {}).ok());
   StreamBufferOptions zero;
@@ -298,7 +298,7 @@ TEST(BufferedXbstreamSink, SameBytesAsTheDirectSink) {
   // Same files, same write sizes: the queued path must produce a stream that
   // extracts to the same tree (chunking may differ; content may not).
   TempDir t;
-  UniqueFd out = testing::MemFd("");
+  util::UniqueFd out = testing::MemFd("");
   {
     auto sink = MakeBufferedXbstreamSink({out.get()}, {});
     ASSERT_TRUE(sink.ok());
@@ -311,10 +311,10 @@ TEST(BufferedXbstreamSink, SameBytesAsTheDirectSink) {
     ASSERT_TRUE((*sink)->Flush().ok());
   }
   ::lseek(out.get(), 0, SEEK_SET);
-  ExtractOptions o;
+  stream::ExtractOptions o;
   o.target_dir = t / "out";
   o.fsync = false;
-  Status st = ExtractStream(out.get(), o);
+  Status st = stream::ExtractStream(out.get(), o);
   ASSERT_TRUE(st.ok()) << st.message();
   auto tree = testing::TreeContents(t / "out");
   ASSERT_EQ(tree.size(), 4u);
@@ -324,4 +324,4 @@ TEST(BufferedXbstreamSink, SameBytesAsTheDirectSink) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

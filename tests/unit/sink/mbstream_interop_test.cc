@@ -9,7 +9,7 @@
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using testing::TempDir;
@@ -40,7 +40,7 @@ TEST(MbstreamInterop, MbstreamExtractsOurStream) {
   TempDir t;
   const auto files = SampleFiles();
   {
-    auto out = File::CreateNew(t / "s.xb");
+    auto out = util::File::CreateNew(t / "s.xb");
     ASSERT_TRUE(out.ok());
     auto sink = MakeXbstreamSink(out->fd());
     ASSERT_TRUE(sink.ok());
@@ -83,11 +83,11 @@ TEST(MbstreamInterop, WeExtractMbstreamsStream) {
     args += " " + path;
   }
   ASSERT_EQ(Shell("cd " + (t / "src") + " && " + kMbstream + " -c" + args + " > " + (t / "s.xb")), 0);
-  auto in = File::OpenRead(t / "s.xb");
+  auto in = util::File::OpenRead(t / "s.xb");
   ASSERT_TRUE(in.ok());
-  ExtractOptions o;
+  stream::ExtractOptions o;
   o.target_dir = t / "out";
-  Status st = ExtractStream(in->fd(), o);
+  Status st = stream::ExtractStream(in->fd(), o);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(TreeContents(t / "out"), files);
 }
@@ -97,12 +97,12 @@ TEST(MbstreamInterop, DotSlashPathsFromMbstream) {
   TempDir t;
   testing::WriteFile(t / "src/d/f", "data");
   ASSERT_EQ(Shell("cd " + (t / "src") + " && " + kMbstream + " -c ./d/f > " + (t / "s.xb")), 0);
-  auto in = File::OpenRead(t / "s.xb");
-  ExtractOptions o;
+  auto in = util::File::OpenRead(t / "s.xb");
+  stream::ExtractOptions o;
   o.target_dir = t / "out";
-  ASSERT_TRUE(ExtractStream(in->fd(), o).ok());
+  ASSERT_TRUE(stream::ExtractStream(in->fd(), o).ok());
   EXPECT_EQ(testing::ReadFileOrEmpty(t / "out/d/f"), "data");
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

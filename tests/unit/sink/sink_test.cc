@@ -5,7 +5,7 @@
 #include "util/temp_dir.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using testing::TempDir;
@@ -24,10 +24,10 @@ TEST(SinkRef, WritesThroughToTheViewedSinkAndOwnsNothing) {
   }
   ASSERT_TRUE(WriteSmallFile(**dir, "b.txt", "direct").ok());
   ASSERT_TRUE((*dir)->Flush().ok());
-  EXPECT_EQ(*ReadSmallFile(t / "b/db/a.frm"), "through the view");
-  EXPECT_EQ(*ReadSmallFile(t / "b/b.txt"), "direct");
-  EXPECT_FALSE(PathExists(t / "b/db/a.frm.xbpartial"));
+  EXPECT_EQ(*util::ReadSmallFile(t / "b/db/a.frm"), "through the view");
+  EXPECT_EQ(*util::ReadSmallFile(t / "b/b.txt"), "direct");
+  EXPECT_FALSE(util::PathExists(t / "b/db/a.frm.xbpartial"));
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

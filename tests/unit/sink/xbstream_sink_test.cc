@@ -7,18 +7,18 @@
 #include "stream/stream_test_util.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::sink {
 namespace {
 
 using testing::MemFd;
 using testing::TempDir;
 
-std::vector<Chunk> AllChunks(const std::string& bytes) {
-  UniqueFd fd = MemFd(bytes);
-  ChunkReader r(fd.get());
-  std::vector<Chunk> out;
+std::vector<stream::Chunk> AllChunks(const std::string& bytes) {
+  util::UniqueFd fd = MemFd(bytes);
+  stream::ChunkReader r(fd.get());
+  std::vector<stream::Chunk> out;
   while (true) {
-    Chunk c;
+    stream::Chunk c;
     auto more = r.Next(&c);
     EXPECT_TRUE(more.ok()) << more.status().message();
     if (!more.ok() || !*more) return out;
@@ -27,7 +27,7 @@ std::vector<Chunk> AllChunks(const std::string& bytes) {
 }
 
 TEST(XbstreamSink, CoalescesSmallWritesAndEndsWithEof) {
-  UniqueFd out = MemFd("");
+  util::UniqueFd out = MemFd("");
   auto sink = MakeXbstreamSink(out.get());
   ASSERT_TRUE(sink.ok()) << sink.status().message();
   auto f = (*sink)->Create("db/t.ibd");
@@ -47,10 +47,10 @@ TEST(XbstreamSink, CoalescesSmallWritesAndEndsWithEof) {
   auto chunks = AllChunks(testing::ReadAllFromStart(out.get()));
   ASSERT_GE(chunks.size(), 2u);
   EXPECT_LE(chunks.size(), 5u);  // ~3 coalesced + the big one + EOF, not 601
-  EXPECT_EQ(chunks.back().type, ChunkType::kEof);
+  EXPECT_EQ(chunks.back().type, stream::ChunkType::kEof);
   std::string got;
   for (const auto& c : chunks) {
-    if (c.type != ChunkType::kPayload) continue;
+    if (c.type != stream::ChunkType::kPayload) continue;
     EXPECT_EQ(c.offset, got.size());
     EXPECT_LE(c.payload.size(), big.size());
     got.append(c.payload.begin(), c.payload.end());
@@ -60,7 +60,7 @@ TEST(XbstreamSink, CoalescesSmallWritesAndEndsWithEof) {
 }
 
 TEST(XbstreamSink, RefusesBadAndDuplicatePaths) {
-  UniqueFd out = MemFd("");
+  util::UniqueFd out = MemFd("");
   auto sink = MakeXbstreamSink(out.get());
   ASSERT_TRUE(sink.ok());
   for (const std::string& bad : std::vector<std::string>{"../x", "/abs", "a//b", "", std::string(600, 'a')}) {
@@ -75,14 +75,14 @@ TEST(XbstreamSink, RefusesBadAndDuplicatePaths) {
 TEST(XbstreamSink, RejectsReadOnlyFd) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   EXPECT_FALSE(MakeXbstreamSink(rd.get()).ok());
   EXPECT_FALSE(MakeXbstreamSink(std::vector<int>{}).ok());
   EXPECT_FALSE(MakeXbstreamSink(-1).ok());
 }
 
 TEST(XbstreamSink, FlushEmitsBufferedDataOfOpenFiles) {
-  UniqueFd out = MemFd("");
+  util::UniqueFd out = MemFd("");
   auto sink = MakeXbstreamSink(out.get());
   auto f = (*sink)->Create("f");
   ASSERT_TRUE((*f)->Write("abc", 3).ok());
@@ -100,25 +100,25 @@ TEST(XbstreamSink, FlushEmitsBufferedDataOfOpenFiles) {
 
 TEST(XbstreamSink, UnclosedFileIsIncompleteOnExtraction) {
   TempDir t;
-  UniqueFd out = MemFd("");
+  util::UniqueFd out = MemFd("");
   {
     auto sink = MakeXbstreamSink(out.get());
     auto f = (*sink)->Create("f");
     ASSERT_TRUE((*f)->Write(std::string(2 << 20, 'x').data(), 2 << 20).ok());
   }  // destroyed without Close
   ::lseek(out.get(), 0, SEEK_SET);
-  ExtractOptions o;
+  stream::ExtractOptions o;
   o.target_dir = t.path();
   o.fsync = false;
-  Status st = ExtractStream(out.get(), o);
+  Status st = stream::ExtractStream(out.get(), o);
   EXPECT_FALSE(st.ok());
-  EXPECT_FALSE(PathExists(t / "f"));
+  EXPECT_FALSE(util::PathExists(t / "f"));
 }
 
 TEST(XbstreamSink, ManyFdsManyThreadsRoundTrip) {
   TempDir t;
   constexpr int kFds = 3;
-  std::vector<UniqueFd> outs;
+  std::vector<util::UniqueFd> outs;
   std::vector<int> fds;
   for (int i = 0; i < kFds; ++i) {
     outs.push_back(MemFd(""));
@@ -154,10 +154,10 @@ TEST(XbstreamSink, ManyFdsManyThreadsRoundTrip) {
     EXPECT_FALSE(testing::ReadAllFromStart(fds[i]).empty()) << "fd " << i << " got no files";
     ::lseek(fds[i], 0, SEEK_SET);
   }
-  ExtractOptions o;
+  stream::ExtractOptions o;
   o.target_dir = t / "out";
   o.fsync = false;
-  Status st = ExtractStreams(fds, o);
+  Status st = stream::ExtractStreams(fds, o);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(testing::TreeContents(t / "out"), want);
 }
@@ -165,7 +165,7 @@ TEST(XbstreamSink, ManyFdsManyThreadsRoundTrip) {
 TEST(XbstreamSink, ReaderGoneIsAClearError) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   auto sink = MakeXbstreamSink(wr.get());
   rd.Reset();
   auto f = (*sink)->Create("f");
@@ -176,4 +176,4 @@ TEST(XbstreamSink, ReaderGoneIsAClearError) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::sink

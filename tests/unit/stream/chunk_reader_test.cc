@@ -3,7 +3,7 @@
 #include "stream/stream_test_util.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::stream {
 namespace {
 
 using testing::EChunk;
@@ -12,7 +12,7 @@ using testing::PChunk;
 
 // Reads the whole stream; returns the first error (or OK) and the chunks.
 Status ReadAll(const std::string& bytes, std::vector<Chunk>* out = nullptr) {
-  UniqueFd fd = MemFd(bytes);
+  util::UniqueFd fd = MemFd(bytes);
   ChunkReader r(fd.get());
   while (true) {
     Chunk c;
@@ -106,7 +106,7 @@ TEST(ChunkReader, UnknownTypeRefusedUnlessIgnorable) {
 
 TEST(ChunkReader, SaneLimits) {
   std::string c = EChunk("a");
-  StoreLE32(reinterpret_cast<uint8_t*>(c.data()) + 10, 0xfffffff0u);
+  util::StoreLE32(reinterpret_cast<uint8_t*>(c.data()) + 10, 0xfffffff0u);
   ExpectCorrupt(c, "path too long", "at byte 0");
   std::string h = EncodePayloadChunkHeader("a", uint64_t{1} << 40, 0, 0);
   ExpectCorrupt(h, "payload too large", "(file a)");
@@ -119,7 +119,7 @@ TEST(ChunkReader, ShortReadsFromAPipe) {
   std::string s = PChunk("a", testing::Pattern(200000, 1), 0) + EChunk("a");
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   std::thread writer([&] {
     for (size_t i = 0; i < s.size(); i += 3) {
       ASSERT_GT(::write(wr.get(), s.data() + i, std::min<size_t>(3, s.size() - i)), 0);
@@ -143,7 +143,7 @@ TEST(ChunkReader, ShortReadsFromAPipe) {
 TEST(ChunkReader, CancelFlagStopsABlockedRead) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);  // writer stays open and silent
+  util::UniqueFd rd(p[0]), wr(p[1]);  // writer stays open and silent
   std::atomic<bool> cancel{false};
   ChunkReader r(rd.get());
   r.SetCancelFlag(&cancel);
@@ -159,4 +159,4 @@ TEST(ChunkReader, CancelFlagStopsABlockedRead) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::stream

@@ -6,7 +6,7 @@
 #include "stream/stream_test_util.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::stream {
 namespace {
 
 using testing::EChunk;
@@ -16,7 +16,7 @@ using testing::TempDir;
 using testing::TreeContents;
 
 Status Extract(const std::string& bytes, const std::string& target, bool overwrite = false) {
-  UniqueFd fd = MemFd(bytes);
+  util::UniqueFd fd = MemFd(bytes);
   ExtractOptions o;
   o.target_dir = target;
   o.overwrite = overwrite;
@@ -59,8 +59,8 @@ TEST(Extractor, CorruptStreamFailsAndLeavesOnlyPartials) {
   Status st = Extract(s, t.path());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("truncated payload"), std::string::npos) << st.message();
-  EXPECT_FALSE(PathExists(t / "f"));
-  EXPECT_TRUE(PathExists(t / "f.xbpartial"));
+  EXPECT_FALSE(util::PathExists(t / "f"));
+  EXPECT_TRUE(util::PathExists(t / "f.xbpartial"));
 }
 
 TEST(Extractor, OutOfOrderAndDuplicateChunksAreErrors) {
@@ -98,7 +98,7 @@ TEST(Extractor, RefusesToOverwriteUnlessAsked) {
   EXPECT_EQ(testing::ReadFileOrEmpty(t / "db/f"), "old");
   ASSERT_TRUE(Extract(s, t.path(), /*overwrite=*/true).ok());
   EXPECT_EQ(testing::ReadFileOrEmpty(t / "db/f"), "new");
-  EXPECT_FALSE(PathExists(t / "db/f.xbpartial"));
+  EXPECT_FALSE(util::PathExists(t / "db/f.xbpartial"));
 }
 
 // Every malicious stream must fail and leave `outside` untouched.
@@ -127,7 +127,7 @@ TEST(Extractor, AbsolutePathDoesNotEscape) {
   Status st = Extract(PChunk(abs, "pwned", 0) + EChunk(abs), t / "target");
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("absolute path"), std::string::npos) << st.message();
-  EXPECT_FALSE(PathExists(abs));
+  EXPECT_FALSE(util::PathExists(abs));
 }
 
 TEST(Extractor, NeverFollowsSymlinksPlantedInTheTarget) {
@@ -173,7 +173,7 @@ TEST(Extractor, ManyStreamsIntoOneTarget) {
     s += EChunk(path);
   }
   // Feed through pipes so the readers really run concurrently.
-  std::vector<UniqueFd> rd;
+  std::vector<util::UniqueFd> rd;
   std::vector<int> fds;
   std::vector<std::thread> writers;
   for (int i = 0; i < kStreams; ++i) {
@@ -202,8 +202,8 @@ TEST(Extractor, OneBadStreamStopsTheOthers) {
   TempDir t;
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd silent_rd(p[0]), silent_wr(p[1]);  // never written, never closed
-  UniqueFd bad = MemFd(PChunk("a", "x", 0) + "XBSTCK0");
+  util::UniqueFd silent_rd(p[0]), silent_wr(p[1]);  // never written, never closed
+  util::UniqueFd bad = MemFd(PChunk("a", "x", 0) + "XBSTCK0");
   ExtractOptions o;
   o.target_dir = t.path();
   Status st = ExtractStreams({silent_rd.get(), bad.get()}, o);
@@ -214,4 +214,4 @@ TEST(Extractor, OneBadStreamStopsTheOthers) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::stream

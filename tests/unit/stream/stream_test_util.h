@@ -22,9 +22,9 @@
 namespace xbak::testing {
 
 // An fd holding `bytes`, positioned at 0.
-inline UniqueFd MemFd(const std::string& bytes) {
+inline util::UniqueFd MemFd(const std::string& bytes) {
   int fd = ::memfd_create("xbstream_test", MFD_CLOEXEC);
-  if (fd < 0) return UniqueFd();
+  if (fd < 0) return util::UniqueFd();
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -32,10 +32,10 @@ inline UniqueFd MemFd(const std::string& bytes) {
     done += static_cast<size_t>(w);
   }
   ::lseek(fd, 0, SEEK_SET);
-  return UniqueFd(fd);
+  return util::UniqueFd(fd);
 }
 
-inline UniqueFd EmptyMemFd() { return MemFd(""); }
+inline util::UniqueFd EmptyMemFd() { return MemFd(""); }
 
 // Everything written to fd so far.
 inline std::string ReadAllFromStart(int fd) {
@@ -66,9 +66,9 @@ inline void WriteFile(const std::string& path, const std::string& content) {
 
 // Raw chunk builders; `crc` and `type` may be set wrong on purpose.
 inline std::string PChunk(const std::string& path, const std::string& data, uint64_t offset) {
-  return EncodePayloadChunkHeader(path, data.size(), offset, XbstreamCrc32(data.data(), data.size())) + data;
+  return stream::EncodePayloadChunkHeader(path, data.size(), offset, stream::XbstreamCrc32(data.data(), data.size())) + data;
 }
-inline std::string EChunk(const std::string& path) { return EncodeEofChunk(path); }
+inline std::string EChunk(const std::string& path) { return stream::EncodeEofChunk(path); }
 
 inline std::string Pattern(size_t n, uint32_t seed) {
   std::string s(n, '\0');

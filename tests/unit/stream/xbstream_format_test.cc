@@ -7,7 +7,7 @@
 #include "stream/stream_test_util.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::stream {
 namespace {
 
 using testing::EChunk;
@@ -41,7 +41,7 @@ TEST(XbstreamFormat, GoldenPayloadAndEofChunks) {
 }
 
 TEST(XbstreamFormat, WriterEmitsGoldenBytes) {
-  UniqueFd fd = MemFd("");
+  util::UniqueFd fd = MemFd("");
   XbstreamWriter w(fd.get());
   ASSERT_TRUE(w.WritePayload("a", 0, "hello", 5).ok());
   ASSERT_TRUE(w.WriteEof("a").ok());
@@ -54,10 +54,10 @@ TEST(XbstreamFormat, LittleEndianLengthAndOffset) {
       EncodePayloadChunkHeader("db/t.ibd", 0x0102030405060708ull, 0x1112131415161718ull, 0xa1b2c3d4u);
   ASSERT_EQ(h.size(), kXbstreamFixedHeaderLen + 8 + kXbstreamPayloadHeaderLen);
   const auto* p = reinterpret_cast<const uint8_t*>(h.data());
-  EXPECT_EQ(LoadLE32(p + 10), 8u);
-  EXPECT_EQ(LoadLE64(p + 22), 0x0102030405060708ull);
-  EXPECT_EQ(LoadLE64(p + 30), 0x1112131415161718ull);
-  EXPECT_EQ(LoadLE32(p + 38), 0xa1b2c3d4u);
+  EXPECT_EQ(util::LoadLE32(p + 10), 8u);
+  EXPECT_EQ(util::LoadLE64(p + 22), 0x0102030405060708ull);
+  EXPECT_EQ(util::LoadLE64(p + 30), 0x1112131415161718ull);
+  EXPECT_EQ(util::LoadLE32(p + 38), 0xa1b2c3d4u);
   EXPECT_EQ(p[22], 0x08);
 }
 
@@ -76,7 +76,7 @@ TEST(XbstreamPath, Normalize) {
 }
 
 TEST(XbstreamWriter, RefusesPathsMbstreamCannotRead) {
-  UniqueFd fd = MemFd("");
+  util::UniqueFd fd = MemFd("");
   XbstreamWriter w(fd.get());
   EXPECT_TRUE(w.WriteEof(std::string(511, 'a')).ok());
   Status st = w.WriteEof(std::string(512, 'a'));
@@ -87,7 +87,7 @@ TEST(XbstreamWriter, RefusesPathsMbstreamCannotRead) {
 TEST(XbstreamWriter, BrokenPipeIsAnErrorNotASignal) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   rd.Reset();  // the reader goes away
   // SIGPIPE is left at its default (terminate) on purpose: the writer must
   // keep it from killing us on its own.
@@ -106,7 +106,7 @@ TEST(XbstreamWriter, BrokenPipeIsAnErrorNotASignal) {
 TEST(XbstreamWriter, ConcurrentWritersNeverInterleaveInsideChunks) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  UniqueFd rd(p[0]), wr(p[1]);
+  util::UniqueFd rd(p[0]), wr(p[1]);
   XbstreamWriter w(wr.get());
   constexpr int kThreads = 4, kChunks = 50;
   // A reader drains the pipe concurrently; small pipe buffers force writev to
@@ -133,7 +133,7 @@ TEST(XbstreamWriter, ConcurrentWritersNeverInterleaveInsideChunks) {
   for (auto& t : ts) t.join();
   wr.Reset();
   reader.join();
-  UniqueFd in = MemFd(got);
+  util::UniqueFd in = MemFd(got);
   ChunkReader r(in.get());
   Chunk c;
   std::map<std::string, uint64_t> sizes;
@@ -154,4 +154,4 @@ TEST(XbstreamWriter, ConcurrentWritersNeverInterleaveInsideChunks) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::stream

@@ -25,15 +25,15 @@ inline innodb::SpaceFlags Flags() { return innodb::DecodeSpaceFlags(kFlags).valu
 
 inline std::vector<uint8_t> MakePage(uint32_t no, uint64_t lsn, uint32_t fsp_size = 8) {
   std::vector<uint8_t> p(kPs, 0);
-  StoreBE32(p.data() + innodb::kFilPageOffset, no);
-  StoreBE32(p.data() + innodb::kFilPageSpaceId, kSpace);
-  StoreBE64(p.data() + innodb::kFilPageLsn, lsn);
+  util::StoreBE32(p.data() + innodb::kFilPageOffset, no);
+  util::StoreBE32(p.data() + innodb::kFilPageSpaceId, kSpace);
+  util::StoreBE64(p.data() + innodb::kFilPageLsn, lsn);
   for (size_t i = 200; i < 400; i++) p[i] = static_cast<uint8_t>(i);
   if (no == 0) {
     std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
-    StoreBE32(p.data() + innodb::kFspSpaceId, kSpace);
-    StoreBE32(p.data() + innodb::kFspSize, fsp_size);
-    StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
+    util::StoreBE32(p.data() + innodb::kFspSpaceId, kSpace);
+    util::StoreBE32(p.data() + innodb::kFspSize, fsp_size);
+    util::StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
   }
   innodb::StampPageChecksum(p.data(), Flags());
   return p;
@@ -60,7 +60,7 @@ class LogBuilder {
   // Closes the current mtr; returns its end LSN.
   uint64_t End() {
     uint8_t crc[4];
-    StoreBE32(crc, crc32c::Value(mtr_.data(), mtr_.size()));
+    util::StoreBE32(crc, util::crc32c::Value(mtr_.data(), mtr_.size()));
     mtr_.push_back(1);
     mtr_.insert(mtr_.end(), crc, crc + 4);
     log_.insert(log_.end(), mtr_.begin(), mtr_.end());

@@ -26,14 +26,14 @@ constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
 inline std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, uint32_t fsp_size = 0) {
   std::vector<uint8_t> p(kPs, 0);
   std::fill(p.begin() + innodb::kFilPageData, p.end() - 8, fill);
-  StoreBE32(p.data() + innodb::kFilPageOffset, no);
-  StoreBE32(p.data() + innodb::kFilPageSpaceId, space);
-  StoreBE64(p.data() + innodb::kFilPageLsn, 1500);
+  util::StoreBE32(p.data() + innodb::kFilPageOffset, no);
+  util::StoreBE32(p.data() + innodb::kFilPageSpaceId, space);
+  util::StoreBE64(p.data() + innodb::kFilPageLsn, 1500);
   if (no == 0) {
     std::fill(p.begin() + innodb::kFspHeaderOffset, p.begin() + innodb::kFspHeaderEnd, 0);
-    StoreBE32(p.data() + innodb::kFspSpaceId, space);
-    StoreBE32(p.data() + innodb::kFspSize, fsp_size);
-    StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
+    util::StoreBE32(p.data() + innodb::kFspSpaceId, space);
+    util::StoreBE32(p.data() + innodb::kFspSize, fsp_size);
+    util::StoreBE32(p.data() + innodb::kFspSpaceFlags, kFlags);
   }
   auto flags = innodb::DecodeSpaceFlags(kFlags);
   EXPECT_TRUE(flags.ok());
@@ -49,26 +49,26 @@ class SyntheticChainTest : public ::testing::Test {
     root_ = tmpl;
     full_ = root_ + "/full";
     inc_ = root_ + "/inc";
-    for (const auto& d : {full_ + "/db", inc_ + "/db"}) ASSERT_TRUE(MakeDirs(d).ok());
+    for (const auto& d : {full_ + "/db", inc_ + "/db"}) ASSERT_TRUE(util::MakeDirs(d).ok());
     for (const auto& d : {full_, inc_}) {
-      ASSERT_TRUE(WriteFileAtomic(d + "/" + kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n").ok());
+      ASSERT_TRUE(util::WriteFileAtomic(d + "/" + kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n").ok());
     }
-    ASSERT_TRUE(WriteFileAtomic(full_ + "/" + kCheckpointsFile,
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + kCheckpointsFile,
                                 FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
                     .ok());
-    ASSERT_TRUE(WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
+    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
                                 FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
                     .ok());
     // INC's redo log: a clean log ending at 20016 (nothing to apply).
     const auto log = innodb::MakePreparedLogFile(20000, "Backup test");
-    ASSERT_TRUE(WriteFileAtomic(inc_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
     // FULL: db/t.ibd, space 5, 4 pages.
     std::string base;
     for (uint32_t no = 0; no < 4; no++) {
       auto p = MakePage(5, no, 0x11, 4);
       base.append(p.begin(), p.end());
     }
-    ASSERT_TRUE(WriteFileAtomic(full_ + "/db/t.ibd", base).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t.ibd", base).ok());
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
 
@@ -81,15 +81,15 @@ class SyntheticChainTest : public ::testing::Test {
     });
     for (uint32_t no = 0; no < n; no++) ASSERT_TRUE(w.AddPage(no, MakePage(space, no, fill, n).data()).ok());
     ASSERT_TRUE(w.Finish().ok());
-    ASSERT_TRUE(WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
     ASSERT_TRUE(
-        WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
+        util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
   }
 
   // DIR/db/NAME.ibd (DIR: FULL by default) holds pages [0, n) of `space` filled with `fill`.
   void ExpectTable(const std::string& name, uint32_t space, uint32_t n, uint8_t fill, std::string dir = "") {
     if (dir.empty()) dir = full_;
-    auto text = ReadSmallFile(dir + "/db/" + name + ".ibd", 64 << 20);
+    auto text = util::ReadSmallFile(dir + "/db/" + name + ".ibd", 64 << 20);
     ASSERT_TRUE(text.ok()) << text.status().message();
     ASSERT_EQ(text->size(), size_t{n} * kPs);
     for (uint32_t no = 0; no < n; no++) {

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(BatchQueue, TakesWhatIsWaitingUpToTheLimitInOrder) {
@@ -104,4 +104,4 @@ TEST(BatchQueue, LingeringWaitsForTheWantedBatch) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

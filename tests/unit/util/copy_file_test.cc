@@ -9,7 +9,7 @@
 
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 struct Tmp {
@@ -67,4 +67,4 @@ TEST(PlaceFile, InPlaceNeverOverwritesUnlessToldTo) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 // Which path ExtendHardware takes on this CPU. XBAK_EXPECT_CRC32C_HW=1 (set by
@@ -66,4 +66,4 @@ TEST(Crc32c, ExtendIsIncrementalAndPathsAgree) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

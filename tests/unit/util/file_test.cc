@@ -29,7 +29,7 @@ extern "C" int renameat2(int olddir, const char* oldpath, int newdir, const char
   return static_cast<int>(::syscall(SYS_renameat2, olddir, oldpath, newdir, newpath, flags));
 }
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 using testing::TempDir;
@@ -113,4 +113,4 @@ TEST(EnlargePipe, LeavesAnythingButAPipeAlone) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

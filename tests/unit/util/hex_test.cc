@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 // Lowercase, as page checksum messages have always been written (and as
@@ -15,4 +15,4 @@ TEST(Hex32, EightLowercaseDigits) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(OptionFile, GroupsOrderCommentsAndQuotes) {
@@ -49,4 +49,4 @@ TEST(OptionFile, ChooseOptionFileAsTheMysqlClientsDo) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(RunParallel, RunsEveryJobOnceAndReturnsTheFirstError) {
@@ -45,4 +45,4 @@ TEST(RunParallel, AFlagLeftSetByAnEarlierPhaseIsNotSuccess) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

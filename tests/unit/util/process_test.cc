@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(Process, RunAndCaptureReturnsOutputOrNamesTheFailure) {
@@ -45,4 +45,4 @@ TEST(Process, ChildIsPolledWaitedAndKilledWhenDropped) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(HumanBytes, BinaryUnitsWithOneDecimal) {
@@ -42,4 +42,4 @@ TEST(Progress, LineCountsBytesFilesRateEtaAndNote) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

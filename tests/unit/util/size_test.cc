@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 TEST(ParseSize, AcceptsPlainAndSuffixedSizes) {
@@ -36,4 +36,4 @@ TEST(ParseSize, TakesAnyBoundWithoutOverflow) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 struct Tmp {
@@ -78,4 +78,4 @@ TEST(SparseWriter, AllZeroFileIsOneHoleOfTheRightSize) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 using namespace std::chrono_literals;
@@ -293,4 +293,4 @@ TEST(Spool, AbortReleasesAFinishAndTheDestructorJoins) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-namespace xbak {
+namespace xbak::util {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -35,4 +35,4 @@ TEST(Throttle, ThreadsShareOneRate) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::util

@@ -52,11 +52,11 @@ std::vector<uint8_t> Read(const std::string& path) {
 std::vector<uint8_t> BackupLog() {
   auto log = innodb::MakeBackupLogHeader(innodb::kRedoFormat10_8, kCkpt, kCkpt, "Backup 10.11.19");
   uint8_t rec[11] = {0xFA, 0, 0};  // FILE_CHECKPOINT, 10 bytes: space 0, page 0, LSN
-  StoreBE64(rec + 3, kCkpt);
+  util::StoreBE64(rec + 3, kCkpt);
   log.insert(log.end(), rec, rec + sizeof rec);
   log.push_back(1);
   uint8_t crc[4];
-  StoreBE32(crc, crc32c::Value(rec, sizeof rec));
+  util::StoreBE32(crc, util::crc32c::Value(rec, sizeof rec));
   log.insert(log.end(), crc, crc + 4);
   return log;
 }
@@ -156,9 +156,9 @@ TEST_F(VerifyTest, CompressedTableWithoutPage0) {
   for (uint32_t no = 1; no < 8; no++) {
     std::vector<uint8_t> p(kZip, static_cast<uint8_t>(no));
     std::fill(p.begin(), p.begin() + innodb::kFilPageData, 0);
-    StoreBE32(p.data() + innodb::kFilPageOffset, no);
-    StoreBE32(p.data() + innodb::kFilPageSpaceId, 9);
-    StoreBE64(p.data() + innodb::kFilPageLsn, 1500 + no);
+    util::StoreBE32(p.data() + innodb::kFilPageOffset, no);
+    util::StoreBE32(p.data() + innodb::kFilPageSpaceId, 9);
+    util::StoreBE64(p.data() + innodb::kFilPageLsn, 1500 + no);
     innodb::StampPageChecksum(p.data(), *flags);
     file.insert(file.end(), p.begin(), p.end());
   }
@@ -190,9 +190,9 @@ TEST_F(VerifyTest, DeltaOfACompressedTableAsLargeAsThePage) {
   for (uint32_t no : {2u, 5u}) {
     std::vector<uint8_t> p(kPs, static_cast<uint8_t>(no));
     std::fill(p.begin(), p.begin() + innodb::kFilPageData, 0);
-    StoreBE32(p.data() + innodb::kFilPageOffset, no);
-    StoreBE32(p.data() + innodb::kFilPageSpaceId, 9);
-    StoreBE64(p.data() + innodb::kFilPageLsn, 1500 + no);
+    util::StoreBE32(p.data() + innodb::kFilPageOffset, no);
+    util::StoreBE32(p.data() + innodb::kFilPageSpaceId, 9);
+    util::StoreBE64(p.data() + innodb::kFilPageLsn, 1500 + no);
     innodb::StampPageChecksum(p.data(), zf[0]);
     ASSERT_TRUE(w.AddPage(no, p.data()).ok());
   }
