@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "xbak/backup/history.h"
-#include "xbak/backupdir/layout.h"
-#include "xbak/backupdir/metadata.h"
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
 #include "xbak/backup/server_checks.h"
 #include "xbak/backup/server_plugins.h"
 #include "xbak/backup/tablespace_copy.h"
+#include "xbak/backupdir/layout.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/mysql/connection.h"
@@ -35,7 +35,7 @@
 #define XBAK_VERSION "0.1.0"
 #endif
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 constexpr unsigned long kMinServerVersion = 100800;  // the redo log format we read appeared in 10.8
@@ -55,9 +55,9 @@ class BackupRun {
   bool complete() const { return complete_; }               // xtrabackup_checkpoints is written
 
   Status Run() {
-    start_time_ = NowString();
-    XBAK_ASSIGN_OR_RETURN(filter_, TableFilter::Make(o_.tables));
-    if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(PrepareExtraLsnDir(o_.extra_lsndir));
+    start_time_ = backupdir::NowString();
+    XBAK_ASSIGN_OR_RETURN(filter_, backupdir::TableFilter::Make(o_.tables));
+    if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(backupdir::PrepareExtraLsnDir(o_.extra_lsndir));
     XBAK_RETURN_IF_ERROR(Connect());
     XBAK_RETURN_IF_ERROR(OpenSink());
     Status st = StartLogCopy();
@@ -94,7 +94,7 @@ class BackupRun {
     bool log_bin = vars_["log_bin"] == "ON";
     XBAK_RETURN_IF_ERROR(
         CheckPrivileges(*conn_, log_bin, o_.slave_info || o_.safe_slave_backup, o_.safe_slave_backup));
-    XBAK_ASSIGN_OR_RETURN(layout_, LayoutFromVariables(vars_, o_.datadir));
+    XBAK_ASSIGN_OR_RETURN(layout_, backupdir::LayoutFromVariables(vars_, o_.datadir));
     if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
       return ErrnoError(
           "cannot read the server's datadir (is xbak running on the database host, as a user "
@@ -106,14 +106,14 @@ class BackupRun {
           conn_->Execute("SET SESSION lock_wait_timeout=" + std::to_string(o_.lock_wait_timeout_s)));
     }
     util::LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
-            layout_.datadir);
+                  layout_.datadir);
     if (o_.history) XBAK_RETURN_IF_ERROR(EnsureHistoryTable(*conn_));
     if (!o_.incremental_history_name.empty() || !o_.incremental_history_uuid.empty()) {
       XBAK_ASSIGN_OR_RETURN(o_.incremental_lsn,
                             HistoryBaseLsn(*conn_, o_.incremental_history_name, o_.incremental_history_uuid));
       o_.incremental = true;
       util::LogInfo("incremental base from " + std::string(kHistoryTable) + ": LSN " +
-              std::to_string(o_.incremental_lsn));
+                    std::to_string(o_.incremental_lsn));
     }
     return Status::Ok();
   }
@@ -125,7 +125,7 @@ class BackupRun {
     } else if (o_.fifo_streams > 1) {
       if (o_.fifo_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--fifo-streams needs --fifo-dir");
       util::LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
-              std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
+                    std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
       XBAK_ASSIGN_OR_RETURN(
           meta_, sink::MakeFifoSink(o_.fifo_dir, o_.fifo_streams, std::chrono::seconds(o_.fifo_timeout_s)));
     } else {
@@ -177,9 +177,10 @@ class BackupRun {
     util::Spool* spool = redo_spool_.get();
     XBAK_RETURN_IF_ERROR(copier_->Start([spool](const uint8_t* d, size_t n) { return spool->Append(d, n); },
                                         [](const innodb::FileOp&, uint64_t) {}));
-    util::LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) + " (a " +
-            util::HumanBytes(copier_->capacity()) + " circular log; output spooled in memory up to " +
-            util::HumanBytes(o_.redo_spool_memory) + ", then in " + redo_spool_->spill_dir() + ")");
+    util::LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) +
+                  " (a " + util::HumanBytes(copier_->capacity()) +
+                  " circular log; output spooled in memory up to " + util::HumanBytes(o_.redo_spool_memory) +
+                  ", then in " + redo_spool_->spill_dir() + ")");
     StartLagMonitor();
     if (o_.incremental) {
       XBAK_ASSIGN_OR_RETURN(uint64_t now_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
@@ -222,17 +223,18 @@ class BackupRun {
   Status FinishRedoLog() {
     auto st = redo_spool_->stats();
     if (st.pending > 0) {
-      util::LogInfo("writing the last " + util::HumanBytes(st.pending) + " of the redo log to " + sink_->Describe() +
-              (st.on_disk > 0
-                   ? " (" + util::HumanBytes(st.on_disk) + " of it spooled in " + redo_spool_->spill_dir() + ")"
-                   : std::string()));
+      util::LogInfo(
+          "writing the last " + util::HumanBytes(st.pending) + " of the redo log to " + sink_->Describe() +
+          (st.on_disk > 0
+               ? " (" + util::HumanBytes(st.on_disk) + " of it spooled in " + redo_spool_->spill_dir() + ")"
+               : std::string()));
       progress_.SetNote("writing the spooled redo log");
     }
     XBAK_RETURN_IF_ERROR(redo_spool_->Finish());
     XBAK_RETURN_IF_ERROR(log_out_->Close().With("closing the backup's ib_logfile0"));
     util::LogInfo("redo log copied from LSN " + std::to_string(copier_->checkpoint_lsn()) + " to " +
-            std::to_string(last_lsn_) + "; " +
-            (lag_ ? lag_->Summary() : std::string("redo lag not measured")));
+                  std::to_string(last_lsn_) + "; " +
+                  (lag_ ? lag_->Summary() : std::string("redo lag not measured")));
     return Status::Ok();
   }
 
@@ -275,14 +277,14 @@ class BackupRun {
       std::snprintf(b, sizeof b, "%.1f", std::chrono::duration<double>(d).count());
       return std::string(b);
     };
-    util::LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " + secs(t1 - t0) +
-            " s");
+    util::LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " +
+                  secs(t1 - t0) + " s");
     return Status::Ok();
   }
 
   Status CopyInnodb() {
-    XBAK_ASSIGN_OR_RETURN(InnodbFiles files, ListInnodbFiles(layout_, filter_));
-    std::vector<const SourceFile*> jobs;
+    XBAK_ASSIGN_OR_RETURN(backupdir::InnodbFiles files, backupdir::ListInnodbFiles(layout_, filter_));
+    std::vector<const backupdir::SourceFile*> jobs;
     // The system tablespace first (ibdata2.. need space 0's flags from ibdata1).
     XBAK_RETURN_IF_ERROR(CopySystem(files.system));
     for (auto& f : files.undo) jobs.push_back(&f);
@@ -290,11 +292,11 @@ class BackupRun {
     std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->size > b->size; });
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
     util::LogInfo("copying " + std::to_string(jobs.size() + files.system.size()) + " InnoDB files with " +
-            std::to_string(o_.parallel) + " thread(s)");
+                  std::to_string(o_.parallel) + " thread(s)");
     return util::RunParallel(
         jobs.size(), o_.parallel,
         [&](size_t i) {
-          const SourceFile& f = *jobs[i];
+          const backupdir::SourceFile& f = *jobs[i];
           TablespaceCopyOptions to = BaseCopyOptions();
           TablespaceCopyResult r;
           XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
@@ -329,7 +331,7 @@ class BackupRun {
     return to;
   }
 
-  Status CopySystem(const std::vector<SourceFile>& system) {
+  Status CopySystem(const std::vector<backupdir::SourceFile>& system) {
     uint32_t next_page = 0;
     uint32_t flags = 0;
     for (auto& f : system) {
@@ -355,9 +357,9 @@ class BackupRun {
   //   db/t.del                           a table dropped during the backup
   //   db/t.new  (a full copy)            a table created during the backup
   Status ReconcileDdl() {
-    XBAK_ASSIGN_OR_RETURN(InnodbFiles now, ListInnodbFiles(layout_, filter_));
+    XBAK_ASSIGN_OR_RETURN(backupdir::InnodbFiles now, backupdir::ListInnodbFiles(layout_, filter_));
     std::set<std::pair<dev_t, ino_t>> seen;
-    std::vector<const SourceFile*> fresh, pending;
+    std::vector<const backupdir::SourceFile*> fresh, pending;
     for (auto& f : now.tablespaces) {
       auto it = copied_.find({f.dev, f.ino});
       if (it == copied_.end()) {
@@ -367,8 +369,9 @@ class BackupRun {
       seen.insert(it->first);
       if (it->second.rel != f.rel) {
         util::LogInfo("table " + SpaceName(it->second.rel) + " was renamed to " + SpaceName(f.rel) +
-                " during the backup");
-        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
+                      " during the backup");
+        XBAK_RETURN_IF_ERROR(
+            sink::WriteSmallFile(*meta_, SpaceName(it->second.rel) + ".ren", SpaceName(f.rel)));
       }
       if (it->second.whole_pending) pending.push_back(&f);
     }
@@ -393,7 +396,7 @@ class BackupRun {
     return Status::Ok();
   }
 
-  static bool CopiedAtCommit(const SourceFile& f) {
+  static bool CopiedAtCommit(const backupdir::SourceFile& f) {
     // Statistics tables and the Aria log change under BLOCK_DDL (the server
     // still commits); they are copied under BLOCK_COMMIT, like mariabackup.
     static const char* const kLate[] = {"mysql/table_stats.", "mysql/column_stats.", "mysql/index_stats.",
@@ -405,15 +408,15 @@ class BackupRun {
   }
 
   Status CopyOthers() {
-    XBAK_ASSIGN_OR_RETURN(others_, ListOtherFiles(layout_, filter_));
-    std::vector<const SourceFile*> jobs;
+    XBAK_ASSIGN_OR_RETURN(others_, backupdir::ListOtherFiles(layout_, filter_));
+    std::vector<const backupdir::SourceFile*> jobs;
     for (auto& f : others_) {
       if (!CopiedAtCommit(f)) jobs.push_back(&f);
     }
     return CopyPlainList(jobs);
   }
 
-  Status CopyPlainList(const std::vector<const SourceFile*>& jobs) {
+  Status CopyPlainList(const std::vector<const backupdir::SourceFile*>& jobs) {
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
     return util::RunParallel(
         jobs.size(), o_.parallel,
@@ -425,7 +428,7 @@ class BackupRun {
   }
 
   Status UnderBlockCommit() {
-    std::vector<const SourceFile*> late;
+    std::vector<const backupdir::SourceFile*> late;
     for (auto& f : others_) {
       if (CopiedAtCommit(f)) late.push_back(&f);
     }
@@ -438,19 +441,21 @@ class BackupRun {
       binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
       XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
       binlog_.gtid = gtid.value_or("");
-      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kBinlogInfoFile, FormatBinlogInfo(binlog_)));
+      XBAK_RETURN_IF_ERROR(
+          sink::WriteSmallFile(*meta_, backupdir::kBinlogInfoFile, backupdir::FormatBinlogInfo(binlog_)));
       util::LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
-              binlog_.gtid);
+                    binlog_.gtid);
     }
     if (o_.slave_info) {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
-      if (!si.empty()) XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kSlaveInfoFile, si));
+      if (!si.empty()) XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kSlaveInfoFile, si));
     }
     if (o_.galera_info) {
       XBAK_ASSIGN_OR_RETURN(std::string gi, GaleraInfo(*conn_));
       if (!gi.empty()) {
-        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kGaleraInfoFile, gi));
-        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + kGaleraInfoFile + ")");
+        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kGaleraInfoFile, gi));
+        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + backupdir::kGaleraInfoFile +
+                      ")");
       }
     }
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
@@ -474,7 +479,7 @@ class BackupRun {
   }
 
   Status Finish() {
-    ServerSettings s;
+    backupdir::ServerSettings s;
     s.checksum_algorithm = layout_.checksum_algorithm;
     s.data_file_path = layout_.data_file_path;
     s.log_file_size = layout_.log_file_size;
@@ -482,16 +487,17 @@ class BackupRun {
     s.undo_tablespaces = layout_.undo_tablespaces;
     s.compression_level = layout_.compression_level;
     XBAK_RETURN_IF_ERROR(ReadServerPlugins(*conn_, vars_, &s));
-    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kBackupCnfFile, FormatBackupCnf(s)));
+    XBAK_RETURN_IF_ERROR(
+        sink::WriteSmallFile(*meta_, backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s)));
     if (!filter_.TakesAll())
-      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kTableFilterFile, filter_.Serialize()));
-    BackupInfo info;
-    info.uuid = NewUuid();
+      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kTableFilterFile, filter_.Serialize()));
+    backupdir::BackupInfo info;
+    info.uuid = backupdir::NewUuid();
     info.tool_command = o_.tool_command;
     info.tool_version = XBAK_VERSION;
     info.server_version = vars_["version"];
     info.start_time = start_time_;
-    info.end_time = NowString();
+    info.end_time = backupdir::NowString();
     info.lock_time_s = lock_time_s_;
     info.binlog = binlog_;
     info.to_lsn = to_lsn_;
@@ -501,19 +507,21 @@ class BackupRun {
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
     info.name = o_.history_name;
-    const std::string info_text = FormatInfo(info);
-    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kInfoFile, info_text));
+    const std::string info_text = backupdir::FormatInfo(info);
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kInfoFile, info_text));
     // Everything else must be durable before the file that declares the
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
     XBAK_RETURN_IF_ERROR(meta_->Flush());
-    Checkpoints c{o_.incremental ? "incremental" : "full-backuped", o_.incremental ? o_.incremental_lsn : 0,
-                  to_lsn_, last_lsn_, false};
-    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, kCheckpointsFile, FormatCheckpoints(c)));
+    backupdir::Checkpoints c{o_.incremental ? "incremental" : "full-backuped",
+                             o_.incremental ? o_.incremental_lsn : 0, to_lsn_, last_lsn_, false};
+    XBAK_RETURN_IF_ERROR(
+        sink::WriteSmallFile(*meta_, backupdir::kCheckpointsFile, backupdir::FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     complete_ = true;  // what fails from here on does not make the backup incomplete
     if (!o_.extra_lsndir.empty()) {
-      XBAK_RETURN_IF_ERROR(WriteExtraLsnDir(o_.extra_lsndir, FormatCheckpoints(c), info_text));
+      XBAK_RETURN_IF_ERROR(
+          backupdir::WriteExtraLsnDir(o_.extra_lsndir, backupdir::FormatCheckpoints(c), info_text));
     }
     if (o_.history) {
       Status hs = AddHistoryRow(*conn_, info);
@@ -521,16 +529,16 @@ class BackupRun {
         return hs.With("the backup in " + sink_->Describe() + " is complete, but its history row is missing");
       }
       util::LogInfo("recorded in " + std::string(kHistoryTable) + " (uuid " + info.uuid +
-              (info.name.empty() ? std::string() : ", series '" + info.name + "'") + ")");
+                    (info.name.empty() ? std::string() : ", series '" + info.name + "'") + ")");
     }
     progress_.Finish(true);
     if (deferred_ > 0) {
       util::LogInfo(std::to_string(deferred_) +
-              " tablespace(s) had no page 0 on disk yet (recently created); "
-              "the copied redo log restores them at prepare");
+                    " tablespace(s) had no page 0 on disk yet (recently created); "
+                    "the copied redo log restores them at prepare");
     }
-    util::LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " + std::to_string(last_lsn_) +
-            " in " + sink_->Describe());
+    util::LogInfo("backup complete: to_lsn " + std::to_string(to_lsn_) + ", last_lsn " +
+                  std::to_string(last_lsn_) + " in " + sink_->Describe());
     return Status::Ok();
   }
 
@@ -545,8 +553,8 @@ class BackupRun {
   util::Progress progress_;
   std::unique_ptr<mysql::Connection> conn_;
   std::map<std::string, std::string> vars_;
-  ServerLayout layout_;
-  TableFilter filter_;
+  backupdir::ServerLayout layout_;
+  backupdir::TableFilter filter_;
   // Declared before sink_: the data sink (possibly compressing) refers to it.
   std::unique_ptr<sink::Sink> meta_;  // the destination itself: metadata files, never compressed
   std::unique_ptr<sink::Sink> sink_;  // data files and the redo log
@@ -563,12 +571,12 @@ class BackupRun {
   util::Throttle throttle_;
   std::mutex mu_;
   std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;
-  std::vector<SourceFile> others_;
+  std::vector<backupdir::SourceFile> others_;
   size_t deferred_ = 0;
   bool staged_ = false;
   bool complete_ = false;
   bool copier_stopped_ = false;
-  BinlogPosition binlog_;
+  backupdir::BinlogPosition binlog_;
   uint64_t to_lsn_ = 0, last_lsn_ = 0, lock_time_s_ = 0;
   std::string start_time_;
 };
@@ -588,4 +596,4 @@ Status RunBackup(const BackupOptions& opts) {
   return st;
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-namespace xbak {
+namespace xbak::backup {
 
 Status EnsureHistoryTable(mysql::Connection& c) {
   // mariabackup 10.11's definition, column for column.
@@ -26,7 +26,7 @@ Status EnsureHistoryTable(mysql::Connection& c) {
   return Status::Ok();
 }
 
-Status AddHistoryRow(mysql::Connection& c, const BackupInfo& i) {
+Status AddHistoryRow(mysql::Connection& c, const backupdir::BackupInfo& i) {
   auto q = [&](const std::string& s) { return c.Quote(s); };
   auto yn = [](bool b) { return std::string(b ? "'Y'" : "'N'"); };
   const std::string sql =
@@ -37,9 +37,9 @@ Status AddHistoryRow(mysql::Connection& c, const BackupInfo& i) {
       q(i.uuid) + ", " + (i.name.empty() ? std::string("NULL") : q(i.name)) + ", 'xbak', " +
       q(i.tool_command) + ", " + q(i.tool_version) + ", " + q(i.tool_version) + ", " + q(i.server_version) +
       ", " + q(i.start_time) + ", " + q(i.end_time) + ", " + std::to_string(i.lock_time_s) + ", " +
-      q(FormatBinlogPos(i.binlog)) + ", " + std::to_string(i.from_lsn) + ", " + std::to_string(i.to_lsn) +
-      ", " + yn(i.partial) + ", " + yn(i.incremental) + ", " + q(i.format == "file" ? "file" : "mbstream") +
-      ", " + yn(i.compressed) + ")";
+      q(backupdir::FormatBinlogPos(i.binlog)) + ", " + std::to_string(i.from_lsn) + ", " +
+      std::to_string(i.to_lsn) + ", " + yn(i.partial) + ", " + yn(i.incremental) + ", " +
+      q(i.format == "file" ? "file" : "mbstream") + ", " + yn(i.compressed) + ")";
   Status st = c.Execute(sql);
   if (!st.ok()) return st.With(std::string("--history: writing the backup's row into ") + kHistoryTable);
   return Status::Ok();
@@ -59,4 +59,4 @@ Result<uint64_t> HistoryBaseLsn(mysql::Connection& c, const std::string& name, c
   return static_cast<uint64_t>(std::strtoull(v.value()->c_str(), nullptr, 10));
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -5,7 +5,7 @@
 
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 constexpr auto kWarningEvery = std::chrono::seconds(10);
@@ -20,8 +20,8 @@ std::string Rate(uint64_t bps) { return util::HumanBytes(bps) + "/s"; }
 
 std::string DescribeRedoLag(const RedoLagSample& s) {
   std::string out = "redo " + util::HumanBytes(s.lag()) + " behind (" +
-                    std::to_string(Percent(s.lag(), s.capacity)) + "% of the " + util::HumanBytes(s.capacity) +
-                    " log)";
+                    std::to_string(Percent(s.lag(), s.capacity)) + "% of the " +
+                    util::HumanBytes(s.capacity) + " log)";
   if (s.spool.pending > 0) {
     out += ", spool " + util::HumanBytes(s.spool.pending);
     if (s.spool.on_disk > 0) out += " (" + util::HumanBytes(s.spool.on_disk) + " on disk)";
@@ -98,7 +98,7 @@ void RedoLagMonitor::Sample() {
       if (!head_failed_) {
         head_failed_ = true;
         util::LogWarning("cannot read the server's current LSN, so the redo lag is not shown: " +
-                   head.status().message());
+                         head.status().message());
       }
       return;
     }
@@ -143,10 +143,11 @@ uint64_t RedoLagMonitor::warnings() const {
 std::string RedoLagMonitor::Summary() const {
   util::Spool::Stats spool = src_.spool ? src_.spool() : util::Spool::Stats{};
   std::lock_guard lk(mu_);
-  std::string s = head_failed_ ? std::string("redo lag not measured")
-                               : "largest redo lag " + util::HumanBytes(max_lag_) + " (" +
-                                     std::to_string(Percent(max_lag_, capacity_)) + "% of the " +
-                                     util::HumanBytes(capacity_) + " log), server redo up to " + Rate(max_rate_);
+  std::string s = head_failed_
+                      ? std::string("redo lag not measured")
+                      : "largest redo lag " + util::HumanBytes(max_lag_) + " (" +
+                            std::to_string(Percent(max_lag_, capacity_)) + "% of the " +
+                            util::HumanBytes(capacity_) + " log), server redo up to " + Rate(max_rate_);
   if (spool.peak_pending > 0) {
     s += "; output behind by up to " + util::HumanBytes(spool.peak_pending) + " of redo";
     if (spool.peak_on_disk > 0) s += " (up to " + util::HumanBytes(spool.peak_on_disk) + " spooled to disk)";
@@ -154,4 +155,4 @@ std::string RedoLagMonitor::Summary() const {
   return s;
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -6,7 +6,7 @@
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 std::string SlaveCommand(mysql::Connection& c, const char* verb, const std::string& name) {
@@ -57,7 +57,7 @@ Result<std::string> GaleraInfo(mysql::Connection& c) {
   const std::string on = on_value.value_or("");
   if (on != "1" && on != "ON") {
     util::LogWarning("--galera-info: this server is not a Galera node (wsrep_on is off); no " +
-               std::string(kGaleraInfoFile) + " written");
+                     std::string(backupdir::kGaleraInfoFile) + " written");
     return std::string();
   }
   auto status = [&](const char* name) -> Result<std::string> {
@@ -102,14 +102,15 @@ Result<std::unique_ptr<SafeSlave>> SafeSlave::Stop(mysql::Connection& c, std::ch
                        "them. Retry when the primary's sessions that use temporary tables have ended");
     }
     util::LogInfo("--safe-slave-backup: " + std::to_string(open) +
-            " temporary table(s) open in the replica's SQL thread; letting it run for a second");
+                  " temporary table(s) open in the replica's SQL thread; letting it run for a second");
     XBAK_RETURN_IF_ERROR(s->StartAll());
     std::this_thread::sleep_for(std::chrono::seconds(1));
     XBAK_RETURN_IF_ERROR(s->StopAll());
   }
   std::string names;
   for (const auto& n : s->stopped_) names += (names.empty() ? "" : ", ") + Named(n);
-  util::LogInfo("--safe-slave-backup: replication SQL thread stopped (" + names + "), no temporary table open");
+  util::LogInfo("--safe-slave-backup: replication SQL thread stopped (" + names +
+                "), no temporary table open");
   return s;
 }
 
@@ -144,8 +145,8 @@ SafeSlave::~SafeSlave() {
   Status st = Restart();
   if (!st.ok()) {
     util::LogError("--safe-slave-backup: could not start the replication SQL thread again (" + st.message() +
-             "); run START SLAVE SQL_THREAD on the replica");
+                   "); run START SLAVE SQL_THREAD on the replica");
   }
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-namespace xbak {
+namespace xbak::backup {
 
 Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
   auto rows = c.Query(
@@ -41,4 +41,4 @@ Result<uint64_t> StatusLsn(mysql::Connection& c, const std::string& name) {
   return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -2,9 +2,10 @@
 
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::backup {
 
-Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s) {
+Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars,
+                         backupdir::ServerSettings* s) {
   XBAK_ASSIGN_OR_RETURN(auto rows,
                         c.Query("SELECT PLUGIN_NAME, PLUGIN_LIBRARY, @@plugin_dir, PLUGIN_TYPE FROM "
                                 "information_schema.PLUGINS WHERE PLUGIN_STATUS = 'ACTIVE' AND "
@@ -44,4 +45,4 @@ Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

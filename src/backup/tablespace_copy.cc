@@ -13,15 +13,16 @@
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 constexpr size_t kBatchBytes = 4 << 20;  // 4 MiB per read: few syscalls, bounded memory per thread
 
 }  // namespace
 
-Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
-                      const TablespaceCopyOptions& opts, TablespaceCopyResult* result) {
+Status CopyTablespace(const backupdir::SourceFile& src, const std::string& dest_rel, sink::Sink& sink,
+                      util::Progress& progress, const TablespaceCopyOptions& opts,
+                      TablespaceCopyResult* result) {
   *result = TablespaceCopyResult{};
   auto opened = util::File::OpenRead(src.path);
   if (!opened.ok()) {
@@ -129,7 +130,7 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::
       // The file is being extended: the tail page is not complete. Pages past
       // this point are recreated from the redo log at prepare.
       util::LogWarning(src.path + ": ignoring " + std::to_string(n - whole) +
-                 " bytes of an incomplete page at offset " + std::to_string(offset + whole));
+                       " bytes of an incomplete page at offset " + std::to_string(offset + whole));
     }
     for (size_t i = 0; i < whole / phys; i++) {
       uint8_t* page = buf.data() + i * phys;
@@ -196,8 +197,8 @@ Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::
   return Status::Ok();
 }
 
-Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
-                     bool* vanished, util::Throttle* throttle) {
+Status CopyPlainFile(const backupdir::SourceFile& src, const std::string& dest_rel, sink::Sink& sink,
+                     util::Progress& progress, bool* vanished, util::Throttle* throttle) {
   *vanished = false;
   auto opened = util::File::OpenRead(src.path);
   if (!opened.ok()) {
@@ -226,4 +227,4 @@ Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, sink::S
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -16,7 +16,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/size.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 namespace {
 
 std::string StripSlash(std::string p) {
@@ -198,7 +198,8 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
       auto f = Stat(ibd, db + "/" + table + ".ibd");
       if (!f.ok()) {
         if (f.status().code() == ErrorCode::kNotFound) continue;  // dropped meanwhile: redo says so
-        return f.status().With("table " + db + "/" + table + " (DATA DIRECTORY, " + util::JoinPath(dbdir, n) + ")");
+        return f.status().With("table " + db + "/" + table + " (DATA DIRECTORY, " + util::JoinPath(dbdir, n) +
+                               ")");
       }
       out.tablespaces.push_back(f.value());
       remote.insert(table + ".ibd");
@@ -279,4 +280,4 @@ bool IsSafeSpaceName(const std::string& n) {
          n.find('\0') == std::string::npos && std::count(n.begin(), n.end(), '/') == 1;
 }
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

@@ -13,7 +13,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 
 std::string FormatCheckpoints(const Checkpoints& c) {
   std::ostringstream o;
@@ -226,8 +226,8 @@ Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, 
   XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, kCheckpointsFile), checkpoints));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
   util::LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
-          " (--extra-lsndir)");
+                " (--extra-lsndir)");
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

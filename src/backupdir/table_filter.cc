@@ -6,7 +6,7 @@
 
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 
 // POSIX extended regexes through libc's regcomp/regexec, as mariabackup
 // matches them: a user's --tables pattern means the same to both tools
@@ -243,4 +243,4 @@ Result<TableFilter> TableFilter::Parse(const std::string& text, const std::strin
   return f;
 }
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

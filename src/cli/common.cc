@@ -79,7 +79,8 @@ std::string WipeSecrets(int argc, char** argv, std::span<const SecretOption> sec
   return cmd;
 }
 
-std::vector<std::string> OptionFileArgs(const util::OptionMap& options, std::span<const std::string_view> keys,
+std::vector<std::string> OptionFileArgs(const util::OptionMap& options,
+                                        std::span<const std::string_view> keys,
                                         std::span<const std::string_view> flags) {
   std::vector<std::string> args;
   for (std::string_view k : keys) {
@@ -90,7 +91,8 @@ std::vector<std::string> OptionFileArgs(const util::OptionMap& options, std::spa
   return args;
 }
 
-const util::OptionMap::value_type* UnknownOption(const util::OptionMap& options, std::span<const std::string_view> keys) {
+const util::OptionMap::value_type* UnknownOption(const util::OptionMap& options,
+                                                 std::span<const std::string_view> keys) {
   for (const auto& entry : options) {
     if (!Contains(keys, entry.first)) return &entry;
   }

@@ -56,11 +56,13 @@ std::string WipeSecrets(int argc, char** argv, std::span<const SecretOption> sec
 // The options of an options file among `keys`, as arguments for boost to
 // store after the command line (whose values, stored first, win):
 // "--key=value", or "--key" alone for the `flags` (options without a value).
-std::vector<std::string> OptionFileArgs(const util::OptionMap& options, std::span<const std::string_view> keys,
+std::vector<std::string> OptionFileArgs(const util::OptionMap& options,
+                                        std::span<const std::string_view> keys,
                                         std::span<const std::string_view> flags = {});
 
 // The first option of `options` not among `keys` (to refuse it, naming where
 // it was set), or nullptr.
-const util::OptionMap::value_type* UnknownOption(const util::OptionMap& options, std::span<const std::string_view> keys);
+const util::OptionMap::value_type* UnknownOption(const util::OptionMap& options,
+                                                 std::span<const std::string_view> keys);
 
 }  // namespace xbak::cli

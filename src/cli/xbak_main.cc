@@ -16,11 +16,11 @@
 #include "command_line.h"
 #include "common.h"
 #include "xbak/backup/backup.h"
-#include "xbak/restore/copy_back.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/prepare/export.h"
 #include "xbak/prepare/incremental_prepare.h"
-#include "xbak/backupdir/metadata.h"
 #include "xbak/prepare/prepare.h"
+#include "xbak/restore/copy_back.h"
 #include "xbak/restore/restore.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/decompress.h"
@@ -48,7 +48,7 @@ using xbak::cli::Fail;
 // What main() parsed and checked, for the function of the mode.
 struct Args {
   po::variables_map vm;
-  xbak::KeyOptions keys;
+  xbak::prepare::KeyOptions keys;
   int parallel = 1;
   int fifo_streams = 1;
   std::chrono::seconds fifo_timeout{60};
@@ -147,7 +147,7 @@ int RunDecompressMode(const Args& a) {
 
 // --backup's output: --stream, --fifo-streams and --compress. An exit code
 // (after saying why) when they do not fit together.
-std::optional<int> BackupOutput(const Args& a, xbak::BackupOptions* o) {
+std::optional<int> BackupOutput(const Args& a, xbak::backup::BackupOptions* o) {
   const po::variables_map& vm = a.vm;
   o->target_dir = a.Str("target-dir");
   o->stream = a.Str("stream");
@@ -190,7 +190,7 @@ std::optional<int> BackupOutput(const Args& a, xbak::BackupOptions* o) {
 
 // --backup's base for an incremental: at most one of --incremental-basedir,
 // --incremental-lsn and the two --incremental-history-* options.
-std::optional<int> IncrementalBase(const Args& a, xbak::BackupOptions* o) {
+std::optional<int> IncrementalBase(const Args& a, xbak::backup::BackupOptions* o) {
   const po::variables_map& vm = a.vm;
   const int bases =
       static_cast<int>(vm.count("incremental-basedir") + vm.count("incremental-lsn") +
@@ -204,7 +204,7 @@ std::optional<int> IncrementalBase(const Args& a, xbak::BackupOptions* o) {
     o->incremental = true;
     o->incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
   } else if (vm.count("incremental-basedir")) {
-    auto lsn = xbak::IncrementalBaseLsn(a.Str("incremental-basedir"));
+    auto lsn = xbak::backupdir::IncrementalBaseLsn(a.Str("incremental-basedir"));
     if (!lsn.ok()) return Fail(lsn.status());
     o->incremental = true;
     o->incremental_lsn = *lsn;
@@ -217,7 +217,7 @@ std::optional<int> IncrementalBase(const Args& a, xbak::BackupOptions* o) {
 }
 
 // --backup's redo log copy: its spool, throttle and timing.
-std::optional<int> RedoCopy(const Args& a, xbak::BackupOptions* o) {
+std::optional<int> RedoCopy(const Args& a, xbak::backup::BackupOptions* o) {
   const po::variables_map& vm = a.vm;
   const std::string m = vm["redo-spool-memory"].as<std::string>();
   auto v = xbak::util::ParseSize(m);
@@ -238,7 +238,7 @@ std::optional<int> RedoCopy(const Args& a, xbak::BackupOptions* o) {
 int RunBackupMode(const Args& a) {
   const po::variables_map& vm = a.vm;
   auto str = [&a](const char* k) { return a.Str(k); };
-  xbak::BackupOptions o;
+  xbak::backup::BackupOptions o;
   o.conn.user = str("user");
   o.conn.password = str("password");
   if (o.conn.password.empty() && std::getenv("MYSQL_PWD")) o.conn.password = std::getenv("MYSQL_PWD");
@@ -265,7 +265,7 @@ int RunBackupMode(const Args& a) {
   o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
   o.tool_command = a.tool_command;
   o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
-  xbak::Status st = xbak::RunBackup(o);
+  xbak::Status st = xbak::backup::RunBackup(o);
   return st.ok() ? 0 : Fail(st);
 }
 
@@ -274,24 +274,24 @@ int RunPrepareMode(const Args& a) {
   const po::variables_map& vm = a.vm;
   auto str = [&a](const char* k) { return a.Str(k); };
   const int parallel = a.parallel;
-  const xbak::KeyOptions& key_options = a.keys;
+  const xbak::prepare::KeyOptions& key_options = a.keys;
   const auto use_memory = UseMemory(a);
   if (!use_memory) return 2;
   // --export: once the prepare is done, .cfg files for IMPORT TABLESPACE.
   auto export_tables = [&](const std::string& dir) -> int {
     if (!vm.count("export")) return 0;
-    xbak::ExportOptions eo;
+    xbak::prepare::ExportOptions eo;
     eo.dir = dir;
     eo.mariadbd = str("mariadbd");
     eo.buffer_pool = *use_memory;
     eo.tmpdir = str("tmpdir");
     eo.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     eo.keys = key_options;
-    auto r = xbak::ExportTables(eo);
+    auto r = xbak::prepare::ExportTables(eo);
     return r.ok() ? 0 : Fail(r.status());
   };
   if (vm.count("prepare") && vm.count("incremental-dir")) {
-    xbak::IncrementalPrepareOptions ip;
+    xbak::prepare::IncrementalPrepareOptions ip;
     ip.use_memory = *use_memory;
     ip.target_dir = RequiredTargetDir(a, "--prepare");
     ip.incremental_dir = str("incremental-dir");
@@ -299,17 +299,17 @@ int RunPrepareMode(const Args& a) {
     ip.parallel = parallel;
     ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     ip.keys = key_options;
-    xbak::Status st = xbak::RunIncrementalPrepare(ip);
+    xbak::Status st = xbak::prepare::RunIncrementalPrepare(ip);
     return st.ok() ? export_tables(ip.target_dir) : Fail(st);
   }
-  xbak::PrepareOptions po;
+  xbak::prepare::PrepareOptions po;
   po.target_dir = RequiredTargetDir(a, "--prepare");
   if (po.target_dir.empty()) return 2;
   po.parallel = parallel;
   po.use_memory = *use_memory;
   po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   po.keys = key_options;
-  xbak::Status st = xbak::RunPrepare(po);
+  xbak::Status st = xbak::prepare::RunPrepare(po);
   return st.ok() ? export_tables(po.target_dir) : Fail(st);
 }
 
@@ -318,7 +318,7 @@ int RunRestoreMode(const Args& a) {
   const po::variables_map& vm = a.vm;
   auto str = [&a](const char* k) { return a.Str(k); };
   const int parallel = a.parallel;
-  const xbak::KeyOptions& key_options = a.keys;
+  const xbak::prepare::KeyOptions& key_options = a.keys;
   const auto use_memory = UseMemory(a);
   if (!use_memory) return 2;
   if (vm.count("force-non-empty-directories")) {
@@ -326,7 +326,7 @@ int RunRestoreMode(const Args& a) {
                  "for --copy-back\n";
     return 2;
   }
-  xbak::RestoreOptions ro;
+  xbak::restore::RestoreOptions ro;
   ro.full_dir = str("target-dir");
   if (vm.count("from-stream")) ro.streams = vm["from-stream"].as<std::vector<std::string>>();
   if (vm.count("incremental-dir")) ro.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
@@ -336,7 +336,7 @@ int RunRestoreMode(const Args& a) {
   ro.use_memory = *use_memory;
   ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   ro.keys = key_options;
-  xbak::Status st = xbak::RunRestore(ro);
+  xbak::Status st = xbak::restore::RunRestore(ro);
   return st.ok() ? 0 : Fail(st);
 }
 
@@ -345,7 +345,7 @@ int RunCopyBackMode(const Args& a) {
   const po::variables_map& vm = a.vm;
   auto str = [&a](const char* k) { return a.Str(k); };
   const int parallel = a.parallel;
-  xbak::CopyBackOptions o;
+  xbak::restore::CopyBackOptions o;
   o.backup_dir = str("target-dir");
   o.datadir = str("datadir");
   o.log_dir = str("innodb-log-group-home-dir");
@@ -355,7 +355,7 @@ int RunCopyBackMode(const Args& a) {
   o.force_non_empty = vm.count("force-non-empty-directories") > 0;
   o.remote_to_datadir = vm.count("remote-tablespaces-to-datadir") > 0;
   o.parallel = parallel;
-  xbak::Status st = xbak::RunCopyBack(o);
+  xbak::Status st = xbak::restore::RunCopyBack(o);
   return st.ok() ? 0 : Fail(st);
 }
 
@@ -405,7 +405,7 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
 // exit status when the command line is refused.
 std::optional<int> CheckCommon(Args* a) {
   const po::variables_map& vm = a->vm;
-  xbak::KeyOptions& key_options = a->keys;
+  xbak::prepare::KeyOptions& key_options = a->keys;
   if (vm.count("export") && !vm.count("prepare")) {
     std::cerr << "xbak: --export goes with --prepare (see docs/export.md)\n";
     return 2;

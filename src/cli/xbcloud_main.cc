@@ -236,7 +236,8 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
     return Usage("--s3-bucket-lookup must be auto, path or dns, not '" + lookup + "'");
   cfg.insecure = vm.count("insecure") != 0;
   cfg.cacert = str("cacert");
-  if (!cfg.cacert.empty() && !xbak::util::PathExists(cfg.cacert)) return Usage("--cacert: no file " + cfg.cacert);
+  if (!cfg.cacert.empty() && !xbak::util::PathExists(cfg.cacert))
+    return Usage("--cacert: no file " + cfg.cacert);
   const int max_retries = s->max_retries = vm["max-retries"].as<int>();
   if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
   cfg.max_retries = max_retries;
@@ -254,7 +255,8 @@ std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   const int parallel = s->parallel = vm["parallel"].as<int>();
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
-  const std::optional<uint64_t> object_size = xbak::util::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
+  const std::optional<uint64_t> object_size =
+      xbak::util::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
   if (!object_size || *object_size < (64 << 10)) {
     return Usage("--read-buffer-size must be a size between 64K and 1G, e.g. 10M, not '" +
                  str("read-buffer-size") + "'");

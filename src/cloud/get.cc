@@ -83,9 +83,9 @@ Status CloudGet(storage::EventLoop& loop, storage::ObjectStore& store, const std
   if (stats != nullptr) *stats = st;
   if (!job->error().ok()) return job->error().With("xbcloud get " + options.name + " failed");
   util::LogInfo("get " + options.name + ": done, " + util::HumanBytes(st.bytes_written) + " in " +
-          std::to_string(st.objects) + " objects (" + std::to_string(files) + " files) by " +
-          std::to_string(st.requests) + " GETs, " + std::to_string(store.stats().retries + st.md5_retries) +
-          " retries");
+                std::to_string(st.objects) + " objects (" + std::to_string(files) + " files) by " +
+                std::to_string(st.requests) + " GETs, " +
+                std::to_string(store.stats().retries + st.md5_retries) + " retries");
   return Status::Ok();
 }
 

@@ -273,12 +273,13 @@ void GetJob::StartProgress() {
     if (alive.expired() || finished_) return;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     util::LogInfo("get " + options_.name + ": downloaded " + util::HumanBytes(downloaded_bytes_) + " of " +
-            util::HumanBytes(total_bytes_) + " (" + std::to_string(done_objects_) + " of " +
-            std::to_string(objects_.size()) + " objects), written " + util::HumanBytes(written_.load()) +
-            ", in flight " + std::to_string(inflight_) + ", retries " +
-            std::to_string(store_.stats().retries + md5_retries_) + ", " +
-            util::HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(downloaded_bytes_) / secs) : 0) +
-            "/s");
+                  util::HumanBytes(total_bytes_) + " (" + std::to_string(done_objects_) + " of " +
+                  std::to_string(objects_.size()) + " objects), written " +
+                  util::HumanBytes(written_.load()) + ", in flight " + std::to_string(inflight_) +
+                  ", retries " + std::to_string(store_.stats().retries + md5_retries_) + ", " +
+                  util::HumanBytes(
+                      secs > 0 ? static_cast<uint64_t>(static_cast<double>(downloaded_bytes_) / secs) : 0) +
+                  "/s");
     StartProgress();
   });
 }

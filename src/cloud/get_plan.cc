@@ -43,7 +43,7 @@ Result<std::vector<ManifestEntry>> ListObjects(storage::EventLoop& loop, storage
     if (!continues) continue;
     if (!sidecars.count(DataObjectKey(name, e.path, e.seq))) {
       util::LogWarning("object " + DataObjectKey(name, e.path, e.seq) + " has no md5 sidecar: " + e.path +
-                 " is cut there");
+                       " is cut there");
       continue;
     }
     entries.push_back(e);
@@ -74,7 +74,7 @@ Result<std::vector<ManifestEntry>> ReadEntries(storage::EventLoop& loop, storage
                                           "), so its put did not finish; --allow-incomplete reads it anyway");
   }
   util::LogWarning("backup " + options.name + " has no completion marker; reading the " +
-             std::to_string(entries.size()) + " objects it has (--allow-incomplete)");
+                   std::to_string(entries.size()) + " objects it has (--allow-incomplete)");
   *md5_known = false;
   return entries;
 }

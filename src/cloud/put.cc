@@ -150,10 +150,11 @@ class PutJob {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     auto st = store_.stats();
     return "put " + options_.name + ": read " + util::HumanBytes(bytes_read_.load()) + ", uploaded " +
-           util::HumanBytes(uploaded_bytes_) + " in " + std::to_string(entries_.size()) + " objects, in flight " +
-           std::to_string(inflight_) + " requests (" + util::HumanBytes(buffered_) + " buffered), retries " +
-           std::to_string(st.retries) + ", " +
-           util::HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(uploaded_bytes_) / secs) : 0) +
+           util::HumanBytes(uploaded_bytes_) + " in " + std::to_string(entries_.size()) +
+           " objects, in flight " + std::to_string(inflight_) + " requests (" + util::HumanBytes(buffered_) +
+           " buffered), retries " + std::to_string(st.retries) + ", " +
+           util::HumanBytes(secs > 0 ? static_cast<uint64_t>(static_cast<double>(uploaded_bytes_) / secs)
+                                     : 0) +
            "/s";
   }
 
@@ -237,7 +238,8 @@ class StreamReader {
       XBAK_ASSIGN_OR_RETURN(bool more, reader.Next(&c));
       job_.bytes_read() += reader.offset() - before;
       if (!more) break;
-      if (c.type == stream::ChunkType::kUnknown) {  // ignorable by its flag: mbstream would not need it either
+      if (c.type ==
+          stream::ChunkType::kUnknown) {  // ignorable by its flag: mbstream would not need it either
         if (unknown++ == 0) util::LogWarning(name_ + ": skipping chunks of unknown type (marked ignorable)");
         continue;
       }
@@ -359,8 +361,8 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
   }
   auto st = job.stats();
   util::LogInfo("put " + options.name + ": done, " + util::HumanBytes(st.bytes_uploaded) + " in " +
-          std::to_string(st.objects) + " objects (" + std::to_string(st.files) + " files), " +
-          std::to_string(store.stats().retries) + " retries");
+                std::to_string(st.objects) + " objects (" + std::to_string(st.files) + " files), " +
+                std::to_string(store.stats().retries) + " retries");
   return Status::Ok();
 }
 

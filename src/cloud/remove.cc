@@ -42,12 +42,12 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
     XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, batch).With("deleting objects of " + name));
     if (keys.size() > kBatch) {
       util::LogInfo("delete " + name + ": " + std::to_string(std::min(keys.size(), i + kBatch)) + " of " +
-              std::to_string(keys.size()) + " objects");
+                    std::to_string(keys.size()) + " objects");
     }
   }
   if (deleted != nullptr) *deleted = keys.size() + (has_marker ? 1 : 0);
-  util::LogInfo("delete " + name + ": removed " + std::to_string(keys.size() + (has_marker ? 1 : 0)) + " objects" +
-          (has_marker ? "" : " (it had no completion marker)"));
+  util::LogInfo("delete " + name + ": removed " + std::to_string(keys.size() + (has_marker ? 1 : 0)) +
+                " objects" + (has_marker ? "" : " (it had no completion marker)"));
   return Status::Ok();
 }
 

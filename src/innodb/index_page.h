@@ -81,7 +81,9 @@ inline constexpr std::array<uint8_t, 31> kInfSupRedundant = {
 inline bool ValidPageSize(size_t n) { return n >= 4096 && n <= 65536 && (n & (n - 1)) == 0; }
 
 inline uint16_t Get16(const uint8_t* page, size_t off) { return util::LoadBE16(page + off); }
-inline void Put16(uint8_t* page, size_t off, uint32_t v) { util::StoreBE16(page + off, static_cast<uint16_t>(v)); }
+inline void Put16(uint8_t* page, size_t off, uint32_t v) {
+  util::StoreBE16(page + off, static_cast<uint16_t>(v));
+}
 
 // Byte offset of directory slot i (slot 0 is the infimum's, at the page end).
 inline int64_t SlotPos(size_t page_size, size_t i) {

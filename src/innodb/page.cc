@@ -17,7 +17,8 @@ PageCheck Bad(std::string detail, uint32_t stored = 0, uint32_t computed = 0) {
   return PageCheck{PageVerdict::kCorrupt, stored, computed, std::move(detail)};
 }
 PageCheck Mismatch(const std::string& what, uint32_t stored, uint32_t computed) {
-  return Bad(what + " mismatch: stored " + util::Hex32(stored) + " computed " + util::Hex32(computed), stored, computed);
+  return Bad(what + " mismatch: stored " + util::Hex32(stored) + " computed " + util::Hex32(computed), stored,
+             computed);
 }
 
 // ---- Checksum formulas (written from the format description, not copied) ----
@@ -76,8 +77,9 @@ bool TrailerLsnMatches(const uint8_t* page, size_t trailer_lsn_at) {
 }
 PageCheck TornPage(const uint8_t* page, size_t trailer_lsn_at) {
   uint32_t head = util::LoadBE32(page + kFilPageLsn + 4), tail = util::LoadBE32(page + trailer_lsn_at);
-  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + util::Hex32(head) + " but the trailer copy at byte " +
-                 std::to_string(trailer_lsn_at) + " is " + util::Hex32(tail),
+  return Bad("torn page: low 32 bits of FIL_PAGE_LSN are " + util::Hex32(head) +
+                 " but the trailer copy at byte " + std::to_string(trailer_lsn_at) + " is " +
+                 util::Hex32(tail),
              tail, head);
 }
 
@@ -91,8 +93,9 @@ PageCheck CheckFullCrc32(const uint8_t* page, const SpaceFlags& flags) {
     // the CRC covers only that many bytes (the rest is a punched hole).
     size_t written = size_t{static_cast<uint16_t>(type & ~kPageTypeFcrc32CompressedMarker)} << 8;
     if (written == 0 || written >= size) {
-      return Bad("full_crc32 page_compressed page type " + util::Hex32(type) + " gives a compressed size of " +
-                 std::to_string(written) + " bytes, not between 1 and the page size " + std::to_string(size));
+      return Bad("full_crc32 page_compressed page type " + util::Hex32(type) +
+                 " gives a compressed size of " + std::to_string(written) +
+                 " bytes, not between 1 and the page size " + std::to_string(size));
     }
     size = written;
     compressed = true;
@@ -252,21 +255,21 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
     const uint32_t old = PageFoldOld(page);
     if (field2 != old) {
       if (field1 == field2 || field1 == 0 || field1 == kNoChecksumMagic) {
-        return Bad(
-            "crc32 checksum mismatch: stored " + util::Hex32(field2) + " computed " + util::Hex32(crc) + crypt_note,
-            field2, crc);
+        return Bad("crc32 checksum mismatch: stored " + util::Hex32(field2) + " computed " +
+                       util::Hex32(crc) + crypt_note,
+                   field2, crc);
       }
       return Bad("checksum field 2 (at byte " + std::to_string(size - kFilPageEndLsnOldChecksum) +
-                     ") mismatch: stored " + util::Hex32(field2) + ", crc32 " + util::Hex32(crc) + ", innodb " +
-                     util::Hex32(old) + crypt_note,
+                     ") mismatch: stored " + util::Hex32(field2) + ", crc32 " + util::Hex32(crc) +
+                     ", innodb " + util::Hex32(old) + crypt_note,
                  field2, crc);
     }
   }
   if (field1 != 0 && field1 != kNoChecksumMagic && !both_crc) {
     const uint32_t fold = PageFoldNew(page, size);
     if (field1 != fold) {
-      return Bad("checksum field 1 (at byte 0) mismatch: stored " + util::Hex32(field1) + ", crc32 " + util::Hex32(crc) +
-                     ", innodb " + util::Hex32(fold) + crypt_note,
+      return Bad("checksum field 1 (at byte 0) mismatch: stored " + util::Hex32(field1) + ", crc32 " +
+                     util::Hex32(crc) + ", innodb " + util::Hex32(fold) + crypt_note,
                  field1, crc);
     }
   }
@@ -461,7 +464,8 @@ void StampPageChecksum(uint8_t* page, const SpaceFlags& flags) {
   if (flags.full_crc32) {
     const size_t size = flags.logical_size;
     std::memcpy(page + size - kFilPageFcrc32EndLsn, page + kFilPageLsn + 4, 4);
-    util::StoreBE32(page + size - kFilPageFcrc32Checksum, util::crc32c::Value(page, size - kFilPageFcrc32Checksum));
+    util::StoreBE32(page + size - kFilPageFcrc32Checksum,
+                    util::crc32c::Value(page, size - kFilPageFcrc32Checksum));
     return;
   }
   if (flags.zip()) {

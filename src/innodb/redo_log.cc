@@ -321,7 +321,8 @@ MtrStatus ParseMtr(const uint8_t* buf, size_t avail, bool expected_seq_bit, MtrI
   if (encrypted)
     calc = util::crc32c::Extend(calc, buf + records + 1, kMtrNonceSize);  // the seq byte is not covered
   if (stored != calc) {
-    SetWhy(why, "mtr checksum mismatch (stored " + util::Hex32(stored) + ", computed " + util::Hex32(calc) + ")");
+    SetWhy(why,
+           "mtr checksum mismatch (stored " + util::Hex32(stored) + ", computed " + util::Hex32(calc) + ")");
     return MtrStatus::kEndOfLog;
   }
   // The mtr is genuine; now pick out its file-level records (their bodies

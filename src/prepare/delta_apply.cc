@@ -13,7 +13,7 @@
 #include "xbak/util/copy_file.h"
 #include "xbak/util/parallel.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
@@ -42,7 +42,7 @@ Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
     s->dels.push_back(rel.substr(0, rel.size() - 4));
   } else if (rel.ends_with(".ren")) {
     XBAK_ASSIGN_OR_RETURN(std::string to, util::ReadSmallFile(path, 4096));
-    if (!IsSafeSpaceName(to)) {
+    if (!backupdir::IsSafeSpaceName(to)) {
       return Error(ErrorCode::kCorrupt, path + ": rename target '" + to + "' is not a db/table name");
     }
     s->rens.emplace_back(rel.substr(0, rel.size() - 4), to);
@@ -220,4 +220,4 @@ Status CopyReplace(const std::string& src, const std::string& dst) {
   return util::PlaceFile(src, dst, {.sync = false}, nullptr);
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

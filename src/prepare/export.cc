@@ -19,7 +19,7 @@
 #include "xbak/util/options_file.h"
 #include "xbak/util/process.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 constexpr const char* kKeptCfg = ".cfg.xbak-export";  // a .cfg kept past UNLOCK TABLES
@@ -58,7 +58,7 @@ Status RenameSuffixes(const std::string& dir, const std::string& from, const std
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   for (const auto& db : top) {
     const std::string dbdir = util::JoinPath(dir, db);
-    if (IsSkippedDatabaseDir(db) || !util::IsDirectory(dbdir)) continue;
+    if (backupdir::IsSkippedDatabaseDir(db) || !util::IsDirectory(dbdir)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     for (const auto& n : files) {
       if (n.size() <= from.size() || !n.ends_with(from)) continue;
@@ -129,10 +129,10 @@ class ExportServer {
         return Status::Ok();
       }
       util::LogInfo("waiting for the export server's slow shutdown (purge, " +
-              std::to_string(
-                  std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t0)
-                      .count()) +
-              " s so far)");
+                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::steady_clock::now() - t0)
+                                       .count()) +
+                    " s so far)");
     }
   }
 
@@ -146,7 +146,7 @@ class ExportServer {
         // Only the backup's own settings (page size, data files, log size,
         // compression providers): never the host's my.cnf, which may name
         // the production datadir, a Galera cluster or a replication source.
-        "--defaults-file=" + util::JoinPath(d, kBackupCnfFile),
+        "--defaults-file=" + util::JoinPath(d, backupdir::kBackupCnfFile),
         "--datadir=" + d,
         "--innodb-data-home-dir=" + d,
         "--innodb-log-group-home-dir=" + d,
@@ -327,7 +327,8 @@ namespace {
 // (another would upgrade the backup's files). *mine: its MAJOR.MINOR.
 Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_out) {
   const std::string& d = o.dir;
-  const std::string program = util::FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
+  const std::string program =
+      util::FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
   if (program.empty()) {
     return Error(
         ErrorCode::kNotFound,
@@ -336,12 +337,12 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
             "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
   }
   XBAK_ASSIGN_OR_RETURN(std::string version_text, util::RunAndCapture({program, "--version"}));
-  const std::string backup_version = InfoServerVersion(d);
+  const std::string backup_version = backupdir::InfoServerVersion(d);
   const std::string mine = *mine_out = MajorMinor(
       version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
-    util::LogWarning(util::JoinPath(d, kInfoFile) + " does not name the server version; using " + program + " (" + mine +
-               ")");
+    util::LogWarning(util::JoinPath(d, backupdir::kInfoFile) + " does not name the server version; using " +
+                     program + " (" + mine + ")");
   } else if (MajorMinor(backup_version) != mine) {
     return Error(ErrorCode::kUnsupported,
                  "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +
@@ -425,17 +426,20 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
     ::free(rp);
   }
   const std::string& d = o.dir;
-  XBAK_ASSIGN_OR_RETURN(std::string cp_text, util::ReadSmallFile(util::JoinPath(d, kCheckpointsFile)));
-  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(cp_text, util::JoinPath(d, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(std::string cp_text,
+                        util::ReadSmallFile(util::JoinPath(d, backupdir::kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp,
+                        backupdir::ParseCheckpoints(cp_text, util::JoinPath(d, backupdir::kCheckpointsFile)));
   if (cp.backup_type != "log-applied") {
     return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
   }
 
   std::string mine;  // the server program's MAJOR.MINOR
   XBAK_ASSIGN_OR_RETURN(const std::string program, FindExportServer(o, &mine));
-  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(d));
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(d));
   XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
-  XBAK_ASSIGN_OR_RETURN(auto cnf_options, util::ReadOptionFile(util::JoinPath(d, kBackupCnfFile), {"mysqld"}));
+  XBAK_ASSIGN_OR_RETURN(auto cnf_options,
+                        util::ReadOptionFile(util::JoinPath(d, backupdir::kBackupCnfFile), {"mysqld"}));
   std::string data_file_path;
   if (auto it = cnf_options.find("innodb-data-file-path"); it != cnf_options.end()) {
     data_file_path = LocalDataFilePath(it->second.value);
@@ -445,14 +449,16 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   size_t restored = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, std::string(kHiddenIslSuffix), innodb::kIslSuffix, &restored));
   if (restored)
-    util::LogWarning("put back " + std::to_string(restored) + " .isl file(s) set aside by an interrupted export");
+    util::LogWarning("put back " + std::to_string(restored) +
+                     " .isl file(s) set aside by an interrupted export");
 
   XBAK_ASSIGN_OR_RETURN(const std::string run, MakeRunDir(o));
 
   // From here the backup is changed: say so first.
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
-                                                                       "); this backup can no longer "
-                                                                       "take incrementals\n"));
+  XBAK_RETURN_IF_ERROR(
+      util::WriteFileAtomic(util::JoinPath(d, kExportedFile), "exported with " + program + " (" + mine +
+                                                                  "); this backup can no longer "
+                                                                  "take incrementals\n"));
   // On every way out the .isl files go back (a kill -9 leaves them set
   // aside: the next --export puts them back, --copy-back refuses until then).
   const std::string hidden_suffix = std::string(kHiddenIslSuffix);
@@ -470,7 +476,8 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   } put_back{d, hidden_suffix};
   size_t hidden = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, innodb::kIslSuffix, hidden_suffix, &hidden));
-  if (hidden) util::LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
+  if (hidden)
+    util::LogInfo("set aside " + std::to_string(hidden) + " .isl file(s) while the export server runs");
 
   ExportResult res;
   {
@@ -496,4 +503,4 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   return res;
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

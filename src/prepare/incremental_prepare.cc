@@ -12,20 +12,20 @@
 #include <string_view>
 #include <vector>
 
-#include "xbak/prepare/delta_apply.h"
-#include "xbak/prepare/export.h"
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/table_filter.h"
+#include "xbak/prepare/delta_apply.h"
+#include "xbak/prepare/export.h"
 #include "xbak/prepare/prepare.h"
 #include "xbak/prepare/redo_apply.h"
-#include "xbak/backupdir/table_filter.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/phase_clock.h"
 #include "xbak/util/progress.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 // Present while an incremental is being applied. It holds the incremental's
@@ -92,11 +92,11 @@ struct IncrementalApply {
   util::PhaseClock clock;
   util::Progress progress;
 
-  Checkpoints icp, fcp;
+  backupdir::Checkpoints icp, fcp;
   std::string identity;      // of INC, in the marker
   std::string base_cp_text;  // FULL's xtrabackup_checkpoints before the apply
   bool resuming = false;
-  BackupCnf fcnf;
+  backupdir::BackupCnf fcnf;
   uint32_t fps = 0;  // innodb_page_size
 
   IncScan scan;
@@ -132,9 +132,9 @@ Status IncrementalApply::Run() {
   progress.Finish(true);
   clock.Mark("sync");
   const double delta_step = clock.Total();
-  util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " + std::to_string(newfiles.size()) +
-          " new tables of " + inc + " with " + std::to_string(o.parallel) + " threads (" + clock.Summary() +
-          ")");
+  util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " +
+                std::to_string(newfiles.size()) + " new tables of " + inc + " with " +
+                std::to_string(o.parallel) + " threads (" + clock.Summary() + ")");
   XBAK_RETURN_IF_ERROR(FinishRedo(o));
   char b[128];
   std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
@@ -144,11 +144,11 @@ Status IncrementalApply::Run() {
 }
 
 Status IncrementalApply::CheckChain(bool* redo_only) {
-  std::string icp_path = util::JoinPath(inc, kCheckpointsFile);
+  std::string icp_path = util::JoinPath(inc, backupdir::kCheckpointsFile);
   auto itext = util::ReadSmallFile(icp_path);
   if (!itext.ok())
     return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
-  XBAK_ASSIGN_OR_RETURN(icp, ParseCheckpoints(itext.value(), icp_path));
+  XBAK_ASSIGN_OR_RETURN(icp, backupdir::ParseCheckpoints(itext.value(), icp_path));
   if (icp.backup_type != "incremental") {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
@@ -164,12 +164,12 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
   }
   {
     // A table in one and not the other would be half a table after the apply.
-    XBAK_ASSIGN_OR_RETURN(TableFilter ifilter, ReadTableFilter(inc));
-    XBAK_ASSIGN_OR_RETURN(TableFilter ffilter, ReadTableFilter(full));
+    XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ifilter, backupdir::ReadTableFilter(inc));
+    XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ffilter, backupdir::ReadTableFilter(full));
     if (ifilter.Serialize() != ffilter.Serialize()) {
       return Error(ErrorCode::kUnsupported,
                    inc + " was taken with other --databases/--tables options than " + full +
-                       " (compare their " + kTableFilterFile +
+                       " (compare their " + backupdir::kTableFilterFile +
                        " files): an incremental applies only to a base of the same tables");
     }
   }
@@ -188,14 +188,15 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     util::LogWarning(
         "an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
   } else {
-    std::string fcp_path = util::JoinPath(full, kCheckpointsFile);
+    std::string fcp_path = util::JoinPath(full, backupdir::kCheckpointsFile);
     auto ftext = util::ReadSmallFile(fcp_path);
     if (!ftext.ok())
       return Error(ErrorCode::kInvalidArgument,
                    full + " is not a complete backup: " + ftext.status().message());
     base_cp_text = ftext.value();
   }
-  XBAK_ASSIGN_OR_RETURN(fcp, ParseCheckpoints(base_cp_text, util::JoinPath(full, kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(
+      fcp, backupdir::ParseCheckpoints(base_cp_text, util::JoinPath(full, backupdir::kCheckpointsFile)));
   if (!resuming && fcp.backup_type == "full-backuped" && fcp.to_lsn == icp.to_lsn &&
       fcp.last_lsn == icp.last_lsn) {
     // The deltas went in, the redo step was interrupted: finish it.
@@ -208,10 +209,10 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
                                                   " is not prepared (backup_type = " + fcp.backup_type +
                                                   "); run xbak --prepare --target-dir=" + full + " first");
   }
-  XBAK_RETURN_IF_ERROR(CheckChainLink(fcp, full, icp, inc));
-  XBAK_ASSIGN_OR_RETURN(fcnf, ReadBackupCnf(full));
+  XBAK_RETURN_IF_ERROR(backupdir::CheckChainLink(fcp, full, icp, inc));
+  XBAK_ASSIGN_OR_RETURN(fcnf, backupdir::ReadBackupCnf(full));
   fps = fcnf.page_size;
-  XBAK_ASSIGN_OR_RETURN(uint32_t ips, BackupPageSize(inc));
+  XBAK_ASSIGN_OR_RETURN(uint32_t ips, backupdir::BackupPageSize(inc));
   if (fps != ips) {
     return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(fps) + " in " +
                                                   full + ", " + std::to_string(ips) + " in " + inc);
@@ -356,8 +357,8 @@ Status IncrementalApply::CheckRedo() {
 Status IncrementalApply::MarkInProgress() {
   if (!resuming) {
     XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(marker, identity + base_cp_text));
-    if (::unlink(util::JoinPath(full, kCheckpointsFile).c_str()) != 0) {
-      return ErrnoError("remove", util::JoinPath(full, kCheckpointsFile), errno);
+    if (::unlink(util::JoinPath(full, backupdir::kCheckpointsFile).c_str()) != 0) {
+      return ErrnoError("remove", util::JoinPath(full, backupdir::kCheckpointsFile), errno);
     }
     XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   }
@@ -394,7 +395,8 @@ Status IncrementalApply::ApplyMarkers() {
     if (::rename(tmp.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + tmp + " to", dst, errno);
   }
   for (auto& n : newfiles) {
-    XBAK_RETURN_IF_ERROR(CopyReplace(util::JoinPath(inc, n.substr(0, n.size() - 4) + ".new"), util::JoinPath(full, n)));
+    XBAK_RETURN_IF_ERROR(
+        CopyReplace(util::JoinPath(inc, n.substr(0, n.size() - 4) + ".new"), util::JoinPath(full, n)));
   }
   return Status::Ok();
 }
@@ -466,12 +468,14 @@ Status IncrementalApply::ReplaceOtherFiles() {
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(
       scan.others.size(), o.parallel,
-      [&](size_t i) { return CopyReplace(util::JoinPath(inc, scan.others[i]), util::JoinPath(full, scan.others[i])); },
+      [&](size_t i) {
+        return CopyReplace(util::JoinPath(inc, scan.others[i]), util::JoinPath(full, scan.others[i]));
+      },
       &cancel));
   // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
   // settings the chain's pages are written back with (innodb_encrypt_tables,
   // innodb_compression_level) are the same whichever tool prepares it.
-  for (const char* meta : {kBinlogInfoFile, kInfoFile, "ib_logfile0"}) {
+  for (const char* meta : {backupdir::kBinlogInfoFile, backupdir::kInfoFile, "ib_logfile0"}) {
     if (o.log_from_incremental && std::string_view(meta) == "ib_logfile0") continue;
     if (util::PathExists(util::JoinPath(inc, meta)))
       XBAK_RETURN_IF_ERROR(CopyReplace(util::JoinPath(inc, meta), util::JoinPath(full, meta)));
@@ -482,11 +486,13 @@ Status IncrementalApply::ReplaceOtherFiles() {
 Status IncrementalApply::Finish() {
   if (o.sync_data) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(full));
   for (const auto& db : top) {
-    if (util::IsDirectory(util::JoinPath(full, db))) XBAK_RETURN_IF_ERROR(util::SyncDir(util::JoinPath(full, db)));
+    if (util::IsDirectory(util::JoinPath(full, db)))
+      XBAK_RETURN_IF_ERROR(util::SyncDir(util::JoinPath(full, db)));
   }
   // Then Run applies the log as for a full backup.
-  Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(full, kCheckpointsFile), FormatCheckpoints(out)));
+  backupdir::Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(full, backupdir::kCheckpointsFile),
+                                             backupdir::FormatCheckpoints(out)));
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
   XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   return Status::Ok();
@@ -499,4 +505,4 @@ Status RunIncrementalPrepare(const IncrementalPrepareOptions& o) {
   return apply.Run();
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

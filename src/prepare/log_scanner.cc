@@ -8,7 +8,7 @@
 #include "xbak/innodb/log_crypt.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 constexpr size_t kChunkSize = 4u << 20;
 }  // namespace
@@ -141,4 +141,4 @@ void LogScanner::Rewind() {
   plain_.clear();
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -11,12 +11,12 @@
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
-#include "xbak/prepare/redo_apply.h"
 #include "xbak/innodb/redo_log.h"
+#include "xbak/prepare/redo_apply.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 // The markers xbak's and mariabackup's --backup leave for DDL that ran during
@@ -39,13 +39,14 @@ Status ApplyDdlMarkers(const std::string& dir) {
   for (const auto& m : dels) {
     const std::string ibd = util::JoinPath(dir, stem(m) + ".ibd");
     if (::unlink(ibd.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", ibd, errno);
-    if (::unlink(util::JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", util::JoinPath(dir, m), errno);
+    if (::unlink(util::JoinPath(dir, m).c_str()) != 0)
+      return ErrnoError("remove", util::JoinPath(dir, m), errno);
     util::LogInfo("removed " + stem(m) + ".ibd: dropped during the backup");
   }
   for (const auto& m : rens) {
     XBAK_ASSIGN_OR_RETURN(std::string to, util::ReadSmallFile(util::JoinPath(dir, m), 4096));
     while (!to.empty() && (to.back() == '\n' || to.back() == '\0')) to.pop_back();
-    if (!IsSafeSpaceName(to)) {
+    if (!backupdir::IsSafeSpaceName(to)) {
       return Error(ErrorCode::kCorrupt, util::JoinPath(dir, m) + ": bad rename target '" + to + "'");
     }
     const std::string src = util::JoinPath(dir, stem(m) + ".ibd"), dst = util::JoinPath(dir, to + ".ibd");
@@ -57,7 +58,8 @@ Status ApplyDdlMarkers(const std::string& dir) {
       XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
       if (::rename(src.c_str(), dst.c_str()) != 0) return ErrnoError("rename " + src + " to", dst, errno);
     }
-    if (::unlink(util::JoinPath(dir, m).c_str()) != 0) return ErrnoError("remove", util::JoinPath(dir, m), errno);
+    if (::unlink(util::JoinPath(dir, m).c_str()) != 0)
+      return ErrnoError("remove", util::JoinPath(dir, m), errno);
     util::LogInfo("renamed " + stem(m) + " to " + to + ": renamed during the backup");
   }
   for (const auto& m : news) {
@@ -84,7 +86,7 @@ Status RefuseCompressed(const std::string& dir) {
 // "Backup 10.11.19", as mariabackup of the server's version writes it; the
 // "Backup " prefix is what the server looks for.
 std::string LogCreator(const std::string& dir) {
-  const std::string v = InfoServerVersion(dir);
+  const std::string v = backupdir::InfoServerVersion(dir);
   size_t e = 0;
   while (e < v.size() && (std::isdigit(static_cast<unsigned char>(v[e])) || v[e] == '.')) e++;
   if (e > 0) return "Backup " + v.substr(0, e);
@@ -95,9 +97,9 @@ std::string LogCreator(const std::string& dir) {
 
 Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = util::JoinPath(dir, kCheckpointsFile);
+  const std::string cp_path = util::JoinPath(dir, backupdir::kCheckpointsFile);
   XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(cp_path));
-  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text, cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text, cp_path));
 
   RedoApplyOptions ro;
   ro.dir = dir;
@@ -108,7 +110,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.progress_interval = o.progress_interval;
   ro.before_write = std::move(before_write);
   ro.keys = o.keys;
-  XBAK_ASSIGN_OR_RETURN(ro.filter, ReadTableFilter(dir));
+  XBAK_ASSIGN_OR_RETURN(ro.filter, backupdir::ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.
   if (o.sync_data) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dir));
@@ -119,30 +121,32 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   const auto log = innodb::MakePreparedLogFile(st.end_lsn - 16, LogCreator(dir));
   XBAK_RETURN_IF_ERROR(
       util::WriteFileAtomic(o.prepared_log.empty() ? util::JoinPath(dir, "ib_logfile0") : o.prepared_log,
-                      std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
+                            std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
   cp.backup_type = "log-applied";
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(cp_path, FormatCheckpoints(cp)));
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(cp_path, backupdir::FormatCheckpoints(cp)));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
-  util::LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " + std::to_string(st.end_lsn) +
-          ": " + std::to_string(st.mtrs) + " mini-transactions, " + std::to_string(st.records) +
-          " records, " + std::to_string(st.pages_written) + " pages written in " +
-          std::to_string(st.batches) + " batch(es) with " + std::to_string(o.parallel) + " thread(s)");
+  util::LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " +
+                std::to_string(st.end_lsn) + ": " + std::to_string(st.mtrs) + " mini-transactions, " +
+                std::to_string(st.records) + " records, " + std::to_string(st.pages_written) +
+                " pages written in " + std::to_string(st.batches) + " batch(es) with " +
+                std::to_string(o.parallel) + " thread(s)");
   if (st.ignored_records != 0) {
     util::LogInfo(std::to_string(st.ignored_records) +
-            " records of tablespaces dropped during the backup were skipped");
+                  " records of tablespaces dropped during the backup were skipped");
   }
   return Status::Ok();
 }
 
 Status RunPrepare(const PrepareOptions& o) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = util::JoinPath(dir, kCheckpointsFile);
+  const std::string cp_path = util::JoinPath(dir, backupdir::kCheckpointsFile);
   auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
-                                                  kCheckpointsFile + "): " + text.status().message());
+                                                  backupdir::kCheckpointsFile +
+                                                  "): " + text.status().message());
   }
-  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text.value(), cp_path));
   if (cp.backup_type == "log-applied") {
     util::LogInfo(dir + " is already prepared (backup_type = log-applied); nothing to do");
     return Status::Ok();
@@ -168,4 +172,4 @@ Status RunPrepare(const PrepareOptions& o) {
   return ApplyLogAndMarkPrepared(o, [&dir] { return ApplyDdlMarkers(dir); });
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

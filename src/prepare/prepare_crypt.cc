@@ -8,10 +8,10 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string& dir, const KeyOptions& o) {
-  const std::string cnf_path = util::JoinPath(dir, kBackupCnfFile);
+  const std::string cnf_path = util::JoinPath(dir, backupdir::kBackupCnfFile);
   XBAK_ASSIGN_OR_RETURN(auto m, util::ReadOptionFile(cnf_path, {"mysqld"}));
   auto get = [&](const char* k) {
     auto it = m.find(k);
@@ -40,8 +40,8 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
     // backup of a chain, say): pages are then written back as with OFF,
     // which the server reads, and re-encrypts if it is configured to.
     util::LogWarning(cnf_path +
-               " does not say innodb_encrypt_tables: pages of tablespaces in the default mode "
-               "(not ENCRYPTED=YES) that the log changes are written back unencrypted");
+                     " does not say innodb_encrypt_tables: pages of tablespaces in the default mode "
+                     "(not ENCRYPTED=YES) that the log changes are written back unencrypted");
   }
   const std::string from = o.filename.empty() ? " (file_key_management_filename in " + cnf_path + ")" : "";
   if (filename.empty()) {
@@ -82,4 +82,4 @@ Result<innodb::AesKey> PrepareCrypt::LogKey(const innodb::LogHeader& h) const {
   return innodb::DeriveLogKey(h, *keys);
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

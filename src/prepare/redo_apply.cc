@@ -20,11 +20,7 @@
 #include <vector>
 
 #include "xbak/backupdir/layout.h"
-#include "xbak/prepare/log_scanner.h"
 #include "xbak/backupdir/metadata.h"
-#include "xbak/prepare/redo_batch.h"
-#include "xbak/prepare/space_catalog.h"
-#include "xbak/prepare/space_files.h"
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
@@ -32,13 +28,17 @@
 #include "xbak/innodb/page_crypt.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/innodb/redo_record.h"
+#include "xbak/prepare/log_scanner.h"
+#include "xbak/prepare/redo_batch.h"
+#include "xbak/prepare/space_catalog.h"
+#include "xbak/prepare/space_files.h"
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using innodb::PageRecord;
@@ -200,7 +200,8 @@ class Applier {
     for (const auto& [id, size] : trims_) {
       const Space* s = catalog_.Find(id);
       if (s == nullptr || !s->flags_known) continue;
-      util::LogInfo("undo tablespace " + s->rel + " was truncated (innodb_undo_log_truncate) during the backup");
+      util::LogInfo("undo tablespace " + s->rel +
+                    " was truncated (innodb_undo_log_truncate) during the backup");
     }
     return Status::Ok();
   }
@@ -217,7 +218,7 @@ class Applier {
   Status Trim(uint32_t space_id, uint32_t size) {
     Space* s = catalog_.Find(space_id);
     if (s == nullptr) return Status::Ok();
-    if (!IsUndoTablespaceName(s->rel)) {
+    if (!backupdir::IsUndoTablespaceName(s->rel)) {
       return Error(ErrorCode::kCorrupt,
                    "TRIM_PAGES record for " + s->rel + ", which is not an undo tablespace");
     }
@@ -439,7 +440,7 @@ Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path
 // Unsupported tablespaces, and encrypted ones without their keys, are
 // refused before anything is written; the same pass over the files builds
 // the catalog.
-Status BuildCatalog(const RedoApplyOptions& o, const BackupCnf& cnf, const LogCheck& check,
+Status BuildCatalog(const RedoApplyOptions& o, const backupdir::BackupCnf& cnf, const LogCheck& check,
                     Catalog& catalog) {
   const uint32_t page_size = cnf.page_size;
   const std::vector<std::string>& system = cnf.system_files;
@@ -504,7 +505,8 @@ Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
     auto f = util::File::OpenRead(path);
     if (!f.ok()) continue;
     auto n = f->PRead(page.data(), page.size(), 0);
-    if (!n.ok() || n.value() < page.size() || util::LoadBE32(page.data() + innodb::kFspSpaceId) != id) continue;
+    if (!n.ok() || n.value() < page.size() || util::LoadBE32(page.data() + innodb::kFspSpaceId) != id)
+      continue;
     if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
     util::LogInfo("removed " + it->second + ": the table was dropped during the backup");
   }
@@ -519,7 +521,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
                            const std::set<std::string>* only_tables) {
   RaiseOpenFileLimit();
   const std::string log_path = util::JoinPath(log_dir, "ib_logfile0");
-  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(data_dir));
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
   XBAK_ASSIGN_OR_RETURN(auto scanner, LogScanner::Open(log_path, crypt.get()));
   RedoApplyOptions o;
@@ -535,7 +537,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = util::JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
-  XBAK_ASSIGN_OR_RETURN(BackupCnf cnf, ReadBackupCnf(o.dir));
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(o.dir));
   const uint32_t page_size = cnf.page_size;
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(o.dir, o.keys));
   XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path, crypt.get()));
@@ -565,4 +567,4 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   return st;
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -4,7 +4,7 @@
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 using innodb::PageRecord;
 using innodb::RecordType;
@@ -92,4 +92,4 @@ Result<bool> ReplayPage(const Space& s, uint32_t page_no, const PageLog& pl, con
   return start != 0;
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

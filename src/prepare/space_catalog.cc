@@ -10,7 +10,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 // A PAGE_COMPRESSED space xbak can apply the log to: full_crc32 files name
@@ -121,7 +121,8 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
   const std::set<std::string> further(system.begin() + (system.empty() ? 0 : 1), system.end());
   for (const auto& n : top) {
     if (further.count(n) != 0) continue;
-    if ((!system.empty() && n == system.front()) || IsUndoTablespaceName(n)) candidates.push_back(n);
+    if ((!system.empty() && n == system.front()) || backupdir::IsUndoTablespaceName(n))
+      candidates.push_back(n);
     if (!util::IsDirectory(util::JoinPath(dir, n))) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(dir, n)));
     for (const auto& f : files) {
@@ -191,8 +192,9 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
       for (const auto& m : further) {
         if (!util::PathExists(util::JoinPath(dir, m))) {
           return Error(ErrorCode::kNotFound,
-                       util::JoinPath(dir, m) + ": a file of the system tablespace (innodb_data_file_path in " +
-                           kBackupCnfFile + ") is missing from the backup");
+                       util::JoinPath(dir, m) +
+                           ": a file of the system tablespace (innodb_data_file_path in " +
+                           backupdir::kBackupCnfFile + ") is missing from the backup");
         }
       }
       it->second.more.assign(system.begin() + 1, system.end());
@@ -209,7 +211,8 @@ Status Catalog::Rebuild(const std::string& dir, uint32_t page_size, const std::v
   return Scan(dir, page_size, system, parallel, ScanMode::kBuild);
 }
 
-void Catalog::AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter) {
+void Catalog::AddDeferred(const std::string& dir, const FileNames& names,
+                          const backupdir::TableFilter& filter) {
   for (const auto& [id, rel] : names.last_name) {
     if (spaces_.count(id) || names.deleted.count(id)) continue;
     if (!filter.TakesSpace(rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel)) {
@@ -328,4 +331,4 @@ Status Catalog::CheckLogSpaces(const std::map<uint32_t, uint32_t>& flags,
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-namespace xbak {
+namespace xbak::prepare {
 
 Result<SpaceFiles> SpaceFiles::Open(const std::vector<std::string>& paths) {
   if (paths.empty()) return Error(ErrorCode::kInternal, "SpaceFiles::Open: no files");
@@ -69,4 +69,4 @@ size_t SpaceFiles::BlockSize() const {
   return static_cast<size_t>(st.st_blksize);
 }
 
-}  // namespace xbak
+}  // namespace xbak::prepare

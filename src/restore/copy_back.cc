@@ -11,8 +11,8 @@
 #include <set>
 #include <vector>
 
-#include "xbak/prepare/export.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/prepare/export.h"
 #include "xbak/restore/restore_places.h"
 #include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
@@ -20,7 +20,7 @@
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 struct Item {
@@ -39,13 +39,13 @@ Status CheckBackup(const CopyBackOptions& o) {
     return Error(ErrorCode::kInvalidArgument,
                  "--datadir is required (or datadir= in the [mysqld] group of --defaults-file)");
   }
-  std::string cp_path = util::JoinPath(o.backup_dir, kCheckpointsFile);
+  std::string cp_path = util::JoinPath(o.backup_dir, backupdir::kCheckpointsFile);
   auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument,
                  o.backup_dir + " is not a complete backup: " + text.status().message());
   }
-  XBAK_ASSIGN_OR_RETURN(Checkpoints cp, ParseCheckpoints(text.value(), cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text.value(), cp_path));
   if (cp.backup_type != "log-applied" && cp.backup_type != "full-prepared") {
     return Error(ErrorCode::kInvalidArgument,
                  "the backup in " + o.backup_dir + " is not prepared (backup_type = " + cp.backup_type +
@@ -123,7 +123,7 @@ Status CopyBack::Plan() {
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(o.backup_dir, &entries));
   for (const auto& [rel, size] : entries) {
-    if (rel.ends_with(kHiddenIslSuffix)) {
+    if (rel.ends_with(prepare::kHiddenIslSuffix)) {
       return Error(ErrorCode::kInvalidArgument,
                    util::JoinPath(o.backup_dir, rel) +
                        ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
@@ -190,7 +190,8 @@ Status CopyBack::Place() {
         // In place: until the log goes in last, the server refuses the
         // datadir, and a re-run (resuming) rewrites every file.
         return util::PlaceFile(items[i].src, items[i].dest,
-                         {.move = o.move, .sync = false, .in_place = true, .replace = resuming}, &progress);
+                               {.move = o.move, .sync = false, .in_place = true, .replace = resuming},
+                               &progress);
       },
       &cancel));
   // Make the files and the new directory entries durable.
@@ -224,8 +225,8 @@ Status RunCopyBack(const CopyBackOptions& o) {
   std::string where = o.datadir;
   for (const auto& d : c.remote_dirs) where += ", " + d;
   util::LogInfo("restored " + std::to_string(c.items.size()) + " files into " + where +
-          "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
+                "; make them owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   return Status::Ok();
 }
 
-}  // namespace xbak
+}  // namespace xbak::restore

@@ -11,19 +11,19 @@
 #include <set>
 #include <sstream>
 
+#include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/table_filter.h"
 #include "xbak/prepare/export.h"
 #include "xbak/prepare/incremental_prepare.h"
-#include "xbak/backupdir/metadata.h"
 #include "xbak/prepare/prepare.h"
 #include "xbak/prepare/redo_apply.h"
-#include "xbak/backupdir/table_filter.h"
 #include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 // The prepared log, kept beside the placeholder until the whole chain is in.
@@ -48,7 +48,7 @@ bool IsPlaceholder(const std::string& path) {
 struct Link {
   std::string dir;   // as given
   std::string real;  // canonical path, for the restore's identity
-  Checkpoints cp;
+  backupdir::Checkpoints cp;
 };
 
 Result<std::string> RealPath(const std::string& p) {
@@ -61,13 +61,14 @@ Result<Link> ReadLink(const std::string& dir) {
   Link l;
   l.dir = dir;
   XBAK_ASSIGN_OR_RETURN(l.real, RealPath(dir));
-  const std::string path = util::JoinPath(dir, kCheckpointsFile);
+  const std::string path = util::JoinPath(dir, backupdir::kCheckpointsFile);
   auto text = util::ReadSmallFile(path);
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
-                                                  kCheckpointsFile + "): " + text.status().message());
+                                                  backupdir::kCheckpointsFile +
+                                                  "): " + text.status().message());
   }
-  XBAK_ASSIGN_OR_RETURN(l.cp, ParseCheckpoints(*text, path));
+  XBAK_ASSIGN_OR_RETURN(l.cp, backupdir::ParseCheckpoints(*text, path));
   return l;
 }
 
@@ -79,7 +80,7 @@ Status RefuseUnusable(const std::string& dir, const std::vector<std::pair<std::s
                    util::JoinPath(dir, rel) + " is compressed: run xbak --decompress --target-dir=" + dir +
                        " first (or restore from the stream, which is decompressed as it is read)");
     }
-    if (rel.ends_with(kHiddenIslSuffix)) {
+    if (rel.ends_with(prepare::kHiddenIslSuffix)) {
       return Error(ErrorCode::kInvalidArgument,
                    util::JoinPath(dir, rel) +
                        ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
@@ -109,20 +110,20 @@ Result<Link> ReadIncremental(const std::string& dir, std::set<std::string>* seen
 // The files of a backup of the chain: the same page size and partial filter
 // as the full backup's, nothing compressed, the DATA DIRECTORY places its
 // .isl files name (into `remote`).
-Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size, const TableFilter& filter,
-                        std::map<std::string, std::string>* remote) {
-  XBAK_ASSIGN_OR_RETURN(uint32_t ps, BackupPageSize(l.dir));
+Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size,
+                        const backupdir::TableFilter& filter, std::map<std::string, std::string>* remote) {
+  XBAK_ASSIGN_OR_RETURN(uint32_t ps, backupdir::BackupPageSize(l.dir));
   if (ps != page_size) {
     return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
                                                   " in the full backup, " + std::to_string(ps) + " in " +
                                                   l.dir);
   }
-  XBAK_ASSIGN_OR_RETURN(TableFilter f, ReadTableFilter(l.dir));
+  XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter f, backupdir::ReadTableFilter(l.dir));
   if (f.Serialize() != filter.Serialize()) {
     return Error(ErrorCode::kUnsupported, l.dir +
                                               " was taken with other --databases/--tables options than the "
                                               "full backup (compare their " +
-                                              kTableFilterFile + " files)");
+                                              backupdir::kTableFilterFile + " files)");
   }
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(l.dir, &entries));
@@ -136,7 +137,7 @@ Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_si
 
 struct ChainFacts {
   uint32_t page_size = 0;
-  TableFilter filter;
+  backupdir::TableFilter filter;
   std::set<std::string> seen;  // canonical paths of the backups read so far
 };
 
@@ -153,7 +154,7 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
                                                   "backup of the chain, --incremental-dir each incremental");
   }
   if (full.cp.backup_type != "full-backuped" && full.cp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument, util::JoinPath(o.full_dir, kCheckpointsFile) +
+    return Error(ErrorCode::kInvalidArgument, util::JoinPath(o.full_dir, backupdir::kCheckpointsFile) +
                                                   ": unknown backup_type '" + full.cp.backup_type + "'");
   }
   if (util::PathExists(util::JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {
@@ -161,14 +162,14 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
                  "an incremental apply into " + o.full_dir +
                      " was interrupted: it is not a backup that can be restored");
   }
-  if (!o.incremental_dirs.empty() && util::PathExists(util::JoinPath(o.full_dir, kExportedFile))) {
+  if (!o.incremental_dirs.empty() && util::PathExists(util::JoinPath(o.full_dir, prepare::kExportedFile))) {
     return Error(ErrorCode::kUnsupported,
                  o.full_dir +
                      " was exported (xbak --prepare --export started a server on it): it can no "
                      "longer take incrementals");
   }
-  XBAK_ASSIGN_OR_RETURN(facts->page_size, BackupPageSize(o.full_dir));
-  XBAK_ASSIGN_OR_RETURN(facts->filter, ReadTableFilter(o.full_dir));
+  XBAK_ASSIGN_OR_RETURN(facts->page_size, backupdir::BackupPageSize(o.full_dir));
+  XBAK_ASSIGN_OR_RETURN(facts->filter, backupdir::ReadTableFilter(o.full_dir));
   facts->seen.insert(full.real);
   XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, full, facts->page_size, facts->filter, remote));
   chain.push_back(std::move(full));
@@ -181,7 +182,7 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
   for (size_t i = 0; i < incs.size(); i++) {
     Link& inc = incs[i];
     const std::string& dir = inc.dir;
-    if (Status link = CheckChainLink(chain.back().cp, chain.back().dir, inc.cp, dir); !link.ok()) {
+    if (Status link = backupdir::CheckChainLink(chain.back().cp, chain.back().dir, inc.cp, dir); !link.ok()) {
       // The one that belongs here, given later: say so rather than "a gap".
       for (size_t j = i + 1; j < incs.size(); j++) {
         if (incs[j].cp.from_lsn == chain.back().cp.to_lsn) {
@@ -266,7 +267,7 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
       XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(dirs.datadir, rel.substr(0, rel.size() - 1))));
       continue;
     }
-    if (rel == kCheckpointsFile) continue;
+    if (rel == backupdir::kCheckpointsFile) continue;
     if (rel == "ib_logfile0" && full.cp.backup_type != "log-applied") continue;  // applied from the backup
     items.push_back({rel, size});
     progress.AddTotal(size, 1);
@@ -281,7 +282,7 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
         // In place: the journal marks the copy done only after all of it,
         // and a re-run copies everything again over what it finds.
         return util::PlaceFile(util::JoinPath(full.dir, items[i].rel), dest,
-                         {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
+                               {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
       },
       &cancel));
   // One syncfs for the lot, not one fsync per file (thousands of tables).
@@ -291,8 +292,9 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
     XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.datadir));
     if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.log_dir));
   }
-  XBAK_RETURN_IF_ERROR(util::PlaceFile(util::JoinPath(full.dir, kCheckpointsFile),
-                                 util::JoinPath(dirs.datadir, kCheckpointsFile), {move, true}, nullptr));
+  XBAK_RETURN_IF_ERROR(util::PlaceFile(util::JoinPath(full.dir, backupdir::kCheckpointsFile),
+                                       util::JoinPath(dirs.datadir, backupdir::kCheckpointsFile),
+                                       {move, true}, nullptr));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   progress.Finish(true);
   return Status::Ok();
@@ -303,9 +305,9 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
 bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
   if (prev.cp.to_lsn == inc.cp.to_lsn) return false;  // nothing tells them apart: apply again (idempotent)
   if (util::PathExists(util::JoinPath(datadir, "xbak_incremental_in_progress"))) return false;
-  auto text = util::ReadSmallFile(util::JoinPath(datadir, kCheckpointsFile));
+  auto text = util::ReadSmallFile(util::JoinPath(datadir, backupdir::kCheckpointsFile));
   if (!text.ok()) return false;
-  auto cp = ParseCheckpoints(*text, kCheckpointsFile);
+  auto cp = backupdir::ParseCheckpoints(*text, backupdir::kCheckpointsFile);
   return cp.ok() && cp->backup_type == "log-applied" && cp->to_lsn == inc.cp.to_lsn &&
          cp->last_lsn == inc.cp.last_lsn;
 }
@@ -344,7 +346,8 @@ Status Place(const RestoreDirs& dirs) {
     touched.insert(src.substr(0, src.rfind('/')));
   }
   for (const auto& t : touched) XBAK_RETURN_IF_ERROR(util::SyncDir(t));
-  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog), log = util::JoinPath(dirs.log_dir, "ib_logfile0");
+  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog),
+                    log = util::JoinPath(dirs.log_dir, "ib_logfile0");
   if (util::PathExists(staged)) {
     if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
     XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
@@ -354,7 +357,7 @@ Status Place(const RestoreDirs& dirs) {
 
 // The backup's xtrabackup_binlog_info, without its line end ("" if none).
 std::string BinlogLine(const std::string& dir) {
-  auto b = util::ReadSmallFile(util::JoinPath(dir, kBinlogInfoFile), 64 * 1024);
+  auto b = util::ReadSmallFile(util::JoinPath(dir, backupdir::kBinlogInfoFile), 64 * 1024);
   if (!b.ok()) return "";
   std::string text = *b;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -416,8 +419,8 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
   // The full backup's log is checked whole (and an encrypted backup's keys)
   // before the first byte goes in.
   if (full.cp.backup_type == "full-backuped") {
-    XBAK_RETURN_IF_ERROR(CheckRedoApplicable(full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn),
-                                             o.keys, o.parallel));
+    XBAK_RETURN_IF_ERROR(prepare::CheckRedoApplicable(
+        full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn), o.keys, o.parallel));
   }
   return Status::Ok();
 }
@@ -427,7 +430,7 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
 Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full,
                     const std::string& staged, bool streamed) {
   if (full.cp.backup_type != "full-backuped") return Status::Ok();
-  PrepareOptions po;
+  prepare::PrepareOptions po;
   po.target_dir = dirs.datadir;
   po.log_dir = full.dir;
   po.prepared_log = staged;
@@ -436,7 +439,7 @@ Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link
   po.progress_interval = o.progress_interval;
   po.keys = o.keys;
   po.sync_data = !streamed;
-  return RunPrepare(po).With("applying the redo log of " + full.dir);
+  return prepare::RunPrepare(po).With("applying the redo log of " + full.dir);
 }
 
 // From streams: waits until incremental k is whole, then reads and checks it
@@ -449,7 +452,7 @@ Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::s
   XBAK_RETURN_IF_ERROR(o.await_incremental(k));
   XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
   auto name = [&](size_t i) { return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir; };
-  XBAK_RETURN_IF_ERROR(CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
+  XBAK_RETURN_IF_ERROR(backupdir::CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
   std::map<std::string, std::string> more;
   XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
   for (const auto& [rel, path] : more) {
@@ -463,7 +466,7 @@ Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::s
 // Step k: incremental `inc`'s deltas and redo log into the datadir.
 Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const Link& inc,
                         const std::string& staged, bool streamed) {
-  IncrementalPrepareOptions ip;
+  prepare::IncrementalPrepareOptions ip;
   ip.target_dir = dirs.datadir;
   ip.incremental_dir = inc.dir;
   ip.log_from_incremental = true;
@@ -473,7 +476,7 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
   ip.progress_interval = o.progress_interval;
   ip.keys = o.keys;
   ip.sync_data = !streamed;
-  return RunIncrementalPrepare(ip).With("applying " + inc.dir);
+  return prepare::RunIncrementalPrepare(ip).With("applying " + inc.dir);
 }
 
 // The last step: the staging of streams removed and everything synced
@@ -494,7 +497,8 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
     // crash starts the restore over): all of it is made durable here, before
     // the prepared log replaces the placeholder.
     XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, kStagingDir)));
-    XBAK_RETURN_IF_ERROR(util::SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
+    XBAK_RETURN_IF_ERROR(
+        util::SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
   }
   if (!util::PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
@@ -506,11 +510,12 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
   if (::unlink(journal_path.c_str()) != 0) return ErrnoError("remove", journal_path, errno);
   XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   util::LogInfo("restored " +
-          (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) + " (LSN " +
-          std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
-          "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
+                (streamed ? "the chain of " + std::to_string(steps) + " stream(s)" : chain.back().dir) +
+                " (LSN " + std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
+                "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   if (!binlog.empty()) {
-    util::LogInfo("binary log position of the restored data (" + std::string(kBinlogInfoFile) + "): " + binlog);
+    util::LogInfo("binary log position of the restored data (" + std::string(backupdir::kBinlogInfoFile) +
+                  "): " + binlog);
   }
   return Status::Ok();
 }
@@ -549,8 +554,8 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   util::LogInfo("restoring " + full.dir +
-          (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
-          dirs.datadir + (streamed ? "" : " (the backups are only read)"));
+                (steps > 1 ? " and " + std::to_string(steps - 1) + " incremental(s)" : "") + " into " +
+                dirs.datadir + (streamed ? "" : " (the backups are only read)"));
 
   if (!journal.Done("copy")) {
     XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
@@ -578,4 +583,4 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   return Finish(dirs, chain, streamed, journal.path());
 }
 
-}  // namespace xbak
+}  // namespace xbak::restore

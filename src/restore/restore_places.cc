@@ -6,14 +6,14 @@
 #include <cerrno>
 #include <memory>
 
-#include "xbak/prepare/export.h"
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/isl.h"
+#include "xbak/prepare/export.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 Status Walk(const std::string& root, const std::string& rel,
@@ -26,7 +26,8 @@ Status Walk(const std::string& root, const std::string& rel,
     if (n == "." || n == "..") continue;
     std::string r = rel.empty() ? n : rel + "/" + n;
     struct stat st {};
-    if (::lstat(util::JoinPath(root, r).c_str(), &st) != 0) return ErrnoError("stat", util::JoinPath(root, r), errno);
+    if (::lstat(util::JoinPath(root, r).c_str(), &st) != 0)
+      return ErrnoError("stat", util::JoinPath(root, r), errno);
     if (S_ISLNK(st.st_mode)) {
       return Error(ErrorCode::kInvalidArgument,
                    "backup contains a symbolic link " + util::JoinPath(root, r) + "; refusing to follow it");
@@ -60,10 +61,10 @@ Status ListBackupTree(const std::string& root, std::vector<std::pair<std::string
 }
 
 bool IsBackupMetadataFile(const std::string& name) {
-  return name == kBackupCnfFile || name == kTableFilterFile || name == kExportedFile ||
-         name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") || name.ends_with(".pmap") ||
-         name.ends_with(".tmp") || name.ends_with(".delta") || name.ends_with(".meta") ||
-         name.ends_with(".xbpartial");
+  return name == backupdir::kBackupCnfFile || name == backupdir::kTableFilterFile ||
+         name == prepare::kExportedFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
+         name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
+         name.ends_with(".meta") || name.ends_with(".xbpartial");
 }
 
 Result<std::map<std::string, std::string>> RemoteTablespaces(
@@ -90,7 +91,7 @@ std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
   if (!top && name.ends_with(innodb::kIslSuffix) && dirs.remote_to_datadir) return "";  // the .ibd comes home
   if (top && name == "ib_logfile0") return util::JoinPath(dirs.log_dir, rel);
   if (top && name.rfind("ibdata", 0) == 0) return util::JoinPath(dirs.data_home_dir, rel);
-  if (top && IsUndoTablespaceName(name)) return util::JoinPath(dirs.undo_dir, rel);
+  if (top && backupdir::IsUndoTablespaceName(name)) return util::JoinPath(dirs.undo_dir, rel);
   if (!dirs.remote_to_datadir) {
     auto r = remote.find(rel);
     if (r != remote.end()) return r->second;  // back to its DATA DIRECTORY
@@ -98,4 +99,4 @@ std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
   return util::JoinPath(dirs.datadir, rel);
 }
 
-}  // namespace xbak
+}  // namespace xbak::restore

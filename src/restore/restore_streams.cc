@@ -28,14 +28,14 @@
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 // A restore from streams that did not finish: its journal proves the
 // directories were empty before it, so what is in them is its own, and goes.
 Status StartOver(const RestoreDirs& dirs) {
   util::LogWarning("an earlier restore from streams into " + dirs.datadir +
-             " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
+                   " did not finish; removing what it wrote and starting over (streams cannot be resumed)");
   XBAK_ASSIGN_OR_RETURN(auto names, util::ListDir(dirs.datadir));
   for (const auto& n : names) {
     if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, n)));
@@ -66,8 +66,8 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel) {
     st = stream::ExtractStream(f.fd(), eo);
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
-  if (!util::PathExists(util::JoinPath(dir, kCheckpointsFile))) {
-    return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + kCheckpointsFile +
+  if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
+    return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + backupdir::kCheckpointsFile +
                                           ": it is not a whole backup (was its upload or download cut?)");
   }
   sink::DecompressOptions d;
@@ -192,4 +192,4 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   return st;
 }
 
-}  // namespace xbak
+}  // namespace xbak::restore

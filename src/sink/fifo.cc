@@ -85,7 +85,7 @@ std::string FifoPath(const std::string& dir, int index) {
 }
 
 Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
-                                                  std::chrono::seconds timeout) {
+                                                        std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
   XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
   CreatedFifos created;
@@ -136,7 +136,7 @@ Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, 
 }
 
 Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
-                                                  std::chrono::seconds timeout) {
+                                                        std::chrono::seconds timeout) {
   XBAK_RETURN_IF_ERROR(ValidateCount(n));
   const auto deadline = Clock::now() + timeout;
 

@@ -156,8 +156,8 @@ class QueuedOutput : public Output {
       return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
     }
     // The CRC is computed here, on the copy threads, not on the one writer.
-    std::string header =
-        stream::EncodePayloadChunkHeader(path, data.size(), offset, stream::XbstreamCrc32(data.data(), data.size()));
+    std::string header = stream::EncodePayloadChunkHeader(path, data.size(), offset,
+                                                          stream::XbstreamCrc32(data.data(), data.size()));
     return Enqueue(Item{std::move(header), std::move(data)});
   }
 

@@ -193,9 +193,9 @@ Status ChunkReader::ReadPayload(uint64_t start, Chunk* chunk) {
   }
   const uint32_t crc = XbstreamCrc32(chunk->payload.data(), chunk->payload.size());
   if (crc != stored_crc) {
-    return Corrupt(
-        start, chunk->path,
-        "payload checksum mismatch (stored " + util::Hex32(stored_crc) + ", computed " + util::Hex32(crc) + ")");
+    return Corrupt(start, chunk->path,
+                   "payload checksum mismatch (stored " + util::Hex32(stored_crc) + ", computed " +
+                       util::Hex32(crc) + ")");
   }
   chunk->crc = crc;
   return Status::Ok();

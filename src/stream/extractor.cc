@@ -13,11 +13,11 @@ namespace xbak::stream {
 
 struct Extractor::OpenFile {
   std::mutex mu;
-  std::string rel;                // normalised path in the target
-  std::string name;               // last component
+  std::string rel;                      // normalised path in the target
+  std::string name;                     // last component
   std::shared_ptr<util::UniqueFd> dir;  // its directory, opened without following links
   util::UniqueFd fd;                    // the .xbpartial file
-  uint64_t size = 0;              // bytes written so far = next expected offset
+  uint64_t size = 0;                    // bytes written so far = next expected offset
 };
 
 namespace {
@@ -213,7 +213,8 @@ Status Extractor::Finish() {
   }
   if (options_.fsync) {
     for (const auto& [rel, dir] : dirs_) {
-      if (::fsync(dir->get()) != 0) return ErrnoError("fsync", util::JoinPath(options_.target_dir, rel), errno);
+      if (::fsync(dir->get()) != 0)
+        return ErrnoError("fsync", util::JoinPath(options_.target_dir, rel), errno);
     }
     if (::fsync(root_->get()) != 0) return ErrnoError("fsync", options_.target_dir, errno);
   }

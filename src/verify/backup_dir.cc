@@ -72,13 +72,13 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
 }
 
 void ReadMetadata(BackupDir* b, Reporter& r) {
-  std::string cp_path = util::JoinPath(b->dir, kCheckpointsFile);
+  std::string cp_path = util::JoinPath(b->dir, backupdir::kCheckpointsFile);
   auto text = util::ReadSmallFile(cp_path);
   if (!text.ok()) {
     r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
   } else {
-    auto c = ParseCheckpoints(text.value(), cp_path);
+    auto c = backupdir::ParseCheckpoints(text.value(), cp_path);
     if (!c.ok()) {
       r.Add(cp_path + ": " + c.status().message());
     } else {
@@ -94,7 +94,7 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       if (b->cp.to_lsn == 0) r.Add(cp_path + ": to_lsn is 0");
     }
   }
-  std::string cnf_path = util::JoinPath(b->dir, kBackupCnfFile);
+  std::string cnf_path = util::JoinPath(b->dir, backupdir::kBackupCnfFile);
   auto cnf_text = util::ReadSmallFile(cnf_path);
   if (!cnf_text.ok()) {
     r.Add(cnf_path + ": missing or unreadable (" + cnf_text.status().message() + ")");
@@ -118,11 +118,11 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       }
       std::string dfp = get("innodb-data-file-path");
       if (!dfp.empty()) {
-        auto files = ParseDataFiles(dfp);
+        auto files = backupdir::ParseDataFiles(dfp);
         if (files.ok()) {
           b->system_files.clear();
           for (const auto& f : *files) b->system_files.push_back(f.name);
-          b->system_first_page = FirstPages(*files, b->page_size);
+          b->system_first_page = backupdir::FirstPages(*files, b->page_size);
         } else {
           r.Add(cnf_path + ": innodb_data_file_path: " + files.status().message());
         }
@@ -133,7 +133,7 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       }
     }
   }
-  std::string info_path = util::JoinPath(b->dir, kInfoFile);
+  std::string info_path = util::JoinPath(b->dir, backupdir::kInfoFile);
   auto info = util::ReadSmallFile(info_path);
   if (!info.ok()) {
     r.Add(info_path + ": missing or unreadable (" + info.status().message() + ")");
@@ -176,7 +176,7 @@ void CheckPromised(const BackupDir& b, Reporter& r) {
       need(UndoName(i), "innodb_undo_tablespaces in backup-my.cnf");
     }
   }
-  if (b.binlog_promised) need(kBinlogInfoFile, "binlog_pos in xtrabackup_info");
+  if (b.binlog_promised) need(backupdir::kBinlogInfoFile, "binlog_pos in xtrabackup_info");
 }
 
 }  // namespace xbak::verify

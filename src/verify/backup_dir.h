@@ -28,7 +28,7 @@ struct FileEntry {
 struct BackupDir {
   std::string dir;
   bool has_checkpoints = false;
-  Checkpoints cp;
+  backupdir::Checkpoints cp;
   uint32_t page_size = 16384;
   std::vector<std::string> system_files{"ibdata1"};
   std::vector<uint32_t> system_first_page{0};  // page number of each one's first page

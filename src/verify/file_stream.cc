@@ -11,8 +11,8 @@ namespace {
 constexpr size_t kReadBytes = size_t{4} << 20;  // one read per 4 MiB: few syscalls, bounded memory
 }  // namespace
 
-Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo, const Consumer& consume,
-                  uint64_t* content_bytes) {
+Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo,
+                  const Consumer& consume, uint64_t* content_bytes) {
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
   ::posix_fadvise(f.fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
   std::unique_ptr<sink::Decompressor> dec;

@@ -20,8 +20,8 @@ using Consumer = std::function<void(const uint8_t* data, size_t n)>;
 // Pushes the (decompressed) content of `path` to `consume` in pieces. Errors
 // (I/O, corrupt or truncated compressed data) are returned; what was consumed
 // before them stays consumed.
-Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo, const Consumer& consume,
-                  uint64_t* content_bytes);
+Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo,
+                  const Consumer& consume, uint64_t* content_bytes);
 
 // Gathers pushed bytes into fixed-size units (pages, delta blocks) and hands
 // each whole unit to `unit`, without copying when a unit lies whole in the

@@ -18,8 +18,7 @@
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/parallel.h"
 
-namespace xbak {
-namespace verify {
+namespace xbak::verify {
 namespace {
 
 struct Job {
@@ -80,7 +79,7 @@ class Verifier {
     for (size_t i = 0; i < backups_.size(); i++) {
       const BackupDir& b = *backups_[i];
       if (!b.has_checkpoints) continue;
-      std::string cp = util::JoinPath(b.dir, kCheckpointsFile);
+      std::string cp = util::JoinPath(b.dir, backupdir::kCheckpointsFile);
       if (backups_.size() > 1 && i == 0 && b.cp.backup_type == "incremental") {
         r_.Add(cp + ": the first backup of a chain must be a full backup, this one is incremental");
       }
@@ -143,7 +142,7 @@ class Verifier {
         });
         continue;
       }
-      if (base.ends_with(".ibd") || base.ends_with(".new") || IsUndoTablespaceName(base)) {
+      if (base.ends_with(".ibd") || base.ends_with(".new") || backupdir::IsUndoTablespaceName(base)) {
         AddJob(f.size, [this, bp, fe] { CheckTablespace(*bp, *fe); });
         continue;
       }
@@ -283,5 +282,4 @@ Result<VerifyResult> VerifyBackup(const VerifyOptions& options) {
   return v.Run();
 }
 
-}  // namespace verify
-}  // namespace xbak
+}  // namespace xbak::verify

@@ -13,9 +13,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string in(reinterpret_cast<const char*>(data), size);
-  auto c = xbak::ParseCheckpoints(in, "fuzz");
+  auto c = xbak::backupdir::ParseCheckpoints(in, "fuzz");
   if (c.ok()) {
-    auto again = xbak::ParseCheckpoints(xbak::FormatCheckpoints(*c), "again");
+    auto again = xbak::backupdir::ParseCheckpoints(xbak::backupdir::FormatCheckpoints(*c), "again");
     if (!again.ok() || again->backup_type != c->backup_type || again->from_lsn != c->from_lsn ||
         again->to_lsn != c->to_lsn || again->last_lsn != c->last_lsn ||
         again->recover_binlog_info != c->recover_binlog_info) {
@@ -31,6 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)xbak::util::ParseOptionText(in, "fuzz", {"mysqld", "xbak", "client"});
-  (void)xbak::ParseDataFilePath(in);
+  (void)xbak::backupdir::ParseDataFilePath(in);
   return 0;
 }

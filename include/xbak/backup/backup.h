@@ -19,7 +19,7 @@
 #include "xbak/sink/compress.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 struct BackupOptions {
   mysql::ConnectOptions conn;
@@ -55,11 +55,11 @@ struct BackupOptions {
   size_t redo_spool_memory = size_t{16} << 20;
   uint64_t throttle = 0;  // --throttle: data file reads of 1 MiB per second (0 = unlimited)
   std::chrono::milliseconds log_copy_interval{20};  // longest redo poll interval of an idle server
-  TableFilterOptions tables;                        // partial backups: --databases, --tables, ...
+  backupdir::TableFilterOptions tables;             // partial backups: --databases, --tables, ...
   std::string tool_command;                         // for xtrabackup_info (password removed)
   std::chrono::milliseconds progress_interval{2000};
 };
 
 Status RunBackup(const BackupOptions& opts);
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -11,7 +11,7 @@
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 inline constexpr const char* kHistoryTable = "mysql.mariadb_backup_history";
 
@@ -20,10 +20,10 @@ inline constexpr const char* kHistoryTable = "mysql.mariadb_backup_history";
 Status EnsureHistoryTable(mysql::Connection& c);
 
 // The row of a completed backup (info.name is the series name, may be "").
-Status AddHistoryRow(mysql::Connection& c, const BackupInfo& info);
+Status AddHistoryRow(mysql::Connection& c, const backupdir::BackupInfo& info);
 
 // innodb_to_lsn of the latest backup of series `name` (by end_time), or of the
 // backup `uuid`: the base of the next incremental. Exactly one is non-empty.
 Result<uint64_t> HistoryBaseLsn(mysql::Connection& c, const std::string& name, const std::string& uuid);
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -23,7 +23,7 @@
 #include "xbak/util/spool.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 struct RedoLagSample {
   uint64_t head = 0;      // the server's current LSN
@@ -46,7 +46,8 @@ class RedoLagMonitor {
     std::function<uint64_t()> copied_lsn;
     std::function<util::Spool::Stats()> spool;
   };
-  RedoLagMonitor(uint64_t capacity, Sources sources, util::Progress* progress, std::chrono::milliseconds interval);
+  RedoLagMonitor(uint64_t capacity, Sources sources, util::Progress* progress,
+                 std::chrono::milliseconds interval);
   ~RedoLagMonitor();  // stops the thread
   RedoLagMonitor(const RedoLagMonitor&) = delete;
   RedoLagMonitor& operator=(const RedoLagMonitor&) = delete;
@@ -82,4 +83,4 @@ class RedoLagMonitor {
   std::thread thread_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::backup

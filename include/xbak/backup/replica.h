@@ -12,7 +12,7 @@
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 // The content of xtrabackup_slave_info in mariabackup's form; "" (with a
 // warning) when the server is not a replica.
@@ -52,4 +52,4 @@ class SafeSlave {
   bool running_again_ = false;
 };
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -8,7 +8,7 @@
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 // Fails naming every missing privilege and what it is for (SUPER covers all).
 Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin);
@@ -17,4 +17,4 @@ Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, 
 // "INNODB_LSN_FLUSHED" (what the server has finished writing).
 Result<uint64_t> StatusLsn(mysql::Connection& c, const std::string& name);
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -11,12 +11,13 @@
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 // Fills s->plugin_dir, s->plugin_load and s->plugin_options from the server's
 // active plugins and `vars` (SHOW GLOBAL VARIABLES). A key file's path and a
 // FILE:path filekey are recorded; a filekey given literally (the password
 // itself) is not: prepare then needs it from the user, and a warning says so.
-Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars, ServerSettings* s);
+Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars,
+                         backupdir::ServerSettings* s);
 
-}  // namespace xbak
+}  // namespace xbak::backup

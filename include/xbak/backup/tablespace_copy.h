@@ -15,7 +15,7 @@
 #include "xbak/util/status.h"
 #include "xbak/util/throttle.h"
 
-namespace xbak {
+namespace xbak::backup {
 
 struct TablespaceCopyOptions {
   uint32_t page_size = 16384;  // the server's innodb_page_size (logical)
@@ -47,11 +47,12 @@ struct TablespaceCopyResult {
   uint64_t retried_pages = 0;
 };
 
-Status CopyTablespace(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
-                      const TablespaceCopyOptions& opts, TablespaceCopyResult* result);
+Status CopyTablespace(const backupdir::SourceFile& src, const std::string& dest_rel, sink::Sink& sink,
+                      util::Progress& progress, const TablespaceCopyOptions& opts,
+                      TablespaceCopyResult* result);
 
 // Copies any file as-is in large blocks (non-InnoDB files).
-Status CopyPlainFile(const SourceFile& src, const std::string& dest_rel, sink::Sink& sink, util::Progress& progress,
-                     bool* vanished, util::Throttle* throttle = nullptr);
+Status CopyPlainFile(const backupdir::SourceFile& src, const std::string& dest_rel, sink::Sink& sink,
+                     util::Progress& progress, bool* vanished, util::Throttle* throttle = nullptr);
 
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -13,7 +13,7 @@
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 
 struct ServerLayout {
   std::string datadir;        // absolute, no trailing '/'
@@ -85,4 +85,4 @@ bool IsUndoTablespaceName(const std::string& name);
 // the backup directory (no "..", not absolute, exactly one '/', no NUL).
 bool IsSafeSpaceName(const std::string& name);
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

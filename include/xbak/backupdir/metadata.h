@@ -14,7 +14,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 
 inline constexpr const char* kCheckpointsFile = "xtrabackup_checkpoints";
 inline constexpr const char* kInfoFile = "xtrabackup_info";
@@ -129,4 +129,4 @@ std::string NewUuid();
 // Local time as "YYYY-MM-DD HH:MM:SS".
 std::string NowString();
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

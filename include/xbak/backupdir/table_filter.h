@@ -28,7 +28,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::backupdir {
 
 struct TableFilterOptions {
   std::string databases;          // "db db2.t ..." (spaces or tabs)
@@ -89,4 +89,4 @@ class TableFilter {
   std::vector<std::shared_ptr<const Regex>> include_re_, exclude_re_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::backupdir

@@ -117,8 +117,8 @@ class LogCopier {
   uint64_t write_rate() const { return rate_bps_.load(std::memory_order_relaxed); }
 
  private:
-  LogCopier(Options options, util::File file, LogHeader header, std::vector<uint8_t> header_block, Checkpoint start,
-            uint64_t file_size, dev_t dev, ino_t ino);
+  LogCopier(Options options, util::File file, LogHeader header, std::vector<uint8_t> header_block,
+            Checkpoint start, uint64_t file_size, dev_t dev, ino_t ino);
   void Run();
   // The copier thread: reads the log, takes the mtrs that are final, hands
   // them to the writer, and polls for more until stopped or failed.

@@ -17,7 +17,7 @@
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 // A file of a non-InnoDB engine or of a table's definition (.frm, .MYD, ...),
 // which an incremental carries whole.
@@ -90,4 +90,4 @@ Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress&
 // fsync'ed: the caller syncs the filesystem once.
 Status CopyReplace(const std::string& src, const std::string& dst);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

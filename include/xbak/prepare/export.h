@@ -28,7 +28,7 @@
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 inline constexpr const char* kExportedFile = "xbak_exported";
 // db/t.isl while the export server runs (left so by a killed xbak: the next
@@ -54,4 +54,4 @@ struct ExportResult {
 
 Result<ExportResult> ExportTables(const ExportOptions& o);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -16,7 +16,7 @@
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 struct IncrementalPrepareOptions {
   std::string target_dir;       // FULL (prepared: backup_type = log-applied)
@@ -38,4 +38,4 @@ struct IncrementalPrepareOptions {
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -18,12 +18,12 @@
 #include <optional>
 #include <string>
 
-#include "xbak/prepare/prepare_crypt.h"
 #include "xbak/innodb/page_crypt.h"
 #include "xbak/innodb/redo_log.h"
+#include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 // One complete mtr as the scanner hands it out (records in plaintext).
 struct MtrView {
@@ -82,4 +82,4 @@ class LogScanner {
   std::deque<Chunk> plain_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -19,7 +19,7 @@
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 struct PrepareOptions {
   std::string target_dir;
@@ -49,4 +49,4 @@ Status RunPrepare(const PrepareOptions& o);
 // `before_write` runs after the log was checked and before anything is written.
 Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write = nullptr);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -17,7 +17,7 @@
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 // --file-key-management-filename, --file-key-management-filekey,
 // --file-key-management-encryption-algorithm ("" = as backup-my.cnf says).
@@ -54,4 +54,4 @@ class PrepareCrypt {
   bool encrypt_tables_ = false;
 };
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "xbak/prepare/prepare_crypt.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/crypt_data.h"
+#include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 struct RedoApplyOptions {
   std::string dir;  // backup directory: ibdata1, undo*, db/*.ibd, backup-my.cnf
@@ -44,7 +44,7 @@ struct RedoApplyOptions {
   std::function<Status()> before_write;
   // A partial backup's filter: tables it left out are not brought back from
   // the log (created or re-created during the backup).
-  TableFilter filter;
+  backupdir::TableFilter filter;
   // Where the keys of an encrypted backup are, over what backup-my.cnf says.
   KeyOptions keys;
 };
@@ -80,4 +80,4 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
                            const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {},
                            const std::set<std::string>* only_tables = nullptr);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -14,11 +14,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "xbak/prepare/space_catalog.h"
 #include "xbak/innodb/redo_record.h"
+#include "xbak/prepare/space_catalog.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 inline constexpr uint32_t kNoRec = UINT32_MAX;
 
@@ -63,4 +63,4 @@ class Batch {
 Result<bool> ReplayPage(const Space& s, uint32_t page_no, const PageLog& pl, const Batch& batch,
                         uint8_t* frame, size_t frame_size, uint64_t* end_lsn);
 
-}  // namespace xbak
+}  // namespace xbak::prepare

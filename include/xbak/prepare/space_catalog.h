@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "xbak/prepare/prepare_crypt.h"
-#include "xbak/prepare/space_files.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_crypt.h"
+#include "xbak/prepare/prepare_crypt.h"
+#include "xbak/prepare/space_files.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 struct Space {
   uint32_t id = 0;
@@ -93,7 +93,7 @@ class Catalog {
 
   // Tablespaces that the log names but whose file holds no page 0 yet (or no
   // file at all): their page 0 must come from the log.
-  void AddDeferred(const std::string& dir, const FileNames& names, const TableFilter& filter);
+  void AddDeferred(const std::string& dir, const FileNames& names, const backupdir::TableFilter& filter);
 
   // A deferred tablespace's page 0 as the log rebuilt it: its flags and
   // crypt data.
@@ -126,4 +126,4 @@ class Catalog {
   bool saw_ddl_markers_ = false;
 };
 
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -12,7 +12,7 @@
 #include "xbak/util/file.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::prepare {
 
 class SpaceFiles {
  public:
@@ -48,4 +48,4 @@ class SpaceFiles {
   std::vector<Part> parts_;
 };
 
-}  // namespace xbak
+}  // namespace xbak::prepare

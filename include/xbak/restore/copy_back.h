@@ -7,7 +7,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::restore {
 
 struct CopyBackOptions {
   std::string backup_dir;     // --target-dir
@@ -25,4 +25,4 @@ struct CopyBackOptions {
 
 Status RunCopyBack(const CopyBackOptions& opts);
 
-}  // namespace xbak
+}  // namespace xbak::restore

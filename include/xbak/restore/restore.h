@@ -33,7 +33,7 @@
 #include "xbak/restore/restore_places.h"
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::restore {
 
 struct RestoreOptions {
   std::string full_dir;                       // --target-dir
@@ -42,7 +42,7 @@ struct RestoreOptions {
   int parallel = 1;
   uint64_t use_memory = 256ull << 20;  // for each redo step
   std::chrono::milliseconds progress_interval{2000};
-  KeyOptions keys;
+  prepare::KeyOptions keys;
   // --from-stream, instead of directories: xbstreams (files, named pipes, or
   // "-" for stdin), the full backup's first, then each incremental's, each
   // read once to its end. Each is unpacked into D/xbak-restore-staging (on the
@@ -81,4 +81,4 @@ Status WritePlaceholderLog(const RestoreDirs& dirs);
 // it is all the datadir holds (so that the re-run finds the datadir empty).
 Status DropHalfWrittenJournal(const std::string& datadir);
 
-}  // namespace xbak
+}  // namespace xbak::restore

@@ -15,7 +15,7 @@
 
 #include "xbak/util/status.h"
 
-namespace xbak {
+namespace xbak::restore {
 
 struct RestoreDirs {
   std::string datadir;
@@ -47,4 +47,4 @@ Result<std::map<std::string, std::string>> RemoteTablespaces(
 std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
                                const std::map<std::string, std::string>& remote);
 
-}  // namespace xbak
+}  // namespace xbak::restore

@@ -37,14 +37,14 @@ std::string FifoPath(const std::string& dir, int index);
 // are blocking and write-only. On failure (kTimeout names the first FIFO
 // that got no reader) the FIFOs this call created are removed again.
 Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, int n,
-                                                  std::chrono::seconds timeout);
+                                                        std::chrono::seconds timeout);
 
 // Reader side. Waits (until `timeout` overall) for each FIFO to exist and for
 // a writer to open it, then returns blocking read-only fds in FIFO order.
 // Waiting for the writer matters: a read from a FIFO that never had a writer
 // returns end-of-file at once, which would look like an empty stream.
 Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
-                                                  std::chrono::seconds timeout);
+                                                        std::chrono::seconds timeout);
 
 // An xbstream sink that decouples the copy threads from the output fds: each
 // fd gets a writer thread fed by a bounded queue of chunks, so a slow reader

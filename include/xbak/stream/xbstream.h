@@ -211,7 +211,7 @@ class Extractor {
  private:
   struct OpenFile;
   Extractor(ExtractOptions options, util::UniqueFd root);
-  Result<std::shared_ptr<OpenFile>> CreateFile(const std::string& rel);   // with mu_ held
+  Result<std::shared_ptr<OpenFile>> CreateFile(const std::string& rel);         // with mu_ held
   Result<std::shared_ptr<util::UniqueFd>> OpenDir(const std::string& rel_dir);  // with mu_ held
   Status Complete(OpenFile& f);
 
@@ -219,8 +219,8 @@ class Extractor {
   mutable std::mutex mu_;
   std::shared_ptr<util::UniqueFd> root_;
   std::map<std::string, std::shared_ptr<util::UniqueFd>> dirs_;  // guarded by mu_
-  std::map<std::string, std::shared_ptr<OpenFile>> open_;  // guarded by mu_
-  std::set<std::string> done_;                             // guarded by mu_
+  std::map<std::string, std::shared_ptr<OpenFile>> open_;        // guarded by mu_
+  std::set<std::string> done_;                                   // guarded by mu_
 };
 
 // Extracts one stream (read to its end) into options.target_dir.

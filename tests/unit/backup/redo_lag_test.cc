@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -86,4 +86,4 @@ TEST(RedoLagMonitor, AServerLsnThatCannotBeReadIsSaidOnce) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::backup

@@ -13,7 +13,7 @@
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
 
-namespace xbak {
+namespace xbak::backup {
 namespace {
 
 constexpr uint32_t kLogical = 16384;
@@ -79,7 +79,7 @@ class TablespaceCopyTest : public ::testing::Test {
   }
 
   std::string dir_;
-  SourceFile src_;
+  backupdir::SourceFile src_;
 };
 
 TEST_F(TablespaceCopyTest, CompressedTableIsCheckedInItsOwnPageSize) {
@@ -148,4 +148,4 @@ TEST_F(TablespaceCopyTest, BadHeaderIsNamed) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::backup

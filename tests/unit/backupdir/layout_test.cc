@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace xbak {
+namespace xbak::backupdir {
 namespace {
 
 TEST(ParseDataFiles, SizesAreReadAsTheServerReadsThem) {
@@ -51,4 +51,4 @@ TEST(ParseDataFiles, LargeSizesAreTakenAndOverflowIsRefused) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::backupdir

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace xbak {
+namespace xbak::backupdir {
 namespace {
 
 // The exact bytes mariabackup 10.11.19 wrote in the lab (lab-notes.md section 4).
@@ -56,4 +56,4 @@ TEST(Uuid, Shape) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::backupdir

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-namespace xbak {
+namespace xbak::backupdir {
 namespace {
 
 TableFilter Make(TableFilterOptions o) {
@@ -165,4 +165,4 @@ TEST(TableFilter, SerializeRoundTrips) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::backupdir

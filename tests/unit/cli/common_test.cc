@@ -83,7 +83,7 @@ TEST(WipeSecrets, S3CredentialsAreBlankedInEveryForm) {
 
 TEST(OptionFileArgs, TheListedOptionsAsArguments) {
   auto m = util::ParseOptionText("[xbcloud]\ns3_bucket = b\ninsecure\nparallel = 8\ns3-region=eu\n", "my.cnf",
-                           {"xbcloud"});
+                                 {"xbcloud"});
   ASSERT_TRUE(m.ok()) << m.status().message();
   constexpr std::string_view kKeys[] = {"s3-bucket", "insecure", "parallel", "fifo-dir"};
   constexpr std::string_view kFlags[] = {"insecure"};

@@ -154,7 +154,8 @@ TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
   std::string stream = SampleStream();
   PutStats ps;
   ASSERT_TRUE(Put("b1", stream, &ps, 4 << 10).ok());
-  ASSERT_TRUE(util::ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 2\npieces 4096\n"));
+  ASSERT_TRUE(
+      util::ReadSmallFile(Path("b1/xbcloud.manifest"))->starts_with("xbcloud-manifest 2\npieces 4096\n"));
   for (int parallel : {1, 4, 16}) {
     auto o = GetOpts("b1");
     o.parallel = parallel;

@@ -70,10 +70,10 @@ TEST(ExtendedRedo, InitRedundantWritesPageCreateLowBytes) {
 TEST(ExtendedRedo, UndoInitAndAppendLayout) {
   Bytes p = NewPage(16384, 0x77);
   ASSERT_TRUE(Apply(p, {2}).ok());
-  EXPECT_EQ(U16(p, 24), 2);                         // FIL_PAGE_UNDO_LOG
-  EXPECT_EQ(U16(p, 38), 0);                         // TRX_UNDO_PAGE_TYPE
-  EXPECT_EQ(U16(p, 40), 56);                        // TRX_UNDO_PAGE_START
-  EXPECT_EQ(U16(p, 42), 56);                        // TRX_UNDO_PAGE_FREE
+  EXPECT_EQ(U16(p, 24), 2);                               // FIL_PAGE_UNDO_LOG
+  EXPECT_EQ(U16(p, 38), 0);                               // TRX_UNDO_PAGE_TYPE
+  EXPECT_EQ(U16(p, 40), 56);                              // TRX_UNDO_PAGE_START
+  EXPECT_EQ(U16(p, 42), 56);                              // TRX_UNDO_PAGE_FREE
   EXPECT_EQ(util::LoadBE32(p.data() + 44), 0xffffffffu);  // list node prev page
   EXPECT_EQ(U16(p, 48), 0);
   EXPECT_EQ(util::LoadBE32(p.data() + 50), 0xffffffffu);  // next page

@@ -183,17 +183,17 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
   // copier's first answer came back, on a machine busy with other tests.
   const uint64_t start = copier.checkpoint_lsn();
   const std::string setup = dir / "setup.sql", batch = dir / "batch.sql";
-  ASSERT_TRUE(
-      util::WriteFileAtomic(setup,
-                      "CREATE DATABASE w; CREATE TABLE w.x1(id INT PRIMARY KEY) ENGINE=InnoDB;"
-                      "RENAME TABLE w.x1 TO w.x2; DROP TABLE w.x2;"
-                      "CREATE TABLE w.t(id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(3000)) ENGINE=InnoDB;")
-          .ok());
-  ASSERT_TRUE(
-      util::WriteFileAtomic(batch,
-                      "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_500;"
-                      "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0 ORDER BY id DESC LIMIT 70;")
-          .ok());
+  ASSERT_TRUE(util::WriteFileAtomic(
+                  setup,
+                  "CREATE DATABASE w; CREATE TABLE w.x1(id INT PRIMARY KEY) ENGINE=InnoDB;"
+                  "RENAME TABLE w.x1 TO w.x2; DROP TABLE w.x2;"
+                  "CREATE TABLE w.t(id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(3000)) ENGINE=InnoDB;")
+                  .ok());
+  ASSERT_TRUE(util::WriteFileAtomic(
+                  batch,
+                  "USE w; INSERT INTO w.t(v) SELECT REPEAT(CHAR(97 + seq % 26), 2500) FROM seq_1_to_500;"
+                  "UPDATE w.t SET v = REPEAT('z', 2400) WHERE id % 7 = 0 ORDER BY id DESC LIMIT 70;")
+                  .ok());
   ASSERT_EQ(Shell(cli + " < " + setup), 0);
   auto t0 = std::chrono::steady_clock::now();
   int batches = 0;

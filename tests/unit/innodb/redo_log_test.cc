@@ -100,8 +100,8 @@ TEST(RedoHeader, RejectsOldFormatsEncryptionAndDamage) {
   // Encrypted logs parse; their key information is kept for the backup's copy.
   Bytes enc11 = ServerHeader(kRedoFormatEnc11, 44404, "MariaDB 10.11.14");
   EXPECT_EQ(ParseLogHeader(enc11.data(), enc11.size()).status().code(), ErrorCode::kCorrupt);  // no key id
-  util::StoreBE32(enc11.data() + kLogHeaderCryptKey, 1);                                             // key id
-  util::StoreBE32(enc11.data() + kLogHeaderCryptKey + 4, 1);                                         // key version
+  util::StoreBE32(enc11.data() + kLogHeaderCryptKey, 1);                                       // key id
+  util::StoreBE32(enc11.data() + kLogHeaderCryptKey + 4, 1);                                   // key version
   enc11[kLogHeaderCryptKey + 8] = 0x6c;  // crypt message...
   util::StoreBE32(enc11.data() + kLogHeaderCrc, util::crc32c::Value(enc11.data(), kLogHeaderCrc));
   auto e11 = ParseLogHeader(enc11.data(), enc11.size());
@@ -160,7 +160,8 @@ TEST(RedoCheckpoint, PicksLargestValidAndTieGoesTo8192) {
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);
   f = FileStart(20000, {{40000, 40000}}, {{30000, 30000}});
   f[kLogCheckpoint1 + 20] = 1;
-  util::StoreBE32(f.data() + kLogCheckpoint1 + kCheckpointCrc, util::crc32c::Value(f.data() + kLogCheckpoint1, 60));
+  util::StoreBE32(f.data() + kLogCheckpoint1 + kCheckpointCrc,
+                  util::crc32c::Value(f.data() + kLogCheckpoint1, 60));
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);
   f = FileStart(20000, {{10000, 40000}}, {{30000, 30000}});  // below first_lsn
   EXPECT_EQ(PickCheckpoint(f.data(), f.size(), 20000)->checkpoint_lsn, 30000u);

@@ -7,7 +7,7 @@
 
 #include "testing/synthetic_chain.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using IncrementalPrepareTest = testing::SyntheticChainTest;
@@ -27,9 +27,9 @@ TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
   ASSERT_TRUE(s.ok()) << s.message();
   ExpectTable("t", 5, 2600, 0x22);
   ExpectTable("new", 9, 7, 0x33);
-  auto cp = util::ReadSmallFile(full_ + "/" + kCheckpointsFile);
+  auto cp = util::ReadSmallFile(full_ + "/" + backupdir::kCheckpointsFile);
   ASSERT_TRUE(cp.ok());
-  auto parsed = ParseCheckpoints(*cp, "cp");
+  auto parsed = backupdir::ParseCheckpoints(*cp, "cp");
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->backup_type, "log-applied");  // the deltas, then INC's redo log
   EXPECT_EQ(parsed->to_lsn, 20000u);
@@ -57,7 +57,7 @@ TEST_F(IncrementalPrepareTest, CorruptPageIsRefusedBeforeAnythingIsWritten) {
   EXPECT_NE(s.message().find("block at byte " + std::to_string(kPs * 1024)), std::string::npos)
       << s.message();
   ExpectTable("t", 5, 4, 0x11);
-  EXPECT_TRUE(std::filesystem::exists(full_ + "/" + kCheckpointsFile));
+  EXPECT_TRUE(std::filesystem::exists(full_ + "/" + backupdir::kCheckpointsFile));
 }
 
 TEST_F(IncrementalPrepareTest, DeltaOfAnotherSpaceWithoutPageZeroIsRefused) {
@@ -84,4 +84,4 @@ TEST_F(IncrementalPrepareTest, DeltaOfAnotherSpaceWithoutPageZeroIsRefused) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -11,7 +11,7 @@
 #include "util/temp_dir.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using testing::redo::kStartLsn;
@@ -118,4 +118,4 @@ TEST_F(LogScannerTest, AFileThatIsNoRedoLogIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -5,7 +5,7 @@
 
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 class PrepareCryptTest : public ::testing::Test {
@@ -15,11 +15,13 @@ class PrepareCryptTest : public ::testing::Test {
     ASSERT_TRUE(util::MakeDirs(dir_).ok());
     keys_ = util::JoinPath(dir_, "keys.txt");
     ASSERT_TRUE(
-        util::WriteFileAtomic(keys_, "1;00112233445566778899aabbccddeeff\n7;" + std::string(64, 'a') + "\n").ok());
+        util::WriteFileAtomic(keys_, "1;00112233445566778899aabbccddeeff\n7;" + std::string(64, 'a') + "\n")
+            .ok());
   }
   void Cnf(const std::string& extra) {
-    ASSERT_TRUE(
-        util::WriteFileAtomic(util::JoinPath(dir_, "backup-my.cnf"), "[mysqld]\ninnodb_page_size=16384\n" + extra).ok());
+    ASSERT_TRUE(util::WriteFileAtomic(util::JoinPath(dir_, "backup-my.cnf"),
+                                      "[mysqld]\ninnodb_page_size=16384\n" + extra)
+                    .ok());
   }
   std::string dir_, keys_;
 };
@@ -74,4 +76,4 @@ TEST_F(PrepareCryptTest, TheCommandLineOverridesAndErrorsNameTheKeyFile) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -14,7 +14,7 @@
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using testing::redo::kPs;
@@ -63,7 +63,7 @@ class PrepareTest : public ::testing::Test {
     b.Rec(0x30, 3, {100, 0x42});
     end_ = b.End();
     Put("ib_logfile0", b.File(end_));
-    Put(kCheckpointsFile, FormatCheckpoints({"full-backuped", 0, end_, end_, false}));
+    Put(backupdir::kCheckpointsFile, backupdir::FormatCheckpoints({"full-backuped", 0, end_, end_, false}));
   }
   std::string dir_;
   uint64_t end_ = 0;
@@ -89,7 +89,7 @@ TEST_F(PrepareTest, DdlMarkersRunBeforeTheLogAndTheLogFindsTheirFiles) {
   }
   EXPECT_TRUE(util::PathExists(dir_ + "/db/b.ibd"));
   EXPECT_EQ(ByteOfPage("db/t.ibd", 3, 100), 0x42);  // the log went to the installed .new
-  auto cp = util::ReadSmallFile(dir_ + "/" + kCheckpointsFile);
+  auto cp = util::ReadSmallFile(dir_ + "/" + backupdir::kCheckpointsFile);
   ASSERT_TRUE(cp.ok());
   EXPECT_NE(cp->find("backup_type = log-applied"), std::string::npos) << *cp;
 
@@ -104,7 +104,8 @@ TEST_F(PrepareTest, ABrokenLogIsRefusedBeforeAnyMarkerRuns) {
   Put("db/gone.del", "");
   MakeBackup();
   // The checkpoints promise more log than there is.
-  Put(kCheckpointsFile, FormatCheckpoints({"full-backuped", 0, end_ + 1000, end_ + 1000, false}));
+  Put(backupdir::kCheckpointsFile,
+      backupdir::FormatCheckpoints({"full-backuped", 0, end_ + 1000, end_ + 1000, false}));
   PrepareOptions o;
   o.target_dir = dir_;
   o.progress_interval = std::chrono::milliseconds(0);
@@ -116,4 +117,4 @@ TEST_F(PrepareTest, ABrokenLogIsRefusedBeforeAnyMarkerRuns) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

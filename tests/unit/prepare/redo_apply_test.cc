@@ -18,7 +18,7 @@
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using testing::redo::Flags;
@@ -317,4 +317,4 @@ TEST_F(RedoApplyTest, LogGoesToTheFilesTheDdlMarkersInstall) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

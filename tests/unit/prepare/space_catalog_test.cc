@@ -7,7 +7,7 @@
 
 #include "testing/synthetic_chain.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 using testing::kPs;
@@ -62,9 +62,9 @@ TEST_F(CatalogTest, TablespacesTheLogNamesWithoutAFileAreDeferred) {
   FileNames names;
   names.last_name = {{5, "db/t.ibd"}, {20, "db/new.ibd"}, {21, "db/gone.ibd"}, {22, "other/x.ibd"}};
   names.deleted = {21};
-  TableFilterOptions fo;
+  backupdir::TableFilterOptions fo;
   fo.databases = "db";
-  auto filter = TableFilter::Make(fo);
+  auto filter = backupdir::TableFilter::Make(fo);
   ASSERT_TRUE(filter.ok()) << filter.status().message();
   catalog_.AddDeferred(full_, names, *filter);
   ASSERT_NE(catalog_.Find(20), nullptr);  // created during the backup: page 0 from the log
@@ -96,4 +96,4 @@ TEST_F(CatalogTest, TwoFilesWithOneTablespaceIdAreRefused) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

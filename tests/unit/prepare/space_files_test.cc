@@ -8,7 +8,7 @@
 
 #include "util/temp_dir.h"
 
-namespace xbak {
+namespace xbak::prepare {
 namespace {
 
 // A scratch directory (the shared TempDir) that makes files of one byte value.
@@ -68,4 +68,4 @@ TEST(SpaceFiles, OneFileIsAPlainFile) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::prepare

@@ -11,7 +11,7 @@
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/file.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 using testing::TempDir;
@@ -19,7 +19,8 @@ using testing::TempDir;
 class CopyBackTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Put("backup/" + std::string(kCheckpointsFile), FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
+    Put("backup/" + std::string(backupdir::kCheckpointsFile),
+        backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
     Put("backup/backup-my.cnf", "[mysqld]\ninnodb_page_size=16384\n");
     Put("backup/ibdata1", std::string(65536, 'i'));
     Put("backup/ib_logfile0", std::string(12288, 'l'));
@@ -54,13 +55,15 @@ TEST_F(CopyBackTest, RestoresEveryFileAndLeavesNoMarker) {
 }
 
 TEST_F(CopyBackTest, RefusesAnUnpreparedBackupAndAFullDatadirBeforeWriting) {
-  Put("backup/" + std::string(kCheckpointsFile), FormatCheckpoints({"full-backuped", 0, 5000, 5000, false}));
+  Put("backup/" + std::string(backupdir::kCheckpointsFile),
+      backupdir::FormatCheckpoints({"full-backuped", 0, 5000, 5000, false}));
   Status st = RunCopyBack(Options());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not prepared"), std::string::npos) << st.message();
   EXPECT_FALSE(util::PathExists(t_ / "data"));
 
-  Put("backup/" + std::string(kCheckpointsFile), FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
+  Put("backup/" + std::string(backupdir::kCheckpointsFile),
+      backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
   Put("data/someone.ibd", "theirs");
   st = RunCopyBack(Options());
   ASSERT_FALSE(st.ok());
@@ -86,7 +89,8 @@ TEST_F(CopyBackTest, AnInterruptedCopyBackIsResumedByTheSameCommandOnly) {
   Put("data/xbak_copy_back_in_progress", "copy-back of " + (t_ / "backup") + "\n");
   Put("data/db/t.ibd", "partial");
   CopyBackOptions other = Options();
-  Put("other/" + std::string(kCheckpointsFile), FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
+  Put("other/" + std::string(backupdir::kCheckpointsFile),
+      backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
   other.backup_dir = t_ / "other";
   Status st = RunCopyBack(other);
   ASSERT_FALSE(st.ok());
@@ -100,4 +104,4 @@ TEST_F(CopyBackTest, AnInterruptedCopyBackIsResumedByTheSameCommandOnly) {
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::restore

@@ -8,7 +8,7 @@
 #include "xbak/restore/restore_places.h"
 #include "xbak/stream/xbstream.h"
 
-namespace xbak {
+namespace xbak::restore {
 namespace {
 
 using testing::kPs;
@@ -31,7 +31,8 @@ class RestoreTest : public testing::SyntheticChainTest {
     // FULL is prepared: its ib_logfile0 is the prepared log at to_lsn.
     const auto log = innodb::MakePreparedLogFile(13000, "Backup test");
     ASSERT_TRUE(util::WriteFileAtomic(full_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
-    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/xtrabackup_info", "server_version = 10.11.19-MariaDB\n").ok());
+    ASSERT_TRUE(
+        util::WriteFileAtomic(full_ + "/xtrabackup_info", "server_version = 10.11.19-MariaDB\n").ok());
     WriteDelta("t", 5, 6, 0x22);  // grows t from 4 to 6 pages
     WriteDelta("new", 9, 3, 0x33);
     data_ = root_ + "/data";
@@ -55,8 +56,8 @@ TEST_F(RestoreTest, ChainGoesIntoTheDatadirAndTheBackupsStayAsTheyWere) {
   EXPECT_EQ(before, Md5Tree(full_) + Md5Tree(inc_));
   ExpectTable("t", 5, 6, 0x22, data_);
   ExpectTable("new", 9, 3, 0x33, data_);
-  for (const char* gone : {kCheckpointsFile, kBackupCnfFile, "xtrabackup_info", kRestoreMarkerFile,
-                           "ib_logfile0.xbak-restore", "xbak_incremental_in_progress"}) {
+  for (const char* gone : {backupdir::kCheckpointsFile, backupdir::kBackupCnfFile, "xtrabackup_info",
+                           kRestoreMarkerFile, "ib_logfile0.xbak-restore", "xbak_incremental_in_progress"}) {
     EXPECT_FALSE(util::PathExists(data_ + "/" + gone)) << gone;
   }
   // The prepared log at the incremental's point, not the placeholder.
@@ -86,8 +87,8 @@ TEST_F(RestoreTest, BrokenChainsAreRefusedBeforeAnythingIsWritten) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("given twice"), std::string::npos) << s.message();
   // A gap: the base ends before the incremental starts.
-  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
-                              FormatCheckpoints({"incremental", 13500, 20000, 20016, false}))
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + backupdir::kCheckpointsFile,
+                                    backupdir::FormatCheckpoints({"incremental", 13500, 20000, 20016, false}))
                   .ok());
   s = RunRestore(Options());
   ASSERT_FALSE(s.ok());
@@ -156,7 +157,7 @@ void PackDir(const std::string& dir, const std::string& out) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     const std::string rel = std::filesystem::relative(e.path(), dir).string();
-    if (rel == kCheckpointsFile) {
+    if (rel == backupdir::kCheckpointsFile) {
       last = rel;  // at the end, as a backup writes it
       continue;
     }
@@ -215,14 +216,14 @@ TEST(RestorePlaces, EachFileGoesWhereTheServerLooksForIt) {
 }
 
 TEST(ChainLink, SaysWhichWayTheChainIsBroken) {
-  Checkpoints full{"full-backuped", 0, 100, 120, false};
-  EXPECT_TRUE(CheckChainLink(full, "F", {"incremental", 100, 200, 210, false}, "I").ok());
-  Status gap = CheckChainLink(full, "F", {"incremental", 150, 200, 210, false}, "I");
+  backupdir::Checkpoints full{"full-backuped", 0, 100, 120, false};
+  EXPECT_TRUE(backupdir::CheckChainLink(full, "F", {"incremental", 100, 200, 210, false}, "I").ok());
+  Status gap = backupdir::CheckChainLink(full, "F", {"incremental", 150, 200, 210, false}, "I");
   EXPECT_NE(gap.message().find("gap in the chain: F ends at LSN 100 but I starts at LSN 150"),
             std::string::npos);
-  Status order = CheckChainLink(full, "F", {"incremental", 50, 200, 210, false}, "I");
+  Status order = backupdir::CheckChainLink(full, "F", {"incremental", 50, 200, 210, false}, "I");
   EXPECT_NE(order.message().find("wrong order"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace xbak
+}  // namespace xbak::restore

@@ -268,8 +268,9 @@ TEST(Fifo, SlowReaderBuffersNoMoreThanTheBound) {
   uint64_t total = 0;
   for (int i = 0; i < kFifos; ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(stats[i].bound_bytes, kQueue * (kXbstreamSinkCoalesceBytes + stream::kXbstreamFixedHeaderLen +
-                                              stream::kXbstreamMaxWritePathLen + stream::kXbstreamPayloadHeaderLen));
+    EXPECT_EQ(stats[i].bound_bytes,
+              kQueue * (kXbstreamSinkCoalesceBytes + stream::kXbstreamFixedHeaderLen +
+                        stream::kXbstreamMaxWritePathLen + stream::kXbstreamPayloadHeaderLen));
     EXPECT_LE(stats[i].peak_buffered_bytes, stats[i].bound_bytes);
     EXPECT_EQ(stats[i].written_bytes, read_bytes[i]);
     total += stats[i].written_bytes;

@@ -66,7 +66,9 @@ inline void WriteFile(const std::string& path, const std::string& content) {
 
 // Raw chunk builders; `crc` and `type` may be set wrong on purpose.
 inline std::string PChunk(const std::string& path, const std::string& data, uint64_t offset) {
-  return stream::EncodePayloadChunkHeader(path, data.size(), offset, stream::XbstreamCrc32(data.data(), data.size())) + data;
+  return stream::EncodePayloadChunkHeader(path, data.size(), offset,
+                                          stream::XbstreamCrc32(data.data(), data.size())) +
+         data;
 }
 inline std::string EChunk(const std::string& path) { return stream::EncodeEofChunk(path); }
 

@@ -51,14 +51,17 @@ class SyntheticChainTest : public ::testing::Test {
     inc_ = root_ + "/inc";
     for (const auto& d : {full_ + "/db", inc_ + "/db"}) ASSERT_TRUE(util::MakeDirs(d).ok());
     for (const auto& d : {full_, inc_}) {
-      ASSERT_TRUE(util::WriteFileAtomic(d + "/" + kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n").ok());
+      ASSERT_TRUE(
+          util::WriteFileAtomic(d + "/" + backupdir::kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n")
+              .ok());
     }
-    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + kCheckpointsFile,
-                                FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + backupdir::kCheckpointsFile,
+                                      backupdir::FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
                     .ok());
-    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + kCheckpointsFile,
-                                FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
-                    .ok());
+    ASSERT_TRUE(
+        util::WriteFileAtomic(inc_ + "/" + backupdir::kCheckpointsFile,
+                              backupdir::FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
+            .ok());
     // INC's redo log: a clean log ending at 20016 (nothing to apply).
     const auto log = innodb::MakePreparedLogFile(20000, "Backup test");
     ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/ib_logfile0", std::string(log.begin(), log.end())).ok());
@@ -83,7 +86,8 @@ class SyntheticChainTest : public ::testing::Test {
     ASSERT_TRUE(w.Finish().ok());
     ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
     ASSERT_TRUE(
-        util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space})).ok());
+        util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.meta", innodb::FormatDeltaMeta({kPs, 0, space}))
+            .ok());
   }
 
   // DIR/db/NAME.ibd (DIR: FULL by default) holds pages [0, n) of `space` filled with `fill`.

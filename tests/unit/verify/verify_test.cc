@@ -78,14 +78,14 @@ class VerifyTest : public ::testing::Test {
 
   void MakeBackup(const std::string& dir, const std::string& type, uint64_t from, uint64_t to,
                   uint64_t last) {
-    Checkpoints c{type, from, to, last, false};
-    Write(dir + "/" + kCheckpointsFile, FormatCheckpoints(c));
-    ServerSettings s;
+    backupdir::Checkpoints c{type, from, to, last, false};
+    Write(dir + "/" + backupdir::kCheckpointsFile, backupdir::FormatCheckpoints(c));
+    backupdir::ServerSettings s;
     s.checksum_algorithm = "full_crc32";
     s.data_file_path = "ibdata1:12M:autoextend";
     s.page_size = kPs;
-    Write(dir + "/" + kBackupCnfFile, FormatBackupCnf(s));
-    Write(dir + "/" + kInfoFile, std::string("uuid = x\nbinlog_pos = \n"));
+    Write(dir + "/" + backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s));
+    Write(dir + "/" + backupdir::kInfoFile, std::string("uuid = x\nbinlog_pos = \n"));
     Write(dir + "/ib_logfile0", BackupLog());
   }
 
@@ -239,8 +239,9 @@ TEST_F(VerifyTest, TruncatedAndEmptyFiles) {
 
 TEST_F(VerifyTest, MissingPromisedFilesAndCheckpoints) {
   std::filesystem::remove(full_ + "/ibdata1");
-  std::filesystem::remove(full_ + "/" + kCheckpointsFile);
-  Write(full_ + "/" + kInfoFile, std::string("uuid = x\nbinlog_pos = filename 'b.000001', position '4'\n"));
+  std::filesystem::remove(full_ + "/" + backupdir::kCheckpointsFile);
+  Write(full_ + "/" + backupdir::kInfoFile,
+        std::string("uuid = x\nbinlog_pos = filename 'b.000001', position '4'\n"));
   std::string all = All(Verify());
   EXPECT_NE(all.find("/ibdata1: missing (promised by innodb_data_file_path"), std::string::npos) << all;
   EXPECT_NE(all.find("xtrabackup_checkpoints: missing"), std::string::npos) << all;
@@ -263,7 +264,8 @@ TEST_F(VerifyTest, RedoLogDamage) {
   EXPECT_NE(all.find("ib_logfile0: only 100 bytes"), std::string::npos) << all;
   // A log shorter than last_lsn promises (the copy stopped early).
   Write(log, BackupLog());
-  Write(full_ + "/" + kCheckpointsFile, FormatCheckpoints({"full-backuped", 0, kCkpt, kLogEnd + 100, false}));
+  Write(full_ + "/" + backupdir::kCheckpointsFile,
+        backupdir::FormatCheckpoints({"full-backuped", 0, kCkpt, kLogEnd + 100, false}));
   all = All(Verify());
   EXPECT_NE(all.find("end at LSN 20016, before last_lsn 20116"), std::string::npos) << all;
 }
@@ -281,7 +283,8 @@ TEST_F(VerifyTest, ChainPassesAndBrokenChainIsNamed) {
   VerifyResult r = Verify({inc});
   EXPECT_TRUE(r.sound()) << All(r);
   EXPECT_EQ(r.pages, 14u + 4u);
-  Write(inc + "/" + kCheckpointsFile, FormatCheckpoints({"incremental", kCkpt - 1, kCkpt, kLogEnd, false}));
+  Write(inc + "/" + backupdir::kCheckpointsFile,
+        backupdir::FormatCheckpoints({"incremental", kCkpt - 1, kCkpt, kLogEnd, false}));
   std::string all = All(Verify({inc}));
   EXPECT_NE(all.find("inc/xtrabackup_checkpoints: from_lsn 19999 does not continue"), std::string::npos)
       << all;
