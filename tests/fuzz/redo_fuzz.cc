@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (size >= 4) {
-    (void)CryptDataFromWrite(16384, util::LoadBE32(data) % 65536, buf.data() + 4, buf.size() - 4);
+    (void)CryptDataFromWrite(16384, LoadBE32(data) % 65536, buf.data() + 4, buf.size() - 4);
   }
 
   // Record framing and varints on their own.
