@@ -75,7 +75,7 @@ run_pass() { # NAME
     mkdir -p build
     cmake -S "$repo" -B build -G Ninja > build/configure.log 2>&1 ||
       { cat build/configure.log >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
-    cmake --build build -j"$(nproc)"
+    cmake --build build -j"$(nproc)" || { echo "run-tests: build failed (build)" >&2; return 1; }
     XBAK="$repo/build/xbak" XBCLOUD="$repo/build/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/build" \
       bash tests/soak/t_soak.sh
     return
@@ -91,7 +91,10 @@ run_pass() { # NAME
       # clang-format is kept: a file that drifted fails the run, naming it.
       banner "[normal] clang-format check"
       find src include storage tests benchmarks \( -name '*.cc' -o -name '*.h' \) -print0 |
-        xargs -0 clang-format --dry-run --Werror ;;
+        xargs -0 clang-format --dry-run --Werror || { echo "run-tests: clang-format check failed" >&2; return 1; }
+      # The shape rules (no file above 600 lines, no function above 80, without a reason).
+      banner "[normal] shape check"
+      python3 scripts/check-shape.py --self-test || { echo "run-tests: shape check failed" >&2; return 1; } ;;
     asan)
       build=build-asan; cmake_args=(-DXBAK_SANITIZE=address,undefined)
       export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
@@ -115,7 +118,7 @@ run_pass() { # NAME
   cmake -S "$repo" -B "$build" -G Ninja "${cmake_args[@]}" > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
   banner "[$name] build (-j$(nproc))"
-  cmake --build "$build" -j"$(nproc)"
+  cmake --build "$build" -j"$(nproc)" || { echo "run-tests: build failed ($build)" >&2; return 1; }
   ctest_args=(--test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)"
     --output-junit "$repo/$build/ctest-results.xml")
   junit_files+=("$name:$repo/$build/ctest-results.xml")
@@ -128,6 +131,8 @@ run_pass() { # NAME
   ctest "${ctest_args[@]}" "${ctest_extra[@]}"
 }
 
+# Note: run_pass runs as an `if` condition, where bash ignores `set -e`: every step in it that
+# can fail says so with `|| return 1`, or is its last command.
 results=()
 junit_files=()
 status=0

@@ -207,6 +207,107 @@ class Job {
   std::atomic<uint64_t> bytes_{0};
 };
 
+// The backup's manifest, or nothing (a problem says why) when it is missing or unreadable.
+std::optional<std::vector<ManifestEntry>> ReadManifest(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                       const std::string& name,
+                                                       const std::map<std::string, uint64_t>& listed,
+                                                       Problems& problems) {
+  const std::string marker = ManifestKey(name);
+  if (!listed.count(marker)) {
+    problems.Add(marker + ": missing: the backup is incomplete (its put did not finish) or was damaged");
+    return std::nullopt;
+  }
+  auto text = GetSync(loop, store, marker);
+  if (!text.ok()) {
+    problems.Add(marker + ": cannot read it: " + text.status().message());
+    return std::nullopt;
+  }
+  auto m = ParseManifest(*text);
+  if (!m.ok()) {
+    problems.Add(marker + ": " + m.status().message());
+    return std::nullopt;
+  }
+  return std::move(m.value());
+}
+
+// What is stored: the data objects to check (by key); sidecars without their
+// object, stray markers and foreign objects are problems.
+std::map<std::string, Item> ClassifyObjects(const std::string& name,
+                                            const std::map<std::string, uint64_t>& listed,
+                                            Problems& problems) {
+  const std::string marker = ManifestKey(name);
+  std::map<std::string, Item> items;
+  for (const auto& [key, size] : listed) {
+    if (key == marker) continue;
+    std::string path;
+    uint64_t seq = 0;
+    if (key.ends_with(kMd5Suffix)) {
+      std::string data = key.substr(0, key.size() - kMd5Suffix.size());
+      if (!listed.count(data)) problems.Add(key + ": a sidecar without its object");
+      continue;
+    }
+    if (key.ends_with("/" + std::string(kManifestName))) {
+      problems.Add(key + ": the completion marker of another backup inside this one");
+      continue;
+    }
+    if (!ParseDataObjectKey(name, key, &path, &seq)) {
+      problems.Add(key + ": not an object of an xbcloud backup (no .<sequence number> suffix)");
+      continue;
+    }
+    Item it;
+    it.key = key;
+    it.path = path;
+    it.has_sidecar = listed.count(key + std::string(kMd5Suffix)) != 0;
+    if (!it.has_sidecar) problems.Add(key + ": no .md5 sidecar");
+    items[key] = std::move(it);
+  }
+  return items;
+}
+
+// Every object the manifest lists is stored with its size, and nothing else is.
+void CompareWithManifest(const std::string& name, const std::vector<ManifestEntry>& manifest,
+                         const std::map<std::string, uint64_t>& listed, std::map<std::string, Item>& items,
+                         Problems& problems) {
+  std::map<std::string, const ManifestEntry*> by_key;
+  for (const auto& e : manifest) by_key[DataObjectKey(name, e.path, e.seq)] = &e;
+  for (const auto& [key, e] : by_key) {
+    auto it = items.find(key);
+    if (it == items.end()) {
+      problems.Add(key + ": missing (listed in the manifest)");
+      continue;
+    }
+    it->second.manifest = *e;
+    uint64_t size = listed.at(key);
+    if (size != e->size) {
+      problems.Add(key + ": the store lists " + std::to_string(size) + " bytes, the manifest says " +
+                   std::to_string(e->size));
+    }
+  }
+  for (const auto& [key, it] : items) {
+    if (!by_key.count(key)) problems.Add(key + ": not listed in the manifest");
+  }
+}
+
+// No manifest to compare with: at least each file's objects must be numbered 0, 1, 2, ...
+void CheckSequences(const std::string& name, const std::map<std::string, Item>& items, Problems& problems) {
+  std::map<std::string, std::vector<uint64_t>> seqs;
+  for (const auto& [key, it] : items) {
+    std::string p;
+    uint64_t s = 0;
+    (void)ParseDataObjectKey(name, key, &p, &s);
+    seqs[p].push_back(s);
+  }
+  for (auto& [p, v] : seqs) {
+    std::sort(v.begin(), v.end());
+    for (size_t i = 0; i < v.size(); i++) {
+      if (v[i] != i) {
+        problems.Add(DataObjectKey(name, p, i) + ": missing (the objects of " + p + " skip it)");
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string CheckObjectChunks(const std::string& body, const std::string& path) {
@@ -257,12 +358,10 @@ Result<CloudVerifyResult> CloudVerify(storage::EventLoop& loop, storage::ObjectS
   XBAK_RETURN_IF_ERROR(CheckBackupName(options.name));
   if (options.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
   const std::string& name = options.name;
-  const std::string prefix = name + "/";
-  const std::string marker = ManifestKey(name);
   std::map<std::string, uint64_t> listed;
   std::string token;
   do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
+    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
     for (auto& o : page.objects) listed[o.key] = o.size;
     token = page.next_token;
   } while (!token.empty());
@@ -270,86 +369,12 @@ Result<CloudVerifyResult> CloudVerify(storage::EventLoop& loop, storage::ObjectS
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
 
   Problems problems;
-  std::optional<std::vector<ManifestEntry>> manifest;
-  if (!listed.count(marker)) {
-    problems.Add(marker + ": missing: the backup is incomplete (its put did not finish) or was damaged");
-  } else {
-    auto text = GetSync(loop, store, marker);
-    if (!text.ok()) {
-      problems.Add(marker + ": cannot read it: " + text.status().message());
-    } else {
-      auto m = ParseManifest(*text);
-      if (!m.ok()) {
-        problems.Add(marker + ": " + m.status().message());
-      } else {
-        manifest = std::move(m.value());
-      }
-    }
-  }
-
-  // What is stored: data objects, sidecars, anything else.
-  std::map<std::string, Item> items;  // by key
-  for (const auto& [key, size] : listed) {
-    if (key == marker) continue;
-    std::string path;
-    uint64_t seq = 0;
-    if (key.ends_with(kMd5Suffix)) {
-      std::string data = key.substr(0, key.size() - kMd5Suffix.size());
-      if (!listed.count(data)) problems.Add(key + ": a sidecar without its object");
-      continue;
-    }
-    if (key.ends_with("/" + std::string(kManifestName))) {
-      problems.Add(key + ": the completion marker of another backup inside this one");
-      continue;
-    }
-    if (!ParseDataObjectKey(name, key, &path, &seq)) {
-      problems.Add(key + ": not an object of an xbcloud backup (no .<sequence number> suffix)");
-      continue;
-    }
-    Item it;
-    it.key = key;
-    it.path = path;
-    it.has_sidecar = listed.count(key + std::string(kMd5Suffix)) != 0;
-    if (!it.has_sidecar) problems.Add(key + ": no .md5 sidecar");
-    items[key] = std::move(it);
-  }
+  auto manifest = ReadManifest(loop, store, name, listed, problems);
+  std::map<std::string, Item> items = ClassifyObjects(name, listed, problems);
   if (manifest) {
-    std::map<std::string, const ManifestEntry*> by_key;
-    for (const auto& e : *manifest) by_key[DataObjectKey(name, e.path, e.seq)] = &e;
-    for (const auto& [key, e] : by_key) {
-      auto it = items.find(key);
-      if (it == items.end()) {
-        problems.Add(key + ": missing (listed in the manifest)");
-        continue;
-      }
-      it->second.manifest = *e;
-      uint64_t size = listed[key];
-      if (size != e->size) {
-        problems.Add(key + ": the store lists " + std::to_string(size) + " bytes, the manifest says " +
-                     std::to_string(e->size));
-      }
-    }
-    for (const auto& [key, it] : items) {
-      if (!by_key.count(key)) problems.Add(key + ": not listed in the manifest");
-    }
+    CompareWithManifest(name, *manifest, listed, items, problems);
   } else {
-    // No manifest to compare with: at least each file's objects must be numbered 0, 1, 2, ...
-    std::map<std::string, std::vector<uint64_t>> seqs;
-    for (const auto& [key, it] : items) {
-      std::string p;
-      uint64_t s = 0;
-      (void)ParseDataObjectKey(name, key, &p, &s);
-      seqs[p].push_back(s);
-    }
-    for (auto& [p, v] : seqs) {
-      std::sort(v.begin(), v.end());
-      for (size_t i = 0; i < v.size(); i++) {
-        if (v[i] != i) {
-          problems.Add(DataObjectKey(name, p, i) + ": missing (the objects of " + p + " skip it)");
-          break;
-        }
-      }
-    }
+    CheckSequences(name, items, problems);
   }
 
   std::vector<Item> todo;

@@ -414,36 +414,51 @@ Status ExportOne(ExportServer& server, const std::string& d, const Table& t, Exp
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<ExportResult> ExportTables(const ExportOptions& opts) {
-  // The server resolves relative paths against its datadir: absolute ones.
-  ExportOptions o = opts;
-  {
-    char* rp = ::realpath(opts.dir.c_str(), nullptr);
-    if (rp == nullptr) return ErrnoError("find", opts.dir, errno);
-    o.dir = rp;
-    ::free(rp);
-  }
-  const std::string& d = o.dir;
-  XBAK_ASSIGN_OR_RETURN(std::string cp_text,
-                        util::ReadSmallFile(util::JoinPath(d, backupdir::kCheckpointsFile)));
-  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp,
-                        backupdir::ParseCheckpoints(cp_text, util::JoinPath(d, backupdir::kCheckpointsFile)));
+// The backup directory as an absolute path (the server resolves relative
+// paths against its datadir), refused unless it is prepared.
+Result<std::string> PreparedBackupDir(const std::string& dir) {
+  char* rp = ::realpath(dir.c_str(), nullptr);
+  if (rp == nullptr) return ErrnoError("find", dir, errno);
+  const std::string d = rp;
+  ::free(rp);
+  const std::string cp_path = util::JoinPath(d, backupdir::kCheckpointsFile);
+  XBAK_ASSIGN_OR_RETURN(std::string cp_text, util::ReadSmallFile(cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(cp_text, cp_path));
   if (cp.backup_type != "log-applied") {
     return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
   }
+  return d;
+}
+
+// innodb_data_file_path of backup-my.cnf, its files taken from the backup
+// directory ("" when backup-my.cnf does not set it).
+Result<std::string> BackupDataFilePath(const std::string& dir) {
+  XBAK_ASSIGN_OR_RETURN(auto cnf_options,
+                        util::ReadOptionFile(util::JoinPath(dir, backupdir::kBackupCnfFile), {"mysqld"}));
+  auto it = cnf_options.find("innodb-data-file-path");
+  return it == cnf_options.end() ? std::string() : LocalDataFilePath(it->second.value);
+}
+
+// The server's run directory and its log: of no further use once it stopped cleanly.
+void RemoveRunDir(const std::string& run) {
+  (void)::unlink(util::JoinPath(run, "server.log").c_str());
+  (void)::unlink(util::JoinPath(run, "stderr").c_str());
+  (void)::unlink(util::JoinPath(run, "filekey").c_str());
+  (void)::rmdir(run.c_str());
+}
+
+}  // namespace
+
+Result<ExportResult> ExportTables(const ExportOptions& opts) {
+  ExportOptions o = opts;
+  XBAK_ASSIGN_OR_RETURN(o.dir, PreparedBackupDir(opts.dir));
+  const std::string& d = o.dir;
 
   std::string mine;  // the server program's MAJOR.MINOR
   XBAK_ASSIGN_OR_RETURN(const std::string program, FindExportServer(o, &mine));
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(d));
   XBAK_RETURN_IF_ERROR(RefuseIfInUse(d, cnf.system_files.front()));
-  XBAK_ASSIGN_OR_RETURN(auto cnf_options,
-                        util::ReadOptionFile(util::JoinPath(d, backupdir::kBackupCnfFile), {"mysqld"}));
-  std::string data_file_path;
-  if (auto it = cnf_options.find("innodb-data-file-path"); it != cnf_options.end()) {
-    data_file_path = LocalDataFilePath(it->second.value);
-  }
+  XBAK_ASSIGN_OR_RETURN(const std::string data_file_path, BackupDataFilePath(d));
 
   // An earlier export that was interrupted: its set-aside .isl files first.
   size_t restored = 0;
@@ -492,11 +507,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
   size_t cfgs = 0;
   XBAK_RETURN_IF_ERROR(RenameSuffixes(d, kKeptCfg, ".cfg", &cfgs));
   XBAK_RETURN_IF_ERROR(util::SyncFilesystem(d));
-  // The server's log is of no further use once it stopped cleanly.
-  (void)::unlink(util::JoinPath(run, "server.log").c_str());
-  (void)::unlink(util::JoinPath(run, "stderr").c_str());
-  (void)::unlink(util::JoinPath(run, "filekey").c_str());
-  (void)::rmdir(run.c_str());
+  RemoveRunDir(run);
   util::LogInfo(
       "exported " + std::to_string(res.exported) + " tables (" + std::to_string(cfgs) + " .cfg files)" +
       (res.not_exported ? ", " + std::to_string(res.not_exported) + " not (named above)" : std::string()));

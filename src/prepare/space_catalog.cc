@@ -115,6 +115,36 @@ Status RefuseCompression(const std::string& where, uint32_t algo) {
 
 Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vector<std::string>& system,
                      int parallel, ScanMode mode, const std::set<std::string>* only_tables) {
+  XBAK_ASSIGN_OR_RETURN(const std::vector<std::string> candidates,
+                        ListCandidates(dir, system, mode, only_tables));
+  // Each file's page 0 is read and checked on `parallel` threads (tens of
+  // thousands of tables); the catalog is then built in order.
+  std::vector<std::optional<Space>> found(candidates.size());
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
+      candidates.size(), parallel,
+      [&](size_t i) -> Status {
+        XBAK_ASSIGN_OR_RETURN(found[i], ReadPage0(dir, candidates[i], page_size, mode != ScanMode::kBuild));
+        return Status::Ok();
+      },
+      &cancel));
+  if (mode == ScanMode::kCheck) return Status::Ok();
+  for (size_t i = 0; i < candidates.size(); i++) {
+    const std::string& rel = candidates[i];
+    if (rel.ends_with(".new")) continue;  // checked only: the markers install it later
+    if (!found[i]) {
+      unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
+      continue;
+    }
+    XBAK_RETURN_IF_ERROR(Add(dir, system, rel, std::move(*found[i])));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Catalog::ListCandidates(const std::string& dir,
+                                                         const std::vector<std::string>& system,
+                                                         ScanMode mode,
+                                                         const std::set<std::string>* only_tables) {
   const bool check = mode != ScanMode::kBuild;
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(dir));
   std::vector<std::string> candidates;
@@ -132,74 +162,54 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
       candidates.push_back(n + "/" + f);
     }
   }
-  // Each file's page 0 is read and checked on `parallel` threads (tens of
-  // thousands of tables); the catalog is then built in order.
-  struct Found {
-    bool has_page0 = false;
-    Space space;
-  };
-  std::vector<Found> found(candidates.size());
-  std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(util::RunParallel(
-      candidates.size(), parallel,
-      [&](size_t i) -> Status {
-        const std::string& rel = candidates[i];
-        const std::string path = util::JoinPath(dir, rel);
-        // One page of innodb_page_size: what page 0 of an uncompressed
-        // tablespace needs, and more than a ROW_FORMAT=COMPRESSED one's.
-        std::vector<uint8_t> page(page_size);
-        XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
-        f.AdviseRandom();
-        XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
-        if (!innodb::HasPage0(page.data(), n)) return Status::Ok();  // page 0 comes from the log
-        auto h = innodb::ParseSpaceHeader(page.data(), n);
-        if (!h.ok()) return h.status().With(path + " page 0");
-        if (h->flags.logical_size != page_size) {
-          return Error(ErrorCode::kCorrupt, path + ": page size " + std::to_string(h->flags.logical_size) +
-                                                " differs from innodb_page_size " +
-                                                std::to_string(page_size));
-        }
-        if (check && h->flags.page_compressed) XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
-        Space& s = found[i].space;
-        s = Space{h->space_id, rel, {}, h->flags, true, std::nullopt, std::nullopt};
-        XBAK_RETURN_IF_ERROR(SetCrypt(s, innodb::ReadCryptData(page.data(), h->flags), path));
-        if (check && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, s, *crypt_));
-        found[i].has_page0 = true;
-        return Status::Ok();
-      },
-      &cancel));
-  if (mode == ScanMode::kCheck) return Status::Ok();
-  for (size_t i = 0; i < candidates.size(); i++) {
-    const std::string& rel = candidates[i];
-    if (rel.ends_with(".new")) continue;  // checked only: the markers install it later
-    if (!found[i].has_page0) {
-      unidentified_.insert(rel);  // created during the backup: page 0 comes from the log
-      continue;
-    }
-    Space& sp = found[i].space;
-    const bool sys = !system.empty() && rel == system.front();
-    if (sys && sp.id != 0) {
-      return Error(ErrorCode::kCorrupt,
-                   util::JoinPath(dir, rel) + ": page 0 says tablespace " + std::to_string(sp.id));
-    }
-    auto [it, fresh] = spaces_.try_emplace(sp.id);
-    if (!fresh) {
-      return Error(ErrorCode::kCorrupt, "two files claim tablespace id " + std::to_string(sp.id) + ": " +
-                                            it->second.rel + " and " + rel);
-    }
-    it->second = std::move(sp);
-    if (sys) {
-      for (const auto& m : further) {
-        if (!util::PathExists(util::JoinPath(dir, m))) {
-          return Error(ErrorCode::kNotFound,
-                       util::JoinPath(dir, m) +
-                           ": a file of the system tablespace (innodb_data_file_path in " +
-                           backupdir::kBackupCnfFile + ") is missing from the backup");
-        }
-      }
-      it->second.more.assign(system.begin() + 1, system.end());
+  return candidates;
+}
+
+Result<std::optional<Space>> Catalog::ReadPage0(const std::string& dir, const std::string& rel,
+                                                uint32_t page_size, bool check) const {
+  const std::string path = util::JoinPath(dir, rel);
+  // One page of innodb_page_size: what page 0 of an uncompressed
+  // tablespace needs, and more than a ROW_FORMAT=COMPRESSED one's.
+  std::vector<uint8_t> page(page_size);
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
+  f.AdviseRandom();
+  XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(page.data(), page.size(), 0));
+  if (!innodb::HasPage0(page.data(), n)) return std::optional<Space>();  // page 0 comes from the log
+  auto h = innodb::ParseSpaceHeader(page.data(), n);
+  if (!h.ok()) return h.status().With(path + " page 0");
+  if (h->flags.logical_size != page_size) {
+    return Error(ErrorCode::kCorrupt, path + ": page size " + std::to_string(h->flags.logical_size) +
+                                          " differs from innodb_page_size " + std::to_string(page_size));
+  }
+  if (check && h->flags.page_compressed) XBAK_RETURN_IF_ERROR(CheckCompressedSpace(f, path, h->flags));
+  Space s{h->space_id, rel, {}, h->flags, true, std::nullopt, std::nullopt};
+  XBAK_RETURN_IF_ERROR(SetCrypt(s, innodb::ReadCryptData(page.data(), h->flags), path));
+  if (check && s.key) XBAK_RETURN_IF_ERROR(ProbeDecrypt(f, s, *crypt_));
+  return std::optional<Space>(std::move(s));
+}
+
+Status Catalog::Add(const std::string& dir, const std::vector<std::string>& system, const std::string& rel,
+                    Space sp) {
+  const bool sys = !system.empty() && rel == system.front();
+  if (sys && sp.id != 0) {
+    return Error(ErrorCode::kCorrupt,
+                 util::JoinPath(dir, rel) + ": page 0 says tablespace " + std::to_string(sp.id));
+  }
+  auto [it, fresh] = spaces_.try_emplace(sp.id);
+  if (!fresh) {
+    return Error(ErrorCode::kCorrupt, "two files claim tablespace id " + std::to_string(sp.id) + ": " +
+                                          it->second.rel + " and " + rel);
+  }
+  it->second = std::move(sp);
+  if (!sys) return Status::Ok();
+  for (auto m = system.begin() + 1; m != system.end(); ++m) {
+    if (!util::PathExists(util::JoinPath(dir, *m))) {
+      return Error(ErrorCode::kNotFound, util::JoinPath(dir, *m) +
+                                             ": a file of the system tablespace (innodb_data_file_path in " +
+                                             backupdir::kBackupCnfFile + ") is missing from the backup");
     }
   }
+  it->second.more.assign(system.begin() + 1, system.end());
   return Status::Ok();
 }
 

@@ -135,16 +135,15 @@ Result<std::vector<util::UniqueFd>> OpenFifosForWriting(const std::string& dir, 
   return fds;
 }
 
-Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
-                                                        std::chrono::seconds timeout) {
-  XBAK_RETURN_IF_ERROR(ValidateCount(n));
-  const auto deadline = Clock::now() + timeout;
+namespace {
 
-  // The writer creates the FIFOs, so the reader may well start first. Each
-  // one is then pinned with an O_PATH fd: it names the inode without opening
-  // the FIFO (it counts as neither reader nor writer), so a FIFO that the
-  // writer unlinks or replaces meanwhile cannot make us wait on a new one or
-  // lose the way to release the old one.
+// The writer creates the FIFOs, so the reader may well start first. Each
+// one is then pinned with an O_PATH fd: it names the inode without opening
+// the FIFO (it counts as neither reader nor writer), so a FIFO that the
+// writer unlinks or replaces meanwhile cannot make us wait on a new one or
+// lose the way to release the old one.
+Result<std::vector<util::UniqueFd>> PinFifos(const std::string& dir, int n, Clock::time_point deadline,
+                                             std::chrono::seconds timeout) {
   std::vector<util::UniqueFd> pins;
   for (int i = 0; i < n; ++i) {
     const std::string path = FifoPath(dir, i);
@@ -168,12 +167,19 @@ Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, 
       poller.Sleep();
     }
   }
+  return pins;
+}
 
-  // A blocking open for reading returns exactly when a writer opens the FIFO,
-  // which is the event to wait for; a non-blocking one would return at once
-  // and the first read would then see end-of-file if the writer is not there
-  // yet. The blocking opens run on helper threads so that all FIFOs wait at
-  // once (the writer may open them in any order) and the wait can be bounded.
+// A blocking open for reading returns exactly when a writer opens the FIFO,
+// which is the event to wait for; a non-blocking one would return at once
+// and the first read would then see end-of-file if the writer is not there
+// yet. The blocking opens run on helper threads so that all FIFOs wait at
+// once (the writer may open them in any order) and the wait can be bounded.
+Result<std::vector<util::UniqueFd>> OpenPinnedForReading(const std::string& dir,
+                                                         const std::vector<util::UniqueFd>& pins,
+                                                         Clock::time_point deadline,
+                                                         std::chrono::seconds timeout) {
+  const int n = static_cast<int>(pins.size());
   struct Slot {
     std::string path;  // for messages
     std::string via;   // /proc/self/fd/<pin>: the pinned inode
@@ -240,6 +246,16 @@ Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, 
   }
   if (!first.ok()) return first;
   return fds;
+}
+
+}  // namespace
+
+Result<std::vector<util::UniqueFd>> OpenFifosForReading(const std::string& dir, int n,
+                                                        std::chrono::seconds timeout) {
+  XBAK_RETURN_IF_ERROR(ValidateCount(n));
+  const auto deadline = Clock::now() + timeout;
+  XBAK_ASSIGN_OR_RETURN(const std::vector<util::UniqueFd> pins, PinFifos(dir, n, deadline, timeout));
+  return OpenPinnedForReading(dir, pins, deadline, timeout);
 }
 
 Result<std::unique_ptr<BufferedStreamSink>> MakeFifoSink(const std::string& dir, int n,

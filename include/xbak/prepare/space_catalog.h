@@ -118,6 +118,16 @@ class Catalog {
   // Sets s.crypt (page 0's, or the log's) and, if it may encrypt, s.key;
   // refuses what cannot be decrypted. `where` names the file.
   Status SetCrypt(Space& s, std::optional<innodb::CryptData> page0, const std::string& where) const;
+  // Scan's steps: the files that may be tablespaces (relative to dir), each
+  // one's page 0 (nothing when it comes from the log; `check` reads further,
+  // see ScanMode), and the spaces found added to the catalog.
+  Result<std::vector<std::string>> ListCandidates(const std::string& dir,
+                                                  const std::vector<std::string>& system, ScanMode mode,
+                                                  const std::set<std::string>* only_tables);
+  Result<std::optional<Space>> ReadPage0(const std::string& dir, const std::string& rel, uint32_t page_size,
+                                         bool check) const;
+  Status Add(const std::string& dir, const std::vector<std::string>& system, const std::string& rel,
+             Space sp);
 
   std::shared_ptr<const PrepareCrypt> crypt_;
   std::map<uint32_t, innodb::CryptData> log_crypt_;
