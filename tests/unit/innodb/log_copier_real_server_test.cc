@@ -1,13 +1,7 @@
 // LogCopier against a real server: mariadbd on a private datadir with an
 // 8 MiB log, written to until the log has wrapped several times while the
 // copier follows it. Skipped where no mariadbd is installed.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,11 +14,9 @@
 
 #include "log_copier_test_util.h"
 #include "redo_synth.h"
+#include "testing/private_server.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/util/file.h"
-#include "xbak/util/process.h"
-
-extern char** environ;
 
 namespace xbak::innodb {
 namespace {
@@ -33,64 +25,9 @@ using namespace std::chrono_literals;
 using namespace synth;
 using namespace xbak::innodb::copier_test;
 
-// PATH, /usr/sbin and /usr/bin (FindExecutable), then where source builds install.
-std::string FindTool(const std::string& name) {
-  return util::FindExecutable({name, "/usr/local/sbin/" + name, "/usr/local/mysql/bin/" + name});
-}
-
-// Owns the mariadbd process: killed (and reaped) on every exit path.
-class ServerProcess {
- public:
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int st;
-      ::waitpid(pid_, &st, 0);
-    }
-  }
-  bool Spawn(const std::vector<std::string>& args) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    int rc = ::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) pid_ = -1;
-    return rc == 0;
-  }
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int st;
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-int Shell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string ShellOutput(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
+using xbak::testing::PrivateServer;
+using xbak::testing::Shell;
+using xbak::testing::ShellOutput;
 
 TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
 #if defined(__SANITIZE_THREAD__)
@@ -99,46 +36,15 @@ TEST(LogCopierRealServer, CopiesAWrappingLogOfARunningMariadbd) {
   // overwrite. The copier's threading is covered under TSan by the synthetic tests above.
   GTEST_SKIP() << "timing-dependent against a real server; not meaningful under ThreadSanitizer";
 #endif
-  const std::string mariadbd = FindTool("mariadbd"), install = FindTool("mariadb-install-db"),
-                    client = FindTool("mariadb");
-  if (mariadbd.empty() || install.empty() || client.empty())
-    GTEST_SKIP() << "mariadbd/mariadb-install-db/mariadb not installed";
+  std::string skip, error;
+  auto server = PrivateServer::Start({"--innodb-log-file-size=8M", "--skip-grant-tables"}, &skip, &error);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_NE(server, nullptr) << error;
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
-  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
-  const std::string data = dir / "data", sock = data + "/s";
-  const bool root = ::geteuid() == 0;
-  const std::string user = root ? " --user=mysql" : "";
-  ASSERT_EQ(::mkdir(data.c_str(), 0750), 0);
-  if (root) {
-    ASSERT_EQ(Shell("chown mysql:mysql " + data), 0);
-  }
-  ASSERT_EQ(Shell(install + " --no-defaults --datadir=" + data + user + " --skip-test-db > " +
-                  (dir / "install.log") + " 2>&1"),
-            0)
-      << ShellOutput("tail -20 " + (dir / "install.log"));
-
-  ServerProcess server;
-  std::vector<std::string> args = {mariadbd,
-                                   "--no-defaults",
-                                   "--datadir=" + data,
-                                   "--socket=" + sock,
-                                   "--skip-networking",
-                                   "--innodb-log-file-size=8M",
-                                   "--innodb-buffer-pool-size=64M",
-                                   "--skip-grant-tables",
-                                   "--log-error=" + data + "/error.log",
-                                   "--pid-file=" + data + "/mariadbd.pid"};
-  if (root) args.push_back("--user=mysql");
-  ASSERT_TRUE(server.Spawn(args));
-  const std::string cli = client + " --no-defaults --socket=" + sock + " -N -B";
-  bool up = false;
-  for (int i = 0; i < 300 && !up; i++) {
-    if (!server.Alive()) break;
-    up = Shell(cli + " -e 'SELECT 1' > /dev/null 2>&1") == 0;
-    if (!up) std::this_thread::sleep_for(100ms);
-  }
-  ASSERT_TRUE(up) << ShellOutput("tail -30 " + data + "/error.log");
+  const std::string data = server->datadir();
+  const std::string cli =
+      xbak::testing::FindServerTool("mariadb") + " --no-defaults --socket=" + server->socket() + " -N -B";
 
   auto server_lsn = [&]() -> uint64_t {
     // The status text is one field with literal "\n" escapes in -B mode;
