@@ -92,7 +92,11 @@ _sb_write_cnf() {
   case "$port" in '' | *[!0-9]*) _sb_err "bad port '$port'"; return 2 ;; esac
   sock=$(_sb_socket_path "$d")
   if _sb_is_root; then user_line="user=mysql"; client_user=root; else client_user=$(id -un); fi
-  mkdir -p "$d/run" "$d/binlog" "$datadir"
+  # A tmpdir per instance (sticky, open to all, as /tmp): instances started at
+  # once in a shared /tmp can trip over each other's temporary tables
+  # (mariadb-install-db failing with "Unknown table 'mysql.tmp_user_sys'").
+  mkdir -p "$d/run" "$d/binlog" "$datadir" "$d/run/tmp"
+  chmod 1777 "$d/run/tmp"
   {
     cat <<CNF
 # Written by scripts/lib/sandbox.sh for instance '$name'.
@@ -107,6 +111,7 @@ datadir=$datadir
 socket=$sock
 pid-file=$d/run/mysqld.pid
 log-error=$d/run/error.log
+tmpdir=$d/run/tmp
 port=$port
 bind-address=127.0.0.1
 skip-name-resolve

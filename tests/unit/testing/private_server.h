@@ -109,8 +109,12 @@ class PrivateServer {
       return nullptr;
     }
     std::unique_ptr<PrivateServer> s(new PrivateServer(client));
+    // A tmpdir of its own (sticky and open to all, as /tmp): servers that
+    // start at once in a shared /tmp trip over each other's temporary
+    // tables (mariadb-install-db fails with "Unknown table 'mysql.tmp_user_sys'").
     if (s->dir_.path().empty() || ::chmod(s->dir_.path().c_str(), 0755) != 0 ||
-        ::mkdir(s->datadir_.c_str(), 0750) != 0) {
+        ::mkdir(s->datadir_.c_str(), 0750) != 0 || ::mkdir(s->tmpdir_.c_str(), 0777) != 0 ||
+        ::chmod(s->tmpdir_.c_str(), 01777) != 0) {
       *error = "cannot make a scratch datadir";
       return nullptr;
     }
@@ -120,8 +124,8 @@ class PrivateServer {
       return nullptr;
     }
     const std::string log = s->dir_ / "install.log";
-    if (Shell(install + " --no-defaults --datadir=" + s->datadir_ + (root ? " --user=mysql" : "") +
-              " --skip-test-db > " + log + " 2>&1") != 0) {
+    if (Shell(install + " --no-defaults --datadir=" + s->datadir_ + " --tmpdir=" + s->tmpdir_ +
+              (root ? " --user=mysql" : "") + " --skip-test-db > " + log + " 2>&1") != 0) {
       *error = "mariadb-install-db failed:\n" + ShellOutput("tail -20 " + log);
       return nullptr;
     }
@@ -180,11 +184,15 @@ class PrivateServer {
 
  private:
   explicit PrivateServer(std::string client)
-      : client_(std::move(client)), datadir_(dir_ / "data"), socket_(datadir_ + "/mysqld.sock") {}
+      : client_(std::move(client)),
+        datadir_(dir_ / "data"),
+        tmpdir_(dir_ / "tmp"),
+        socket_(datadir_ + "/mysqld.sock") {}
 
   TempDir dir_;  // first: the paths below are inside it
   std::string client_;
   std::string datadir_;
+  std::string tmpdir_;
   std::string socket_;
   ServerProcess process_;  // last: killed before the directory goes
 };
