@@ -1,0 +1,159 @@
+#include "xbak/crypt/stream.h"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "xbak/util/endian.h"
+
+namespace xbak::crypt {
+
+Result<const Key*> KeyRing::Find(const KeyId& id, const std::string& origin) const {
+  std::string have;
+  for (const auto& k : keys_) {
+    if (k->id() == id) return k.get();
+    have += (have.empty() ? "" : ", ") + KeyIdHex(k->id()) + " (" + k->origin() + ")";
+  }
+  return Error(ErrorCode::kInvalidArgument, origin + " was encrypted with key id " + KeyIdHex(id) +
+                                                "; the key" + (keys_.size() == 1 ? "" : "s") + " given " +
+                                                (keys_.size() == 1 ? "has id " : "have ids ") +
+                                                (have.empty() ? "(none)" : have));
+}
+
+Result<std::unique_ptr<Encryptor>> Encryptor::Create(const Key& key, Algorithm algorithm,
+                                                     const BackupId& backup, const std::string& path,
+                                                     size_t chunk_bytes, ByteWriter out) {
+  if (chunk_bytes == 0 || chunk_bytes > kMaxChunkBytes) {
+    return Error(ErrorCode::kInvalidArgument, "--encrypt-chunk-size must be between 1 byte and " +
+                                                  std::to_string(kMaxChunkBytes >> 20) + " MiB, got " +
+                                                  std::to_string(chunk_bytes));
+  }
+  FileHeader h;
+  h.algorithm = algorithm;
+  h.chunk_size = static_cast<uint32_t>(chunk_bytes);
+  h.key_id = key.id();
+  h.backup_id = backup;
+  XBAK_ASSIGN_OR_RETURN(h.file_id, NewFileId());
+  h.path = path;
+  std::unique_ptr<Encryptor> e(new Encryptor());
+  XBAK_ASSIGN_OR_RETURN(e->cipher_, FileCipher::Create(key, h, path + std::string(kEncryptedSuffix)));
+  e->out_ = std::move(out);
+  e->chunk_bytes_ = chunk_bytes;
+  return e;
+}
+
+Status Encryptor::Emit(bool last) {
+  sealed_.clear();
+  if (!header_written_) {
+    sealed_ = cipher_->header_bytes();
+    header_written_ = true;
+  }
+  if (!pending_.empty())
+    XBAK_RETURN_IF_ERROR(cipher_->Seal(next_index_++, false, pending_.data(), pending_.size(), &sealed_));
+  if (last) XBAK_RETURN_IF_ERROR(cipher_->Seal(next_index_++, true, nullptr, 0, &sealed_));
+  OPENSSL_cleanse(pending_.data(), pending_.size());
+  pending_.clear();
+  return sealed_.empty() ? Status::Ok()
+                         : out_(reinterpret_cast<const uint8_t*>(sealed_.data()), sealed_.size());
+}
+
+Status Encryptor::Write(const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const size_t take = std::min(n, chunk_bytes_ - pending_.size());
+    pending_.insert(pending_.end(), p, p + take);
+    p += take;
+    n -= take;
+    if (pending_.size() == chunk_bytes_) XBAK_RETURN_IF_ERROR(Emit(false));
+  }
+  return Status::Ok();
+}
+
+Status Encryptor::Finish() { return Emit(true); }
+
+Decryptor::Decryptor(const KeyRing& keys, std::string origin, std::string expected_path, ByteWriter out)
+    : keys_(keys),
+      origin_(std::move(origin)),
+      expected_path_(std::move(expected_path)),
+      out_(std::move(out)) {}
+
+Decryptor::~Decryptor() { OPENSSL_cleanse(plain_.data(), plain_.size()); }
+
+Status Decryptor::Write(const void* data, size_t n) {
+  XBAK_RETURN_IF_ERROR(error_);
+  const auto* p = static_cast<const uint8_t*>(data);
+  buf_.insert(buf_.end(), p, p + n);
+  for (bool progressed = true; progressed;) {
+    Status st = Step(&progressed);
+    if (!st.ok()) {
+      error_ = st;
+      return st;
+    }
+  }
+  return Status::Ok();
+}
+
+// Consumes one header or one chunk from buf_ when it is whole.
+Status Decryptor::Step(bool* progressed) {
+  *progressed = false;
+  if (buf_.empty()) return Status::Ok();
+  if (ended_) {
+    return Error(ErrorCode::kCorrupt, origin_ + ": " + std::to_string(buf_.size()) +
+                                          " bytes after the end chunk, at byte " + std::to_string(consumed_));
+  }
+  if (!cipher_) {
+    size_t body = 0, need = 0;
+    XBAK_ASSIGN_OR_RETURN(FileHeader h, ParseHeader(buf_.data(), buf_.size(), origin_, &body, &need));
+    if (need > 0 || buf_.size() < body + kTagBytes) return Status::Ok();
+    if (!expected_path_.empty() && h.path != expected_path_) {
+      return Error(ErrorCode::kCorrupt, origin_ + ": the header says this is " + h.path +
+                                            " of its backup: the file was renamed or moved, or comes from "
+                                            "elsewhere");
+    }
+    XBAK_ASSIGN_OR_RETURN(const Key* key, keys_.Find(h.key_id, origin_));
+    XBAK_ASSIGN_OR_RETURN(cipher_, FileCipher::Create(*key, h, origin_));
+    XBAK_RETURN_IF_ERROR(cipher_->CheckHeaderTag(buf_.data() + body));
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(body + kTagBytes));
+    consumed_ += body + kTagBytes;
+    *progressed = true;
+    return Status::Ok();
+  }
+  if (buf_.size() < kChunkHeaderBytes) return Status::Ok();
+  const size_t len = util::LoadBE32(buf_.data());
+  if (len > kMaxChunkBytes) {
+    return Error(ErrorCode::kCorrupt, origin_ + ": chunk " + std::to_string(next_index_) + " at byte " +
+                                          std::to_string(consumed_) + " claims " + std::to_string(len) +
+                                          " bytes, more than any chunk holds: the file is damaged");
+  }
+  const size_t whole = kChunkHeaderBytes + len + kTagBytes;
+  if (buf_.size() < whole) return Status::Ok();
+  plain_.resize(len);
+  XBAK_RETURN_IF_ERROR(cipher_->Open(next_index_, len == 0, buf_.data() + kChunkHeaderBytes, len,
+                                     buf_.data() + kChunkHeaderBytes + len, plain_.data(), consumed_));
+  next_index_++;
+  if (len == 0) ended_ = true;
+  if (len > 0) XBAK_RETURN_IF_ERROR(out_(plain_.data(), len));
+  OPENSSL_cleanse(plain_.data(), len);
+  buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(whole));
+  consumed_ += whole;
+  *progressed = true;
+  return Status::Ok();
+}
+
+Status Decryptor::Finish() {
+  XBAK_RETURN_IF_ERROR(error_);
+  if (!cipher_) {
+    return Error(ErrorCode::kCorrupt, origin_ + ": ends at byte " + std::to_string(consumed_ + buf_.size()) +
+                                          " inside its header: the file is truncated");
+  }
+  if (!ended_) {
+    return Error(ErrorCode::kCorrupt, origin_ + ": ends at byte " + std::to_string(consumed_ + buf_.size()) +
+                                          " without its end chunk (after chunk " +
+                                          std::to_string(next_index_ == 0 ? 0 : next_index_ - 1) +
+                                          "): the file is truncated");
+  }
+  return Status::Ok();
+}
+
+}  // namespace xbak::crypt
