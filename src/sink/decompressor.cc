@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_files.h"
 #include "xbak/sink/decompress.h"
 
 namespace xbak::sink {
@@ -135,6 +136,25 @@ Result<std::unique_ptr<Decompressor>> Decompressor::Create(CompressOptions::Algo
   auto d = std::make_unique<Lz4Decompressor>(std::move(name));
   if (!d->ok()) return Error(ErrorCode::kInternal, "cannot allocate an lz4 decompression context");
   return std::unique_ptr<Decompressor>(std::move(d));
+}
+
+Status DecompressBackup(const DecompressOptions& options) {
+  DecodeRun run{"--decompress", "decompress", options.target_dir, options.parallel, options.remove_original};
+  XBAK_ASSIGN_OR_RETURN(
+      std::vector<DecodeJob> jobs,
+      FindDecodeJobs(run, [](const std::string& path, uint64_t size) -> std::optional<DecodeJob> {
+        for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
+          const std::string_view sfx = CompressSuffix(algo);
+          if (!path.ends_with(sfx)) continue;
+          return DecodeJob{path, path.substr(0, path.size() - sfx.size()), size,
+                           [algo, path]() -> Result<std::unique_ptr<FileDecoder>> {
+                             XBAK_ASSIGN_OR_RETURN(auto d, Decompressor::Create(algo, path));
+                             return std::unique_ptr<FileDecoder>(std::move(d));
+                           }};
+        }
+        return std::nullopt;
+      }));
+  return RunDecodeJobs(run, std::move(jobs));
 }
 
 }  // namespace xbak::sink

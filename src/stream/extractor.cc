@@ -13,11 +13,13 @@ namespace xbak::stream {
 
 struct Extractor::OpenFile {
   std::mutex mu;
-  std::string rel;                      // normalised path in the target
-  std::string name;                     // last component
-  std::shared_ptr<util::UniqueFd> dir;  // its directory, opened without following links
-  util::UniqueFd fd;                    // the .xbpartial file
-  uint64_t size = 0;                    // bytes written so far = next expected offset
+  std::string rel;                        // normalised path in the target
+  std::string name;                       // last component
+  std::shared_ptr<util::UniqueFd> dir;    // its directory, opened without following links
+  util::UniqueFd fd;                      // the .xbpartial file
+  uint64_t size = 0;                      // bytes written so far
+  uint64_t in_size = 0;                   // bytes of the stream taken = next expected offset
+  std::unique_ptr<ExtractFilter> filter;  // --extract --decrypt: what the stream's bytes go through
 };
 
 namespace {
@@ -94,8 +96,16 @@ Result<std::shared_ptr<util::UniqueFd>> Extractor::OpenDir(const std::string& re
   return dir;
 }
 
-Result<std::shared_ptr<Extractor::OpenFile>> Extractor::CreateFile(const std::string& rel) {
+Result<std::shared_ptr<Extractor::OpenFile>> Extractor::CreateFile(const std::string& stream_rel) {
   auto f = std::make_shared<OpenFile>();
+  std::string rel = stream_rel;
+  if (options_.filter) {
+    OpenFile* raw = f.get();  // the filter is the file's: it never outlives it
+    XBAK_ASSIGN_OR_RETURN(
+        f->filter, options_.filter(stream_rel, &rel,
+                                   [this, raw](const uint8_t* p, size_t n) { return WriteOut(*raw, p, n); }));
+    if (!f->filter) rel = stream_rel;
+  }
   f->rel = rel;
   size_t slash = rel.rfind('/');
   f->name = slash == std::string::npos ? rel : rel.substr(slash + 1);
@@ -153,24 +163,32 @@ Status Extractor::Apply(const Chunk& chunk) {
   if (chunk.type == ChunkType::kEof) return Complete(*f);
   if (!f->fd.valid())
     return Error(ErrorCode::kCorrupt, where() + " (file " + rel + "): chunk after the file's EOF chunk");
-  if (chunk.offset != f->size) {
+  if (chunk.offset != f->in_size) {
     // mbstream refuses this too; a gap or overlap means chunks were lost or duplicated.
     return Error(ErrorCode::kCorrupt, where() + " (file " + rel + "): out-of-order chunk at offset " +
                                           std::to_string(chunk.offset) + ", expected " +
-                                          std::to_string(f->size));
+                                          std::to_string(f->in_size));
   }
-  // Zero blocks stay holes (a PAGE_COMPRESSED table extracts as sparse as the
-  // server keeps it); Complete gives the file its full size.
-  const int fd = f->fd.get();
-  const std::string what = util::JoinPath(options_.target_dir, rel) + std::string(kXbstreamPartialSuffix);
+  f->in_size += chunk.payload.size();
+  if (f->filter) return f->filter->Write(chunk.payload.data(), chunk.payload.size()).With(where());
+  return WriteOut(*f, chunk.payload.data(), chunk.payload.size());
+}
+
+// Appends to the file's output. Zero blocks stay holes (a PAGE_COMPRESSED
+// table extracts as sparse as the server keeps it); Complete gives the file
+// its full size.
+Status Extractor::WriteOut(OpenFile& f, const uint8_t* data, size_t n) {
+  const int fd = f.fd.get();
+  const std::string what = util::JoinPath(options_.target_dir, f.rel) + std::string(kXbstreamPartialSuffix);
   XBAK_RETURN_IF_ERROR(util::WriteSkippingZeroBlocks(
-      chunk.payload.data(), chunk.payload.size(), chunk.offset,
-      [&](const uint8_t* p, size_t n, uint64_t off) { return PWriteAll(fd, p, n, off, what); }));
-  f->size += chunk.payload.size();
+      data, n, f.size,
+      [&](const uint8_t* p, size_t len, uint64_t off) { return PWriteAll(fd, p, len, off, what); }));
+  f.size += n;
   return Status::Ok();
 }
 
 Status Extractor::Complete(OpenFile& f) {
+  if (f.filter) XBAK_RETURN_IF_ERROR(f.filter->Finish());
   const std::string shown = util::JoinPath(options_.target_dir, f.rel);
   // Zeros at the end were skipped (holes): the file gets its full size.
   struct stat st {};

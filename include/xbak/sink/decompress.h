@@ -8,6 +8,7 @@
 #include <string>
 
 #include "xbak/sink/compress.h"
+#include "xbak/sink/file_decoder.h"
 #include "xbak/util/status.h"
 
 namespace xbak::sink {
@@ -19,17 +20,9 @@ namespace xbak::sink {
 // where N is the offset in the compressed file of the frame that is bad, or
 //   "truncated zstd data in NAME: ends at byte N inside the frame at byte F"
 // and an empty input is "truncated" too (zero frames is not a valid file).
-class Decompressor {
+class Decompressor : public FileDecoder {
  public:
-  using Output = std::function<Status(const uint8_t* data, size_t n)>;
-
   static Result<std::unique_ptr<Decompressor>> Create(CompressOptions::Algo algo, std::string name);
-  virtual ~Decompressor() = default;
-
-  // Decodes n more input bytes, handing the output to `out` in pieces.
-  virtual Status Feed(const uint8_t* data, size_t n, const Output& out) = 0;
-  // Call at the end of the input: fails if it stopped inside a frame.
-  virtual Status Finish() = 0;
 };
 
 struct DecompressOptions {

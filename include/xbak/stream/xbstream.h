@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -177,10 +178,27 @@ class ChunkReader {
   uint64_t offset_ = 0;
 };
 
+// A transform of one file's bytes as it is extracted (--extract --decrypt):
+// it gets the file's bytes from the stream in order, and hands its output to
+// the writer it was made with.
+class ExtractFilter {
+ public:
+  virtual ~ExtractFilter() = default;
+  virtual Status Write(const uint8_t* data, size_t n) = 0;
+  // The file's EOF chunk came: all output must have been handed on, or why not.
+  virtual Status Finish() = 0;
+};
+using ExtractWriter = std::function<Status(const uint8_t* data, size_t n)>;
+// For a file's (normalised) path in the stream: nullptr to extract it as it
+// is, or a filter writing through `write`, its output named *out_rel.
+using ExtractFilterFactory = std::function<Result<std::unique_ptr<ExtractFilter>>(
+    const std::string& rel, std::string* out_rel, ExtractWriter write)>;
+
 struct ExtractOptions {
-  std::string target_dir;  // created if missing
-  bool overwrite = false;  // replace files that already exist in the target
-  bool fsync = true;       // fdatasync each file before its rename, fsync dirs at the end
+  std::string target_dir;       // created if missing
+  bool overwrite = false;       // replace files that already exist in the target
+  bool fsync = true;            // fdatasync each file before its rename, fsync dirs at the end
+  ExtractFilterFactory filter;  // none: every file as it is
 };
 
 // Applies chunks to a target directory. Thread-safe: several readers may feed
@@ -214,6 +232,7 @@ class Extractor {
   Result<std::shared_ptr<OpenFile>> CreateFile(const std::string& rel);         // with mu_ held
   Result<std::shared_ptr<util::UniqueFd>> OpenDir(const std::string& rel_dir);  // with mu_ held
   Status Complete(OpenFile& f);
+  Status WriteOut(OpenFile& f, const uint8_t* data, size_t n);  // with f.mu held
 
   const ExtractOptions options_;
   mutable std::mutex mu_;

@@ -1,4 +1,6 @@
-// xbak --decompress (DecompressBackup in decompress.h).
+// --decompress and --decrypt over a backup directory (decode_files.h).
+#include "decode_files.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,20 +12,12 @@
 #include <set>
 #include <vector>
 
-#include "xbak/sink/decompress.h"
 #include "xbak/stream/xbstream.h"  // kXbstreamPartialSuffix
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
 
 namespace xbak::sink {
 namespace {
-
-struct DecompressJob {
-  std::string input;   // X.zst
-  std::string output;  // X
-  CompressOptions::Algo algo;
-  uint64_t size;
-};
 
 // Removes the partial output unless the job succeeded.
 class PartialFile {
@@ -45,9 +39,9 @@ std::string ParentDir(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-Status DecompressOne(const DecompressJob& job, bool remove_original, const std::atomic<bool>& cancel) {
+Status DecodeOne(const DecodeRun& run, const DecodeJob& job, const std::atomic<bool>& cancel) {
   XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.input));
-  XBAK_ASSIGN_OR_RETURN(std::unique_ptr<Decompressor> dec, Decompressor::Create(job.algo, job.input));
+  XBAK_ASSIGN_OR_RETURN(std::unique_ptr<FileDecoder> dec, job.make());
   const std::string partial = job.output + std::string(stream::kXbstreamPartialSuffix);
   // A leftover of an interrupted run is garbage by construction (the name
   // says so): replace it.
@@ -60,7 +54,7 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   auto write = [&out](const uint8_t* p, size_t n) { return out.Write(p, n); };
   while (true) {
     if (cancel.load(std::memory_order_relaxed)) {
-      return Error(ErrorCode::kCancelled, "decompressing " + job.input + " cancelled");
+      return Error(ErrorCode::kCancelled, run.option + " of " + job.input + " cancelled");
     }
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), offset));
     if (n == 0) break;
@@ -75,60 +69,56 @@ Status DecompressOne(const DecompressJob& job, bool remove_original, const std::
   // The original goes only once the output's name is durable: a crash in
   // between leaves both, never neither.
   XBAK_RETURN_IF_ERROR(util::SyncDir(ParentDir(job.output)));
-  if (remove_original && ::unlink(job.input.c_str()) != 0) return ErrnoError("remove", job.input, errno);
+  if (run.remove_original && ::unlink(job.input.c_str()) != 0) return ErrnoError("remove", job.input, errno);
   return Status::Ok();
 }
 
 }  // namespace
 
-Status DecompressBackup(const DecompressOptions& options) {
+Result<std::vector<DecodeJob>> FindDecodeJobs(
+    const DecodeRun& run,
+    const std::function<std::optional<DecodeJob>(const std::string& path, uint64_t size)>& job_for) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(options.target_dir, ec)) {
-    return Error(ErrorCode::kNotFound, "--decompress: " + options.target_dir + " is not a directory");
+  if (!fs::is_directory(run.target_dir, ec)) {
+    return Error(ErrorCode::kNotFound, run.option + ": " + run.target_dir + " is not a directory");
   }
-  std::vector<DecompressJob> jobs;
+  std::vector<DecodeJob> jobs;
   // Not following directory symlinks: a link out of the backup must not make
   // us write elsewhere.
-  for (auto it = fs::recursive_directory_iterator(options.target_dir, ec);
+  for (auto it = fs::recursive_directory_iterator(run.target_dir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     std::error_code entry_ec;  // an entry that vanished is skipped, not the end of the walk
     if (it->is_symlink(entry_ec) || !it->is_regular_file(entry_ec)) continue;
-    const std::string path = it->path().string();
-    for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
-      std::string_view sfx = CompressSuffix(algo);
-      if (!path.ends_with(sfx)) continue;
-      uint64_t size = it->file_size(entry_ec);
-      jobs.push_back({path, path.substr(0, path.size() - sfx.size()), algo, entry_ec ? 0 : size});
-    }
+    const uint64_t size = it->file_size(entry_ec);
+    if (auto job = job_for(it->path().string(), entry_ec ? 0 : size)) jobs.push_back(std::move(*job));
   }
-  if (ec) {
-    return Error(ErrorCode::kIo, "--decompress: cannot list " + options.target_dir + ": " + ec.message());
-  }
+  if (ec) return Error(ErrorCode::kIo, run.option + ": cannot list " + run.target_dir + ": " + ec.message());
+  return jobs;
+}
 
+Status RunDecodeJobs(const DecodeRun& run, std::vector<DecodeJob> jobs) {
   // All refusals before any work, so a bad backup is left exactly as it was.
   std::map<std::string, std::string> outputs;
   for (const auto& j : jobs) {
     auto [it, inserted] = outputs.emplace(j.output, j.input);
     if (!inserted) {
-      return Error(ErrorCode::kAlreadyExists, "--decompress: both " + it->second + " and " + j.input +
-                                                  " would decompress to " + j.output);
+      return Error(ErrorCode::kAlreadyExists, run.option + ": both " + it->second + " and " + j.input +
+                                                  " would " + run.verb + " to " + j.output);
     }
     struct stat st {};
     if (::lstat(j.output.c_str(), &st) == 0) {
-      return Error(ErrorCode::kAlreadyExists, "--decompress: " + j.output +
+      return Error(ErrorCode::kAlreadyExists, run.option + ": " + j.output +
                                                   " already exists; refusing to overwrite it with " +
-                                                  j.input + " (remove it, or decompress a fresh copy)");
+                                                  j.input + " (remove it, or start from a fresh copy)");
     }
   }
   // Largest first, so the big files do not start last and run alone.
-  std::sort(jobs.begin(), jobs.end(),
-            [](const DecompressJob& a, const DecompressJob& b) { return a.size > b.size; });
-
+  std::sort(jobs.begin(), jobs.end(), [](const DecodeJob& a, const DecodeJob& b) { return a.size > b.size; });
   std::atomic<bool> cancel{false};
   return util::RunParallel(
-      jobs.size(), std::max(1, options.parallel),
-      [&](size_t i) { return DecompressOne(jobs[i], options.remove_original, cancel); }, &cancel);
+      jobs.size(), std::max(1, run.parallel), [&](size_t i) { return DecodeOne(run, jobs[i], cancel); },
+      &cancel);
 }
 
 }  // namespace xbak::sink
