@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backup/backup_output.h"
 #include "xbak/backup/history.h"
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
@@ -22,9 +23,7 @@
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/mysql/connection.h"
-#include "xbak/sink/fifo.h"
 #include "xbak/sink/sink.h"
-#include "xbak/sink/xbstream_sink.h"
 #include "xbak/util/log.h"
 #include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
@@ -51,15 +50,19 @@ class BackupRun {
   explicit BackupRun(const BackupOptions& o)
       : o_(o), progress_("backup", o.progress_interval), throttle_(o.throttle) {}
 
-  bool wrote_anything() const { return meta_ != nullptr; }  // the target directory exists
-  bool complete() const { return complete_; }               // xtrabackup_checkpoints is written
+  bool wrote_anything() const { return out_.dest != nullptr; }  // the target directory exists
+  bool complete() const { return complete_; }                   // xtrabackup_checkpoints is written
 
   Status Run() {
     start_time_ = backupdir::NowString();
     XBAK_ASSIGN_OR_RETURN(filter_, backupdir::TableFilter::Make(o_.tables));
     if (!o_.extra_lsndir.empty()) XBAK_RETURN_IF_ERROR(backupdir::PrepareExtraLsnDir(o_.extra_lsndir));
     XBAK_RETURN_IF_ERROR(Connect());
-    XBAK_RETURN_IF_ERROR(OpenSink());
+    // Before the target exists, nothing is written (wrote_anything()).
+    Status opened = OpenBackupOutput(o_, &out_);
+    meta_ = out_.meta.get();
+    sink_ = out_.data.get();
+    XBAK_RETURN_IF_ERROR(opened);
     Status st = StartLogCopy();
     if (st.ok()) st = CopyEverything();
     if (st.ok()) st = FinishRedoLog();
@@ -114,32 +117,6 @@ class BackupRun {
       o_.incremental = true;
       util::LogInfo("incremental base from " + std::string(kHistoryTable) + ": LSN " +
                     std::to_string(o_.incremental_lsn));
-    }
-    return Status::Ok();
-  }
-
-  Status OpenSink() {
-    if (o_.stream.empty()) {
-      if (o_.target_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--target-dir is required");
-      XBAK_ASSIGN_OR_RETURN(meta_, sink::MakeDirectorySink(o_.target_dir));
-    } else if (o_.fifo_streams > 1) {
-      if (o_.fifo_dir.empty()) return Error(ErrorCode::kInvalidArgument, "--fifo-streams needs --fifo-dir");
-      util::LogInfo("waiting up to " + std::to_string(o_.fifo_timeout_s) + " s for readers on " +
-                    std::to_string(o_.fifo_streams) + " fifos in " + o_.fifo_dir);
-      XBAK_ASSIGN_OR_RETURN(
-          meta_, sink::MakeFifoSink(o_.fifo_dir, o_.fifo_streams, std::chrono::seconds(o_.fifo_timeout_s)));
-    } else {
-      // A bounded queue between the copy threads and stdout keeps memory flat
-      // whatever the reader's speed.
-      std::vector<int> fds{STDOUT_FILENO};
-      sink::StreamBufferOptions bo;
-      bo.names = {"stdout"};
-      XBAK_ASSIGN_OR_RETURN(meta_, sink::MakeBufferedXbstreamSink(fds, std::move(bo)));
-    }
-    if (o_.compress) {
-      XBAK_ASSIGN_OR_RETURN(sink_, sink::MakeCompressingSink(sink::MakeSinkRef(*meta_), o_.compress_options));
-    } else {
-      sink_ = sink::MakeSinkRef(*meta_);
     }
     return Status::Ok();
   }
@@ -326,7 +303,7 @@ class BackupRun {
     to.cancel = &cancel_;
     to.incremental = o_.incremental;
     to.incremental_lsn = o_.incremental_lsn;
-    to.meta_sink = meta_.get();
+    to.meta_sink = meta_;
     to.throttle = &throttle_;
     return to;
   }
@@ -555,9 +532,9 @@ class BackupRun {
   std::map<std::string, std::string> vars_;
   backupdir::ServerLayout layout_;
   backupdir::TableFilter filter_;
-  // Declared before sink_: the data sink (possibly compressing) refers to it.
-  std::unique_ptr<sink::Sink> meta_;  // the destination itself: metadata files, never compressed
-  std::unique_ptr<sink::Sink> sink_;  // data files and the redo log
+  BackupOutput out_;            // before log_out_, a file of its data sink
+  sink::Sink* meta_ = nullptr;  // out_.meta: metadata files
+  sink::Sink* sink_ = nullptr;  // out_.data: data files and the redo log
   std::unique_ptr<sink::SinkFile> log_out_;
   std::atomic<bool> cancel_{false};  // set by a failed copy thread or copier_
   // After log_out_, which its thread writes to, so it is destroyed first.

@@ -31,10 +31,11 @@ struct SecretOption {
   bool file_is_shown = false;  // a value FILE:path names a file, no secret: left as it is
 };
 
-// xbak's: the server password and a key file's password (a FILE: path shown).
+// xbak's: the server password, a key file's password (a FILE: path shown), a backup key.
 inline constexpr SecretOption kXbakSecrets[] = {
     {"password", 3, 'p', false},
     {"file-key-management-filekey", 25, 0, true},  // file-key-management-filek[ey]
+    {"encrypt-key", 11},  // refused, but never shown (encrypt-key-file is not secret)
 };
 // xbcloud's: the S3 credentials.
 inline constexpr SecretOption kXbcloudSecrets[] = {

@@ -15,6 +15,7 @@
 
 #include "command_line.h"
 #include "common.h"
+#include "encrypt_options.h"
 #include "xbak/backup/backup.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/prepare/export.h"
@@ -24,6 +25,7 @@
 #include "xbak/restore/restore.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/decompress.h"
+#include "xbak/sink/decrypt.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
@@ -94,6 +96,13 @@ int RunExtractMode(const Args& a) {
     return 2;
   }
   eo.overwrite = vm.count("overwrite") > 0;
+  xbak::crypt::KeyRing keys;  // --decrypt: X.xbenc extracted as X
+  if (vm.count("decrypt")) {
+    if (auto alg = xbak::crypt::ParseAlgorithm(vm["decrypt"].as<std::string>()); !alg.ok())
+      return Fail(alg.status());
+    if (auto rc = xbak::cli::ReadKeys(vm, "--extract --decrypt", &keys)) return *rc;
+    eo.filter = xbak::sink::DecryptingExtractFilter(keys);
+  }
   if (xbak::Status st = xbak::util::MakeDirs(eo.target_dir); !st.ok()) return Fail(st);
   xbak::Status st;
   if (fifo_streams > 1) {
@@ -181,6 +190,7 @@ std::optional<int> BackupOutput(const Args& a, xbak::backup::BackupOptions* o) {
       return 2;
     }
   }
+  if (auto rc = xbak::cli::EncryptOutput(vm, &o->encrypt, &o->encrypt_options)) return rc;
   if (!o->stream.empty() && o->fifo_streams == 1 && isatty(STDOUT_FILENO)) {
     std::cerr << "xbak: --stream writes binary data to stdout; redirect it to a file or a pipe\n";
     return 2;
@@ -442,13 +452,16 @@ std::optional<int> CheckCommon(Args* a) {
       }
     }
   }
+  if (auto rc = xbak::cli::CheckEncryptionOptions(vm)) return rc;
+  // --decrypt is a mode of its own, or a way of --extract.
+  const size_t decrypt_mode = vm.count("decrypt") && !vm.count("extract") ? 1 : 0;
   int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
                                 vm.count("restore") + vm.count("move-back") + vm.count("extract") +
-                                vm.count("decompress") + vm.count("verify"));
+                                vm.count("decompress") + vm.count("verify") + decrypt_mode);
   if (nmodes != 1) {
     std::cerr
         << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --restore, --extract, "
-           "--decompress, --verify (see --help)\n";
+           "--decompress, --decrypt, --verify (see --help)\n";
     return 2;
   }
   if (vm.count("incremental-dir") && vm["incremental-dir"].as<std::vector<std::string>>().size() > 1 &&
@@ -490,6 +503,7 @@ int main(int argc, char** argv) {
   if (vm.count("extract")) return RunExtractMode(a);
   if (vm.count("verify")) return RunVerifyMode(a);
   if (vm.count("decompress")) return RunDecompressMode(a);
+  if (vm.count("decrypt")) return xbak::cli::RunDecryptMode(vm, a.parallel);
   if (vm.count("backup")) return RunBackupMode(a);
   if (vm.count("prepare")) return RunPrepareMode(a);
   if (vm.count("restore")) return RunRestoreMode(a);

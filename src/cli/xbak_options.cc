@@ -1,6 +1,7 @@
 #include "xbak_options.h"
 
 #include <string>
+#include <vector>
 
 namespace po = boost::program_options;
 
@@ -22,6 +23,8 @@ const char* const kXbakUsage =
     "                 re-run the same command to resume it (see docs/restore.md)\n"
     "  --extract, -x  unpack an xbstream (stdin, --input=FILE or --fifo-streams) into -C DIR\n"
     "  --decompress   decompress the .zst/.lz4 files of a backup in --target-dir\n"
+    "  --decrypt=AES256  decrypt the .xbenc files of a backup in --target-dir (with --extract: as the\n"
+    "                 stream is unpacked)\n"
     "  --verify       check a backup in --target-dir (and its incrementals: --incremental-dir=INC,\n"
     "                 repeated, in order) without changing it: page checksums, deltas, redo log,\n"
     "                 promised files, LSN chain; one line per problem, exit status 0 only if sound\n\n"
@@ -37,7 +40,9 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "copy-back", "restore a prepared backup")("move-back", "restore by moving files")(
       "restore", "restore a chain in one pass")("extract,x", "unpack an xbstream")(
       "decompress", "decompress a compressed backup")("verify", "check a backup (and its incrementals)")(
-      "help", "show this help")("version", "show the version");
+      "decrypt", po::value<std::string>(),
+      "decrypt an encrypted backup (AES256 or CHACHA20; the files say which)")("help", "show this help")(
+      "version", "show the version");
 
   po::options_description conn("Connection (also from [client]/[xbak] in option files)");
   conn.add_options()("user,u", po::value<std::string>(), "user name")(
@@ -135,7 +140,20 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "directory,C", po::value<std::string>(), "--extract: target directory")(
       "input", po::value<std::string>(), "--extract: read this file instead of stdin")(
       "overwrite", "--extract: replace files that exist in the target")(
-      "remove-original", "--decompress: delete X.zst once X is complete");
+      "remove-original", "--decompress/--decrypt: delete X.zst/X.xbenc once X is complete");
+
+  po::options_description encryption(
+      "Backup encryption (every file as X.xbenc, authenticated; see docs/backup-encryption.md)");
+  encryption.add_options()("encrypt", po::value<std::string>(),
+                           "--backup: encrypt every file with AES256 (AES-256-GCM) or CHACHA20 "
+                           "(ChaCha20-Poly1305), after compression")(
+      "encrypt-key-file", po::value<std::vector<std::string>>()->composing(),
+      "the file holding the 32-byte key (mode 600; e.g. openssl rand -base64 24); for --decrypt and "
+      "--extract, repeat it to give several keys (each file names its key); or set XBAK_ENCRYPT_KEY")(
+      "encrypt-threads", po::value<int>()->default_value(1), "--backup: threads that encrypt")(
+      "encrypt-chunk-size", po::value<std::string>()->default_value("1M"),
+      "--backup: bytes per encrypted chunk (64K .. 64M)")("encrypt-key", po::value<std::string>(),
+                                                          "refused: a key on the command line shows in ps");
 
   po::options_description partial(
       "Partial backups (--backup; names as on disk, db.table; see docs/partial.md)");
@@ -166,7 +184,7 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
                         "file-key-management-encryption-algorithm"}) {
     loose.add_options()((std::string("loose-") + k).c_str(), po::value<std::string>(), "");
   }
-  visible_out->add(modes).add(conn).add(general).add(partial).add(streaming).add(keys);
+  visible_out->add(modes).add(conn).add(general).add(partial).add(streaming).add(encryption).add(keys);
   all->add(*visible_out).add(loose);
 }
 

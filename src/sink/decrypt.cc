@@ -1,5 +1,6 @@
 #include "xbak/sink/decrypt.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -132,18 +133,23 @@ Status DecryptBackup(const DecryptOptions& options, const crypt::KeyRing& keys) 
             }};
       }));
   // Every header first: a wrong key, a renamed file or one of another backup
-  // is refused before anything is written.
-  std::optional<crypt::BackupId> backup;
-  std::string first;
+  // is refused before anything is written. The backup is what most files say.
+  std::vector<crypt::BackupId> ids;
+  std::map<crypt::BackupId, size_t> votes;
   for (const auto& j : jobs) {
     XBAK_ASSIGN_OR_RETURN(crypt::FileHeader h, CheckHeader(j, RelativeName(root, j.output), keys));
-    if (!backup) {
-      backup = h.backup_id;
-      first = j.input;
-    } else if (h.backup_id != *backup) {
-      return Error(ErrorCode::kCorrupt, "--decrypt: " + j.input + " belongs to another backup (backup id " +
-                                            Hex(h.backup_id) + ") than " + first + " (" + Hex(*backup) +
-                                            "): a file was put in from elsewhere");
+    ids.push_back(h.backup_id);
+    votes[h.backup_id]++;
+  }
+  if (votes.size() > 1) {
+    auto most = std::max_element(votes.begin(), votes.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (size_t i = 0; i < jobs.size(); i++) {
+      if (ids[i] == most->first) continue;
+      return Error(ErrorCode::kCorrupt, "--decrypt: " + jobs[i].input +
+                                            " belongs to another backup (backup id " + Hex(ids[i]) +
+                                            ") than the other " + std::to_string(most->second) + " files (" +
+                                            Hex(most->first) + "): it was put in from elsewhere");
     }
   }
   return RunDecodeJobs(run, std::move(jobs));

@@ -17,6 +17,7 @@
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/sink/compress.h"
+#include "xbak/sink/encrypt.h"
 #include "xbak/util/status.h"
 
 namespace xbak::backup {
@@ -30,6 +31,8 @@ struct BackupOptions {
   unsigned fifo_timeout_s = 60;
   bool compress = false;  // data files and the redo log as NAME.zst / NAME.lz4
   sink::CompressOptions compress_options;
+  bool encrypt = false;  // every file as NAME.xbenc (after compression: NAME.zst.xbenc)
+  sink::EncryptOptions encrypt_options;
   std::string datadir;  // overrides @@datadir
   int parallel = 1;
   // Incremental backup: only pages changed after this LSN (the base's to_lsn,
