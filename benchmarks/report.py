@@ -242,6 +242,56 @@ def section_stream(doc, name):
     return out + save_chart(fig, name)
 
 
+def section_encrypt(doc, name):
+    runs = doc["runs"]
+    d = doc["dataset"]
+    out = [f"## Encrypted backups ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out.append(f"Command: `benchmarks/encrypt_bench.sh{' --quick' if doc['quick'] else ''}`. "
+               f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs; {doc['versions']['mariabackup']}; "
+               f"{doc['versions']['openssl']}. A full backup of {d['sysbench_tables']} sysbench tables of "
+               f"{d['rows']:,} rows, --parallel=4, streamed to stdout and counted by `wc -c`; `--encrypt` with "
+               "--encrypt-threads=2. The rival encrypts the same stream in a pipe with `openssl enc -aes-256-ctr` "
+               "(unauthenticated, so cheaper than an AEAD; Percona's xbcrypt is not packaged for Debian 12). "
+               "Target: xbak --encrypt at most 5% slower than without.")
+    out.append("")
+    out.append("| variant | compression | s (median, reps) | vs plain | vs openssl pipe | CPU s | peak RSS | MiB streamed |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for comp in ("none", "zstd"):
+        plain = reps(runs, variant="plain", compress=comp)
+        pm = median([r["seconds"] for r in plain]) if plain else None
+        pipe = reps(runs, variant="xbak-openssl", compress=comp)
+        om = median([r["seconds"] for r in pipe]) if pipe else None
+        for v in ("plain", "aes256", "chacha20", "xbak-openssl", "mariabackup-openssl"):
+            xs = reps(runs, variant=v, compress=comp)
+            if not xs:
+                continue
+            t = median([r["seconds"] for r in xs])
+            vs_plain = f"{(t / pm - 1) * 100:+.1f}%" if pm and v != "plain" else "-"
+            vs_pipe = f"{(t / om - 1) * 100:+.1f}%" if om and v in ("aes256", "chacha20") else "-"
+            out.append(f"| {v} | {comp} | {t:.2f} ({fmt_reps(xs)}) | {vs_plain} | {vs_pipe} | "
+                       f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB | "
+                       f"{median([r['bytes'] for r in xs]) / 1048576:.0f} |")
+    out.append("")
+    out.append("CPU s is the whole pipeline's (the backup, and the openssl process of a pipe). The cipher's own speed "
+               "per core is micro_bench's `BM_Seal`/`BM_Open` rows above.")
+    out.append("")
+    os.makedirs(IMG, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    labels, ys = [], []
+    for comp in ("none", "zstd"):
+        for v in ("plain", "aes256", "chacha20", "xbak-openssl", "mariabackup-openssl"):
+            xs = reps(runs, variant=v, compress=comp)
+            if xs:
+                labels.append(f"{v}\n{comp}")
+                ys.append(median([r["seconds"] for r in xs]))
+    ax.bar(range(len(ys)), ys)
+    ax.set_xticks(range(len(ys)))
+    ax.set_xticklabels(labels, rotation=60, fontsize=7)
+    ax.set_ylabel("seconds")
+    fig.tight_layout()
+    return out + save_chart(fig, name)
+
+
 def section_xbcloud(doc, name):
     runs = doc["runs"]
     mib = doc["bytes"] / 1048576
@@ -348,7 +398,7 @@ def section_prepare(doc, name):
 def section_micro(doc, name):
     runs = doc["runs"]
     ctx = doc.get("context", {})
-    out = [f"## Checksums and compression on one core, next to memcpy ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    out = [f"## Checksums, compression and encryption on one core, next to memcpy ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
     out.append(f"Command: `benchmarks/run{' --quick' if doc['quick'] else ''} --only micro` (Google Benchmark, "
                f"`benchmarks/micro/micro_bench.cc`, {doc.get('build_type', 'Release')} build). "
                f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz "
@@ -358,7 +408,9 @@ def section_micro(doc, name):
                "and redo (`ExtendHardware`: SSE4.2 or ARMv8 CRC32, chosen at run time; `ExtendPortable`: "
                "slicing-by-8), zlib's crc32 for xbstream chunks, OpenSSL EVP for MD5 (S3 Content-MD5, ETags, "
                "sidecars) and SHA-256 (SigV4), `storage/md5_multi`'s multi-buffer MD5 over 2 or 8 buffers at once "
-               "(xbcloud get's object check; GB/s counts all buffers), the frame settings of `--compress=zstd|lz4`.")
+               "(xbcloud get's object check; GB/s counts all buffers), the frame settings of `--compress=zstd|lz4`, "
+               "and `--encrypt`'s chunks sealed and opened by `crypt::FileCipher` (AES-256-GCM, ChaCha20-Poly1305; "
+               "a cipher context per chunk included; target 2 GB/s per core).")
     out.append("")
     by = {}
     labels = {}
@@ -565,7 +617,8 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 """
 
 
-SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream, "xbcloud-bench": section_xbcloud,
+SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream,
+            "encrypt-bench": section_encrypt, "xbcloud-bench": section_xbcloud,
             "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore,
             "scale-bench": section_scale}
 
