@@ -4,8 +4,12 @@
 #include <iostream>
 
 #include "common.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/crypt/format.h"
+#include "xbak/sink/decompress.h"
 #include "xbak/sink/decrypt.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
 #include "xbak/util/size.h"
 
 namespace po = boost::program_options;
@@ -99,6 +103,36 @@ std::optional<int> ReadKeys(const po::variables_map& vm, const char* mode, crypt
               << "or the environment variable " << kKeyEnvironment << "\n";
     return 2;
   }
+  return std::nullopt;
+}
+
+std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::string& basedir, uint64_t* lsn) {
+  const std::string name = backupdir::kCheckpointsFile;
+  const std::string path = util::JoinPath(basedir, name + std::string(crypt::kEncryptedSuffix));
+  if (!util::PathExists(path) || util::PathExists(util::JoinPath(basedir, name))) return std::nullopt;
+  crypt::KeyRing ring;
+  if (auto rc = ReadKeys(vm, "--incremental-basedir of an encrypted backup", &ring)) return *rc;
+  auto text = sink::ReadEncryptedFile(path, name, ring);
+  if (!text.ok()) return Fail(text.status());
+  auto cp = backupdir::ParseCheckpoints(*text, path);
+  if (!cp.ok()) return Fail(cp.status());
+  *lsn = cp->to_lsn;
+  return 0;
+}
+
+std::optional<int> DecryptForPrepare(const po::variables_map& vm, const std::string& dir, int parallel) {
+  const std::string marker =
+      util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + std::string(crypt::kEncryptedSuffix));
+  if (!util::PathExists(marker)) return std::nullopt;
+  crypt::KeyRing ring;
+  if (auto rc = ReadKeys(vm, ("--prepare of the encrypted backup in " + dir).c_str(), &ring)) return *rc;
+  util::LogInfo("decrypting the backup in " + dir + " in place before the prepare");
+  if (Status st = sink::DecryptBackup({dir, parallel, true}, ring); !st.ok()) return Fail(st);
+  sink::DecompressOptions d;
+  d.target_dir = dir;
+  d.parallel = parallel;
+  d.remove_original = true;
+  if (Status st = sink::DecompressBackup(d); !st.ok()) return Fail(st);
   return std::nullopt;
 }
 

@@ -29,6 +29,20 @@ std::optional<int> EncryptOutput(const boost::program_options::variables_map& vm
 std::optional<int> ReadKeys(const boost::program_options::variables_map& vm, const char* mode,
                             crypt::KeyRing* ring);
 
+// --incremental-basedir=DIR of an encrypted backup (its checkpoints are
+// DIR/xtrabackup_checkpoints.xbenc): the base LSN, read with the keys given.
+// nullopt when DIR holds no such file (*lsn untouched), else an exit status
+// (0 with *lsn set).
+std::optional<int> EncryptedBaseLsn(const boost::program_options::variables_map& vm,
+                                    const std::string& basedir, uint64_t* lsn);
+
+// --prepare of an encrypted backup: when `dir` holds .xbenc files, decrypts
+// them in place with the keys given (removing the originals), then
+// decompresses what that leaves compressed. An exit status after saying why
+// (no key, a wrong key, damage), nullopt when done or nothing to do.
+std::optional<int> DecryptForPrepare(const boost::program_options::variables_map& vm, const std::string& dir,
+                                     int parallel);
+
 // --decrypt=ALGORITHM --target-dir=DIR [--remove-original] [--parallel=N].
 int RunDecryptMode(const boost::program_options::variables_map& vm, int parallel);
 

@@ -214,10 +214,14 @@ std::optional<int> IncrementalBase(const Args& a, xbak::backup::BackupOptions* o
     o->incremental = true;
     o->incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
   } else if (vm.count("incremental-basedir")) {
-    auto lsn = xbak::backupdir::IncrementalBaseLsn(a.Str("incremental-basedir"));
-    if (!lsn.ok()) return Fail(lsn.status());
     o->incremental = true;
-    o->incremental_lsn = *lsn;
+    if (auto rc = xbak::cli::EncryptedBaseLsn(vm, a.Str("incremental-basedir"), &o->incremental_lsn)) {
+      if (*rc != 0) return rc;
+    } else {
+      auto lsn = xbak::backupdir::IncrementalBaseLsn(a.Str("incremental-basedir"));
+      if (!lsn.ok()) return Fail(lsn.status());
+      o->incremental_lsn = *lsn;
+    }
   }
   o->history = vm.count("history") > 0;
   o->history_name = a.Str("history");
@@ -300,6 +304,12 @@ int RunPrepareMode(const Args& a) {
     auto r = xbak::prepare::ExportTables(eo);
     return r.ok() ? 0 : Fail(r.status());
   };
+  // An encrypted backup, given its key: decrypted (and decompressed) in
+  // place first, as --prepare changes the backup anyway.
+  for (const char* dir_option : {"target-dir", "incremental-dir"}) {
+    if (vm.count(dir_option) == 0) continue;
+    if (auto rc = xbak::cli::DecryptForPrepare(vm, str(dir_option), parallel)) return *rc;
+  }
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::prepare::IncrementalPrepareOptions ip;
     ip.use_memory = *use_memory;

@@ -152,8 +152,8 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "--extract, repeat it to give several keys (each file names its key); or set XBAK_ENCRYPT_KEY")(
       "encrypt-threads", po::value<int>()->default_value(1), "--backup: threads that encrypt")(
       "encrypt-chunk-size", po::value<std::string>()->default_value("1M"),
-      "--backup: plaintext bytes per encrypted chunk (1 .. 64M)")("encrypt-key", po::value<std::string>(),
-                                                          "refused: a key on the command line shows in ps");
+      "--backup: plaintext bytes per encrypted chunk (1 .. 64M)")(
+      "encrypt-key", po::value<std::string>(), "refused: a key on the command line shows in ps");
 
   po::options_description partial(
       "Partial backups (--backup; names as on disk, db.table; see docs/partial.md)");

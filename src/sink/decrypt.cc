@@ -155,6 +155,19 @@ Status DecryptBackup(const DecryptOptions& options, const crypt::KeyRing& keys) 
   return RunDecodeJobs(run, std::move(jobs));
 }
 
+Result<std::string> ReadEncryptedFile(const std::string& path, const std::string& rel,
+                                      const crypt::KeyRing& keys, size_t limit) {
+  XBAK_ASSIGN_OR_RETURN(std::string blob, util::ReadSmallFile(path, limit + 4096));
+  std::string plain;
+  crypt::Decryptor d(keys, path, rel, [&](const uint8_t* p, size_t n) {
+    plain.append(reinterpret_cast<const char*>(p), n);
+    return Status::Ok();
+  });
+  XBAK_RETURN_IF_ERROR(d.Write(blob.data(), blob.size()));
+  XBAK_RETURN_IF_ERROR(d.Finish());
+  return plain;
+}
+
 stream::ExtractFilterFactory DecryptingExtractFilter(const crypt::KeyRing& keys) {
   auto backup = std::make_shared<OneBackup>();
   return [&keys, backup](const std::string& rel, std::string* out_rel,

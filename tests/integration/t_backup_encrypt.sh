@@ -118,6 +118,17 @@ xbak --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream --compress=l
   --encrypt-key-file="$key" --encrypt-threads=2 --fifo-streams=8 --fifo-dir="$TEST_WORK/pf" \
   2> "$TEST_WORK/b8.log" || { tail -n 20 "$TEST_WORK/b8.log" >&2; fail "encrypted FIFO backup failed"; }
 wait "$xbcloud_put_pid" || { cat "$TEST_WORK/put8.log" >&2; fail "xbcloud put failed"; }
+
+step "an incremental of the encrypted directory backup: its base LSN read from the .xbenc with the key"
+xbak --backup --defaults-file="$cnf" --parallel=2 --incremental-basedir="$TEST_WORK/d1.enc" \
+  --target-dir="$TEST_WORK/inc1" --encrypt=AES256 --encrypt-key-file="$key" 2> "$TEST_WORK/binc.log" ||
+  { tail -n 20 "$TEST_WORK/binc.log" >&2; fail "encrypted incremental backup failed"; }
+only_encrypted "$TEST_WORK/inc1" incremental
+refused_early=0
+"$XBAK" --backup --defaults-file="$cnf" --incremental-basedir="$TEST_WORK/d1.enc" --target-dir="$TEST_WORK/inc-nokey" \
+  > /dev/null 2> "$TEST_WORK/inc-nokey.err" || refused_early=1
+[ $refused_early = 1 ] || fail "an incremental of an encrypted base without its key was accepted"
+assert_contains "$TEST_WORK/inc-nokey.err" "needs the backup's key"
 kill "$sbpid" 2> /dev/null || true
 wait "$sbpid" 2> /dev/null || true
 os_py "
@@ -141,6 +152,18 @@ xbak --decompress --remove-original --target-dir="$TEST_WORK/d8" 2> "$TEST_WORK/
 
 step "each copy restores: prepare, copy-back, start, CHECK TABLE, rows, markers"
 restore_check dir "$d1"
+# The chain: --prepare given the key decrypts each backup in place first.
+cp -a "$TEST_WORK/d1.enc" "$TEST_WORK/chain"
+xbak --prepare --parallel=2 --target-dir="$TEST_WORK/chain" --encrypt-key-file="$key" 2> "$TEST_WORK/pchain.log" ||
+  { tail -n 20 "$TEST_WORK/pchain.log" >&2; fail "--prepare of an encrypted full backup failed"; }
+assert_contains "$TEST_WORK/pchain.log" "decrypting the backup in .* in place before the prepare"
+xbak --prepare --parallel=2 --target-dir="$TEST_WORK/chain" --incremental-dir="$TEST_WORK/inc1" \
+  --encrypt-key-file="$key" 2> "$TEST_WORK/pinc.log" ||
+  { tail -n 20 "$TEST_WORK/pinc.log" >&2; fail "--prepare of an encrypted incremental failed"; }
+copy_back_start chain "$TEST_WORK/chain"
+check_rows dst chain $TABLES $ROWS
+assert_eq 2000 "$(sb_sql dst "SELECT COUNT(*) FROM secret.i WHERE s LIKE '$M1%'")" "chain: InnoDB markers"
+sb_stop dst
 restore_check stdout-zstd "$d2"
 restore_check fifo8-lz4-s3 "$TEST_WORK/d8"
 

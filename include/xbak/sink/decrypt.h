@@ -25,6 +25,12 @@ struct DecryptOptions {
 // under, and all files come from one backup.
 Status DecryptBackup(const DecryptOptions& options, const crypt::KeyRing& keys);
 
+// The content of one small encrypted file, decrypted in memory (never on
+// disk): an encrypted base's xtrabackup_checkpoints for the next
+// incremental. `rel` is its name in the backup; refused above `limit` bytes.
+Result<std::string> ReadEncryptedFile(const std::string& path, const std::string& rel,
+                                      const crypt::KeyRing& keys, size_t limit = size_t{1} << 20);
+
 // For ExtractOptions::filter: X.xbenc in the stream is extracted as X,
 // decrypted and checked as it arrives; other files as they are.
 stream::ExtractFilterFactory DecryptingExtractFilter(const crypt::KeyRing& keys);
