@@ -135,6 +135,11 @@ int RunVerifyMode(const Args& a) {
   if (vo.target_dir.empty()) return 2;
   if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
   vo.parallel = a.parallel;
+  xbak::crypt::KeyRing keys;  // an encrypted backup's, when given: its files decrypted as they are read
+  if (vm.count("encrypt-key-file") || std::getenv(xbak::cli::kKeyEnvironment)) {
+    if (auto rc = xbak::cli::ReadKeys(vm, "--verify", &keys)) return *rc;
+    vo.keys = &keys;
+  }
   auto r = xbak::verify::VerifyBackup(vo);
   if (!r.ok()) return Fail(r.status());
   for (const auto& line : r->problems) std::cout << line << "\n";

@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "xbak/backupdir/layout.h"
+#include "xbak/sink/decrypt.h"
+#include "xbak/util/file.h"
 #include "xbak/util/options_file.h"
 
 namespace xbak::verify {
@@ -53,27 +55,50 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
     f.rel = child;
     f.base = child;
     f.size = static_cast<uint64_t>(st.st_size);
-    if (child.ends_with(".zst")) {
+    if (f.base.ends_with(crypt::kEncryptedSuffix)) {
+      f.encrypted = true;
+      f.base.resize(f.base.size() - crypt::kEncryptedSuffix.size());
+    }
+    if (f.base.ends_with(".zst")) {
       f.algo = sink::CompressOptions::kZstd;
-      f.base = child.substr(0, child.size() - 4);
-    } else if (child.ends_with(".lz4")) {
+      f.base.resize(f.base.size() - 4);
+    } else if (f.base.ends_with(".lz4")) {
       f.algo = sink::CompressOptions::kLz4;
-      f.base = child.substr(0, child.size() - 4);
+      f.base.resize(f.base.size() - 4);
     }
     b->stored.push_back(child);
     b->stored_set.insert(child);
     if (b->files.count(f.base)) {
       r.Add(util::JoinPath(root, child) + ": " + f.base +
-            " is stored twice (plain and compressed, or as .zst and .lz4)");
+            " is stored twice (plain and compressed or encrypted, or as .zst and .lz4)");
       continue;
     }
     b->files[f.base] = std::move(f);
   }
 }
 
-void ReadMetadata(BackupDir* b, Reporter& r) {
-  std::string cp_path = util::JoinPath(b->dir, backupdir::kCheckpointsFile);
-  auto text = util::ReadSmallFile(cp_path);
+namespace {
+
+// A metadata file NAME of the backup: as it is, or NAME.xbenc decrypted in
+// memory with the keys. *path: the one read (for messages).
+Result<std::string> ReadMetaFile(const BackupDir& b, const std::string& name, const crypt::KeyRing* keys,
+                                 std::string* path) {
+  *path = util::JoinPath(b.dir, name);
+  const std::string enc = *path + std::string(crypt::kEncryptedSuffix);
+  if (util::PathExists(*path) || !util::PathExists(enc)) return util::ReadSmallFile(*path);
+  *path = enc;
+  if (keys == nullptr) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "encrypted: --verify needs the backup's key (--encrypt-key-file)");
+  }
+  return sink::ReadEncryptedFile(enc, name, *keys);
+}
+
+}  // namespace
+
+void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r) {
+  std::string cp_path;
+  auto text = ReadMetaFile(*b, backupdir::kCheckpointsFile, keys, &cp_path);
   if (!text.ok()) {
     r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
@@ -94,8 +119,8 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       if (b->cp.to_lsn == 0) r.Add(cp_path + ": to_lsn is 0");
     }
   }
-  std::string cnf_path = util::JoinPath(b->dir, backupdir::kBackupCnfFile);
-  auto cnf_text = util::ReadSmallFile(cnf_path);
+  std::string cnf_path;
+  auto cnf_text = ReadMetaFile(*b, backupdir::kBackupCnfFile, keys, &cnf_path);
   if (!cnf_text.ok()) {
     r.Add(cnf_path + ": missing or unreadable (" + cnf_text.status().message() + ")");
   } else {
@@ -133,8 +158,8 @@ void ReadMetadata(BackupDir* b, Reporter& r) {
       }
     }
   }
-  std::string info_path = util::JoinPath(b->dir, backupdir::kInfoFile);
-  auto info = util::ReadSmallFile(info_path);
+  std::string info_path;
+  auto info = ReadMetaFile(*b, backupdir::kInfoFile, keys, &info_path);
   if (!info.ok()) {
     r.Add(info_path + ": missing or unreadable (" + info.status().message() + ")");
   } else {

@@ -13,15 +13,17 @@
 #include "log_checker.h"
 #include "problems.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/crypt/stream.h"
 #include "xbak/sink/compress.h"
 #include "xbak/util/file.h"
 
 namespace xbak::verify {
 
 struct FileEntry {
-  std::string rel;   // as stored, e.g. "db/t.ibd.zst"
-  std::string base;  // without the compression suffix
+  std::string rel;   // as stored, e.g. "db/t.ibd.zst.xbenc"
+  std::string base;  // without the encryption and compression suffixes
   std::optional<sink::CompressOptions::Algo> algo;
+  bool encrypted = false;  // X.xbenc (of X, or of X.zst)
   uint64_t size = 0;
 };
 
@@ -55,8 +57,9 @@ inline std::string Display(const BackupDir& b, const std::string& rel) { return 
 // (symbolic links, special files, a file stored twice) is a problem.
 void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Reporter& r);
 
-// Reads the metadata files of one backup. Missing or bad ones are problems.
-void ReadMetadata(BackupDir* b, Reporter& r);
+// Reads the metadata files of one backup (an encrypted one's with `keys`,
+// in memory). Missing or bad ones are problems.
+void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r);
 
 // Files that the metadata says must be there.
 void CheckPromised(const BackupDir& b, Reporter& r);

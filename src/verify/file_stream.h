@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "xbak/crypt/stream.h"
 #include "xbak/sink/decompress.h"
 #include "xbak/util/status.h"
 
@@ -17,11 +18,20 @@ namespace xbak::verify {
 
 using Consumer = std::function<void(const uint8_t* data, size_t n)>;
 
-// Pushes the (decompressed) content of `path` to `consume` in pieces. Errors
-// (I/O, corrupt or truncated compressed data) are returned; what was consumed
-// before them stays consumed.
-Status StreamFile(const std::string& path, std::optional<sink::CompressOptions::Algo> algo,
-                  const Consumer& consume, uint64_t* content_bytes);
+// How a stored file is turned back into its content: decrypted (X.xbenc,
+// whose header must name `name`), then decompressed.
+struct Decoding {
+  std::optional<sink::CompressOptions::Algo> algo;
+  bool encrypted = false;
+  std::string name;                      // the file's name in its backup without .xbenc
+  const crypt::KeyRing* keys = nullptr;  // for an encrypted file
+};
+
+// Pushes the (decrypted, decompressed) content of `path` to `consume` in
+// pieces. Errors (I/O, damaged or truncated encrypted or compressed data, no
+// key) are returned; what was consumed before them stays consumed.
+Status StreamFile(const std::string& path, const Decoding& how, const Consumer& consume,
+                  uint64_t* content_bytes);
 
 // Gathers pushed bytes into fixed-size units (pages, delta blocks) and hands
 // each whole unit to `unit`, without copying when a unit lies whole in the

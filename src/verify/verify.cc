@@ -42,7 +42,7 @@ class Verifier {
         backups_.push_back(std::move(b));
         continue;
       }
-      ReadMetadata(b.get(), r_);
+      ReadMetadata(b.get(), o_.keys, r_);
       ListTree(d, "", b.get(), r_);
       CheckPromised(*b, r_);
       backups_.push_back(std::move(b));
@@ -105,7 +105,9 @@ class Verifier {
   // (false: the content was cut short, its checker's Finish would only echo it).
   bool Stream(const BackupDir& b, const FileEntry& f, FileProblems& p, const Consumer& consume) {
     uint64_t content = 0;
-    Status st = StreamFile(Display(b, f.rel), f.algo, consume, &content);
+    const std::string name =
+        f.encrypted ? f.rel.substr(0, f.rel.size() - crypt::kEncryptedSuffix.size()) : f.rel;
+    Status st = StreamFile(Display(b, f.rel), {f.algo, f.encrypted, name, o_.keys}, consume, &content);
     bytes_ += content;
     files_++;
     if (!st.ok()) p.Add(st.message());
@@ -159,8 +161,9 @@ class Verifier {
         if (f.algo) r_.Add(Display(b, f.rel) + ": a compressed .meta (they are never compressed)");
         continue;
       }
-      if (f.algo) {
-        // Any other compressed file: its frames and content checksums.
+      if (f.algo || f.encrypted) {
+        // Any other compressed or encrypted file: its frames and content
+        // checksums, its chunks' tags.
         AddJob(f.size, [this, bp, fe] {
           FileProblems p(r_, Display(*bp, fe->rel), o_.max_problems_per_file);
           Stream(*bp, *fe, p, [](const uint8_t*, size_t) {});

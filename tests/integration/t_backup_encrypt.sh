@@ -110,6 +110,20 @@ assert_file "$d2/ibdata1.zst"
 xbak --decompress --remove-original --target-dir="$d2" 2> "$TEST_WORK/dc2.log" ||
   { cat "$TEST_WORK/dc2.log" >&2; fail "--decompress failed"; }
 
+step "--verify of encrypted backups with the key (decrypted as read, nothing on disk), and without it"
+xbak --verify --parallel=2 --target-dir="$TEST_WORK/d1.enc" --encrypt-key-file="$key" > "$TEST_WORK/v1.txt" 2>&1 ||
+  { cat "$TEST_WORK/v1.txt" >&2; fail "--verify of the encrypted directory backup failed"; }
+tail -1 "$TEST_WORK/v1.txt"
+xbak --extract --input="$TEST_WORK/b2.xb" -C "$TEST_WORK/d2.enc" 2> "$TEST_WORK/x2e.log" ||
+  { cat "$TEST_WORK/x2e.log" >&2; fail "--extract of the encrypted stream failed"; }
+only_encrypted "$TEST_WORK/d2.enc" stdout-extracted
+XBAK_ENCRYPT_KEY=$(cat "$key") "$XBAK" --verify --target-dir="$TEST_WORK/d2.enc" > "$TEST_WORK/v2.txt" 2>&1 ||
+  { cat "$TEST_WORK/v2.txt" >&2; fail "--verify of the compressed and encrypted backup failed"; }
+tail -1 "$TEST_WORK/v2.txt"
+[ -z "$(find "$TEST_WORK/d2.enc" -type f ! -name '*.xbenc')" ] || fail "--verify left decrypted files"
+if "$XBAK" --verify --target-dir="$TEST_WORK/d1.enc" > "$TEST_WORK/v3.txt" 2>&1; then fail "--verify without the key passed"; fi
+assert_contains "$TEST_WORK/v3.txt" "needs the backup's key"
+
 step "8 FIFOs, lz4 then encrypted (CHACHA20), through xbcloud put to MinIO; no marker in the bucket"
 xbcloud_put_pid=""
 "$XBCLOUD" put "${S3[@]}" --parallel=8 --fifo-streams=8 --fifo-dir="$TEST_WORK/pf" enc8 2> "$TEST_WORK/put8.log" &

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "xbak/crypt/stream.h"
 #include "xbak/util/status.h"
 
 namespace xbak::verify {
@@ -43,6 +44,10 @@ struct VerifyOptions {
   std::string target_dir;                     // the full backup (or any one backup)
   std::vector<std::string> incremental_dirs;  // incrementals on top of it, in order
   int parallel = 1;                           // files checked at once
+  // An encrypted backup's keys (--encrypt-key-file): its X.xbenc files are
+  // decrypted as they are read (never on disk) and checked like X. Without
+  // them an encrypted file's pages are not checked: a problem says so.
+  const crypt::KeyRing* keys = nullptr;
   // Per file, the most page/block problems reported line by line; the rest
   // are counted in one summary line for that file.
   size_t max_problems_per_file = 20;
