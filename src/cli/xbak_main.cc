@@ -361,6 +361,11 @@ int RunRestoreMode(const Args& a) {
   ro.use_memory = *use_memory;
   ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   ro.keys = key_options;
+  xbak::crypt::KeyRing stream_keys;  // an encrypted stream's: decrypted as it is unpacked
+  if (!ro.streams.empty() && (vm.count("encrypt-key-file") || std::getenv(xbak::cli::kKeyEnvironment))) {
+    if (auto rc = xbak::cli::ReadKeys(vm, "--restore --from-stream", &stream_keys)) return *rc;
+    ro.stream_keys = &stream_keys;
+  }
   xbak::Status st = xbak::restore::RunRestore(ro);
   return st.ok() ? 0 : Fail(st);
 }

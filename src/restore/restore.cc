@@ -388,6 +388,19 @@ Status WritePlaceholderLog(const RestoreDirs& dirs) {
 
 Status RunRestore(const RestoreOptions& o) {
   if (!o.streams.empty()) return RunRestoreFromStreams(o);
+  std::vector<std::string> chain{o.full_dir};
+  chain.insert(chain.end(), o.incremental_dirs.begin(), o.incremental_dirs.end());
+  for (const auto& dir : chain) {
+    const std::string enc = util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + ".xbenc");
+    if (util::PathExists(enc) && !util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
+      return Error(
+          ErrorCode::kUnsupported,
+          dir +
+              " is an encrypted backup: --restore reads backups in directories as they are and does "
+              "not decrypt them; restore from its stream (--from-stream with --encrypt-key-file), or "
+              "run xbak --decrypt on it first");
+    }
+  }
   return RestoreChain(o, /*streamed=*/false);
 }
 

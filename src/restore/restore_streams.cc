@@ -24,6 +24,7 @@
 #include "xbak/restore/restore.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/decompress.h"
+#include "xbak/sink/decrypt.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
@@ -52,10 +53,21 @@ Status StartOver(const RestoreDirs& dirs) {
   return Status::Ok();
 }
 
-Status Unpack(const std::string& source, const std::string& dir, int parallel) {
+Status Unpack(const std::string& source, const std::string& dir, int parallel, const crypt::KeyRing* keys) {
   stream::ExtractOptions eo;
   eo.target_dir = dir;
   eo.fsync = false;  // one syncfs later; a crash starts the restore over anyway
+  if (keys != nullptr) {
+    eo.filter = sink::DecryptingExtractFilter(*keys);
+  } else {
+    // Refused at its first encrypted file, before the rest is unpacked.
+    eo.filter = [source](const std::string& rel, std::string*,
+                         stream::ExtractWriter) -> Result<std::unique_ptr<stream::ExtractFilter>> {
+      if (!rel.ends_with(".xbenc")) return std::unique_ptr<stream::ExtractFilter>();
+      return Error(ErrorCode::kInvalidArgument,
+                   "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
+    };
+  }
   XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
   util::LogInfo("reading " + (source == "-" ? std::string("stdin") : source) + " into " + dir);
   Status st;
@@ -66,6 +78,11 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel) {
     st = stream::ExtractStream(f.fd(), eo);
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
+  if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile)) &&
+      util::PathExists(util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + ".xbenc"))) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
+  }
   if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
     return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + backupdir::kCheckpointsFile +
                                           ": it is not a whole backup (was its upload or download cut?)");
@@ -109,7 +126,7 @@ class Unpacker {
     for (size_t k = 0; k < o_.streams.size(); k++) {
       Status st = stop_
                       ? Error(ErrorCode::kCancelled, "the restore stopped before the stream " + o_.streams[k])
-                      : Unpack(o_.streams[k], dir(k), o_.parallel);
+                      : Unpack(o_.streams[k], dir(k), o_.parallel, o_.stream_keys);
       {
         std::lock_guard<std::mutex> l(mu_);
         done_[k] = st;

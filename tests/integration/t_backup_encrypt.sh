@@ -59,6 +59,15 @@ only_encrypted() {
   [ -z "$plain" ] || fail "$2: files not encrypted: $plain"
 }
 
+# refused LABEL REGEX CMD... : CMD exits non-zero and its stderr matches REGEX
+refused() {
+  local label=$1 re=$2
+  shift 2
+  if "$@" > "$TEST_WORK/$label.out" 2> "$TEST_WORK/$label.err"; then fail "$label: accepted"; fi
+  assert_contains "$TEST_WORK/$label.err" "$re" "$label"
+  echo "$label: refused: $(head -c 300 "$TEST_WORK/$label.err")"
+}
+
 # restore_check LABEL DIR : prepare, copy back, start, CHECK TABLE, sysbench rows, markers
 restore_check() {
   prepare_backup "$1" "$2"
@@ -181,17 +190,26 @@ sb_stop dst
 restore_check stdout-zstd "$d2"
 restore_check fifo8-lz4-s3 "$TEST_WORK/d8"
 
+step "--restore --from-stream of the encrypted, compressed stream (decrypted as it is unpacked)"
+"$XBAK" --restore --parallel=2 --from-stream="$TEST_WORK/b2.xb" --datadir="$TEST_WORK/rs" --encrypt-key-file="$key" \
+  2> "$TEST_WORK/rs.log" || { tail -n 20 "$TEST_WORK/rs.log" >&2; fail "--restore of an encrypted stream failed"; }
+sb_stop dst
+rm -rf "$TEST_WORK/dst"
+sb_init_from_datadir dst "$dst_port" "$TEST_WORK/rs"
+if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/rs"; fi
+sb_start dst
+sb_check_all dst
+check_rows dst restore-stream $TABLES $ROWS
+sb_stop dst
+refused restore-nokey "is of an encrypted backup: give its key" \
+  env -u XBAK_ENCRYPT_KEY "$XBAK" --restore --from-stream="$TEST_WORK/b2.xb" --datadir="$TEST_WORK/rs-nokey"
+refused restore-dir "is an encrypted backup: --restore reads backups in directories as they are" \
+  "$XBAK" --restore --target-dir="$TEST_WORK/d1.enc" --datadir="$TEST_WORK/rs-dir"
+[ ! -e "$TEST_WORK/rs-dir" ] || [ -z "$(ls -A "$TEST_WORK/rs-dir")" ] || fail "restore-dir: files written"
+
 step "tampering and mistakes through the command line"
 # fresh_copy NAME : a copy of the encrypted directory backup to damage
 fresh_copy() { rm -rf "$TEST_WORK/$1"; cp -a "$TEST_WORK/d1.enc" "$TEST_WORK/$1"; echo "$TEST_WORK/$1"; }
-# refused LABEL REGEX CMD... : CMD exits non-zero and its stderr matches REGEX
-refused() {
-  local label=$1 re=$2
-  shift 2
-  if "$@" > "$TEST_WORK/$label.out" 2> "$TEST_WORK/$label.err"; then fail "$label: accepted"; fi
-  assert_contains "$TEST_WORK/$label.err" "$re" "$label"
-  echo "$label: refused: $(head -c 300 "$TEST_WORK/$label.err")"
-}
 t=$(fresh_copy flip)
 python3 - "$t/ibdata1.xbenc" << 'PY'
 import sys

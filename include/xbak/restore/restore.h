@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "xbak/crypt/stream.h"
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/restore/restore_places.h"
 #include "xbak/util/status.h"
@@ -53,6 +54,11 @@ struct RestoreOptions {
   // command (streams cannot be read twice): what it had written is removed
   // first, as its journal proves the directories were empty before it.
   std::vector<std::string> streams;
+  // --encrypt-key-file with --from-stream: an encrypted stream's X.xbenc files
+  // are decrypted as they are unpacked into the staging directory. (Backups
+  // in directories are read as they are, so an encrypted one is refused: it
+  // would have to be decrypted where it is.)
+  const crypt::KeyRing* stream_keys = nullptr;
   // Internal to the restore from streams: incremental_dirs are the staging
   // directories the streams are being unpacked into, and this returns once
   // incremental K (1-based) is whole, so that step K-1 is applied while
