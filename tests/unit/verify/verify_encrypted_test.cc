@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "testing/synthetic_chain.h"
+#include "verify_test_util.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/crypt/stream.h"
 #include "xbak/innodb/redo_log.h"
@@ -20,30 +21,11 @@
 namespace xbak::verify {
 namespace {
 
+using test::kCkpt;
 using testing::kPs;
 using testing::MakePage;
-constexpr uint64_t kCkpt = 20000;
 
-std::string Tablespace(uint32_t space, uint32_t pages) {
-  std::string out;
-  for (uint32_t i = 0; i < pages; i++) {
-    auto p = MakePage(space, i, static_cast<uint8_t>(i + 1), pages);
-    out.append(p.begin(), p.end());
-  }
-  return out;
-}
-
-std::string BackupLog() {
-  auto log = innodb::MakeBackupLogHeader(innodb::kRedoFormat10_8, kCkpt, kCkpt, "Backup 10.11.19");
-  uint8_t rec[11] = {0xFA, 0, 0};  // FILE_CHECKPOINT
-  util::StoreBE64(rec + 3, kCkpt);
-  log.insert(log.end(), rec, rec + sizeof rec);
-  log.push_back(1);
-  uint8_t crc[4];
-  util::StoreBE32(crc, util::crc32c::Value(rec, sizeof rec));
-  log.insert(log.end(), crc, crc + 4);
-  return std::string(log.begin(), log.end());
-}
+std::string Str(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
 std::unique_ptr<crypt::Key> TestKey(char c) {
   return crypt::Key::FromBytes(std::string(crypt::kKeyBytes, c), "test key").value();
@@ -65,9 +47,9 @@ class VerifyEncryptedTest : public ::testing::Test {
         backupdir::FormatCheckpoints({"full-backuped", 0, kCkpt, kCkpt + 16, false}));
     Put(backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s));
     Put(backupdir::kInfoFile, "uuid = x\nbinlog_pos = \n");
-    Put("ib_logfile0", BackupLog());
-    Put("ibdata1", Tablespace(0, 8));
-    Put("db/a.ibd", Tablespace(5, 6));
+    Put("ib_logfile0", Str(test::BackupLog()));
+    Put("ibdata1", Str(test::Tablespace(0, 8)));
+    Put("db/a.ibd", Str(test::Tablespace(5, 6)));
     Put("db/a.frm", "frm");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -97,11 +79,7 @@ class VerifyEncryptedTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? r.value() : VerifyResult{};
   }
-  static std::string All(const VerifyResult& r) {
-    std::string s;
-    for (const auto& l : r.problems) s += l + "\n";
-    return s;
-  }
+  static std::string All(const VerifyResult& r) { return test::All(r); }
 
   std::string dir_;
   std::unique_ptr<crypt::Key> key_;
@@ -120,7 +98,7 @@ TEST_F(VerifyEncryptedTest, WithTheKeyEveryPageIsCheckedAsIfInClear) {
 }
 
 TEST_F(VerifyEncryptedTest, APageDamagedBeforeEncryptionIsNamedByPage) {
-  std::string bad = Tablespace(5, 6);
+  std::string bad = Str(test::Tablespace(5, 6));
   bad[2 * kPs + 100] ^= 0xFF;
   Put("db/a.ibd", bad);
   crypt::KeyRing ring;
