@@ -82,6 +82,12 @@ Decryptor::~Decryptor() { OPENSSL_cleanse(plain_.data(), plain_.size()); }
 
 Status Decryptor::Write(const void* data, size_t n) {
   XBAK_RETURN_IF_ERROR(error_);
+  // What was consumed is dropped only once it is half the buffer: one move
+  // per several chunks, not one per chunk.
+  if (pos_ > 0 && pos_ * 2 >= buf_.size()) {
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos_));
+    pos_ = 0;
+  }
   const auto* p = static_cast<const uint8_t*>(data);
   buf_.insert(buf_.end(), p, p + n);
   for (bool progressed = true; progressed;) {
@@ -94,18 +100,20 @@ Status Decryptor::Write(const void* data, size_t n) {
   return Status::Ok();
 }
 
-// Consumes one header or one chunk from buf_ when it is whole.
+// Consumes one header or one chunk from the buffer when it is whole.
 Status Decryptor::Step(bool* progressed) {
   *progressed = false;
-  if (buf_.empty()) return Status::Ok();
+  const uint8_t* in = buf_.data() + pos_;
+  const size_t have = buf_.size() - pos_;
+  if (have == 0) return Status::Ok();
   if (ended_) {
-    return Error(ErrorCode::kCorrupt, origin_ + ": " + std::to_string(buf_.size()) +
+    return Error(ErrorCode::kCorrupt, origin_ + ": " + std::to_string(have) +
                                           " bytes after the end chunk, at byte " + std::to_string(consumed_));
   }
   if (!cipher_) {
     size_t body = 0, need = 0;
-    XBAK_ASSIGN_OR_RETURN(FileHeader h, ParseHeader(buf_.data(), buf_.size(), origin_, &body, &need));
-    if (need > 0 || buf_.size() < body + kTagBytes) return Status::Ok();
+    XBAK_ASSIGN_OR_RETURN(FileHeader h, ParseHeader(in, have, origin_, &body, &need));
+    if (need > 0 || have < body + kTagBytes) return Status::Ok();
     if (!expected_path_.empty() && h.path != expected_path_) {
       return Error(ErrorCode::kCorrupt, origin_ + ": the header says this is " + h.path +
                                             " of its backup: the file was renamed or moved, or comes from "
@@ -113,45 +121,48 @@ Status Decryptor::Step(bool* progressed) {
     }
     XBAK_ASSIGN_OR_RETURN(const Key* key, keys_.Find(h.key_id, origin_));
     XBAK_ASSIGN_OR_RETURN(cipher_, FileCipher::Create(*key, h, origin_));
-    XBAK_RETURN_IF_ERROR(cipher_->CheckHeaderTag(buf_.data() + body));
-    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(body + kTagBytes));
-    consumed_ += body + kTagBytes;
+    XBAK_RETURN_IF_ERROR(cipher_->CheckHeaderTag(in + body));
+    Consume(body + kTagBytes);
     *progressed = true;
     return Status::Ok();
   }
-  if (buf_.size() < kChunkHeaderBytes) return Status::Ok();
-  const size_t len = util::LoadBE32(buf_.data());
+  if (have < kChunkHeaderBytes) return Status::Ok();
+  const size_t len = util::LoadBE32(in);
   if (len > kMaxChunkBytes) {
     return Error(ErrorCode::kCorrupt, origin_ + ": chunk " + std::to_string(next_index_) + " at byte " +
                                           std::to_string(consumed_) + " claims " + std::to_string(len) +
                                           " bytes, more than any chunk holds: the file is damaged");
   }
   const size_t whole = kChunkHeaderBytes + len + kTagBytes;
-  if (buf_.size() < whole) return Status::Ok();
+  if (have < whole) return Status::Ok();
   plain_.resize(len);
-  XBAK_RETURN_IF_ERROR(cipher_->Open(next_index_, len == 0, buf_.data() + kChunkHeaderBytes, len,
-                                     buf_.data() + kChunkHeaderBytes + len, plain_.data(), consumed_));
+  XBAK_RETURN_IF_ERROR(cipher_->Open(next_index_, len == 0, in + kChunkHeaderBytes, len,
+                                     in + kChunkHeaderBytes + len, plain_.data(), consumed_));
   next_index_++;
   if (len == 0) ended_ = true;
   if (len > 0) XBAK_RETURN_IF_ERROR(out_(plain_.data(), len));
   OPENSSL_cleanse(plain_.data(), len);
-  buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(whole));
-  consumed_ += whole;
+  Consume(whole);
   *progressed = true;
   return Status::Ok();
 }
 
+void Decryptor::Consume(size_t n) {
+  pos_ += n;
+  consumed_ += n;
+}
+
 Status Decryptor::Finish() {
   XBAK_RETURN_IF_ERROR(error_);
+  const uint64_t end = consumed_ + (buf_.size() - pos_);
   if (!cipher_) {
-    return Error(ErrorCode::kCorrupt, origin_ + ": ends at byte " + std::to_string(consumed_ + buf_.size()) +
+    return Error(ErrorCode::kCorrupt, origin_ + ": ends at byte " + std::to_string(end) +
                                           " inside its header: the file is truncated");
   }
   if (!ended_) {
-    return Error(ErrorCode::kCorrupt, origin_ + ": ends at byte " + std::to_string(consumed_ + buf_.size()) +
-                                          " without its end chunk (after chunk " +
-                                          std::to_string(next_index_ == 0 ? 0 : next_index_ - 1) +
-                                          "): the file is truncated");
+    return Error(ErrorCode::kCorrupt,
+                 origin_ + ": ends at byte " + std::to_string(end) + " without its end chunk (after chunk " +
+                     std::to_string(next_index_ == 0 ? 0 : next_index_ - 1) + "): the file is truncated");
   }
   return Status::Ok();
 }

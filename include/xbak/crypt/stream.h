@@ -72,14 +72,16 @@ class Decryptor {
 
  private:
   Status Step(bool* progressed);
+  void Consume(size_t n);
   const KeyRing& keys_;
   std::string origin_;
   std::string expected_path_;
   ByteWriter out_;
   std::unique_ptr<FileCipher> cipher_;
-  std::vector<uint8_t> buf_;  // bytes received and not consumed yet
+  std::vector<uint8_t> buf_;  // bytes received; from pos_ on, not consumed yet
+  size_t pos_ = 0;
   std::vector<uint8_t> plain_;
-  uint64_t consumed_ = 0;  // file offset of buf_[0]
+  uint64_t consumed_ = 0;  // file offset of buf_[pos_]
   uint64_t next_index_ = 0;
   bool ended_ = false;
   Status error_;  // sticky
