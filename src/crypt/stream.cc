@@ -107,8 +107,9 @@ Status Decryptor::Step(bool* progressed) {
   const size_t have = buf_.size() - pos_;
   if (have == 0) return Status::Ok();
   if (ended_) {
-    return Error(ErrorCode::kCorrupt, origin_ + ": " + std::to_string(have) +
-                                          " bytes after the end chunk, at byte " + std::to_string(consumed_));
+    // Where they start, not how many: that depends on how the input was cut.
+    return Error(ErrorCode::kCorrupt,
+                 origin_ + ": bytes after the end chunk, from byte " + std::to_string(consumed_));
   }
   if (!cipher_) {
     size_t body = 0, need = 0;
