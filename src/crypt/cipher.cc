@@ -120,16 +120,19 @@ void ChunkAad(const std::array<uint8_t, 32>& header_hash, uint64_t index, bool l
 }  // namespace
 
 Status FileCipher::Seal(uint64_t index, bool last, const uint8_t* in, size_t n, std::string* out) const {
+  const size_t at = out->size();
+  out->resize(at + SealedSize(n));
+  return SealTo(index, last, in, n, reinterpret_cast<uint8_t*>(out->data() + at));
+}
+
+Status FileCipher::SealTo(uint64_t index, bool last, const uint8_t* in, size_t n, uint8_t* out) const {
   if (n > kMaxChunkBytes || (last && n != 0) || (!last && n == 0) || index == kHeaderNonce) {
     return Error(ErrorCode::kInternal, origin_ + ": bad chunk to seal");
   }
   uint8_t aad[kAadBytes];
   ChunkAad(header_hash_, index, last, static_cast<uint32_t>(n), aad);
-  const size_t at = out->size();
-  out->resize(at + kChunkHeaderBytes + n + kTagBytes);
-  auto* p = reinterpret_cast<uint8_t*>(out->data() + at);
-  util::StoreBE32(p, static_cast<uint32_t>(n));
-  Status st = Run(true, index, aad, sizeof aad, in, n, p + kChunkHeaderBytes, p + kChunkHeaderBytes + n);
+  util::StoreBE32(out, static_cast<uint32_t>(n));
+  Status st = Run(true, index, aad, sizeof aad, in, n, out + kChunkHeaderBytes, out + kChunkHeaderBytes + n);
   if (!st.ok())
     return st.code() == ErrorCode::kCorrupt ? Error(ErrorCode::kInternal, origin_ + ": sealing failed") : st;
   return Status::Ok();

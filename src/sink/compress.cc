@@ -54,21 +54,21 @@ class FrameCompressor : public WorkerState {
   Status Compress(ChunkJob& job) {
     const std::vector<uint8_t>& in = job.in;
     if (algo_ == CompressOptions::kZstd) {
-      job.out.resize(ZSTD_compressBound(in.size()));
-      size_t r = ZSTD_compress2(zstd_.get(), job.out.data(), job.out.size(), in.data(), in.size());
+      const size_t bound = ZSTD_compressBound(in.size());
+      size_t r = ZSTD_compress2(zstd_.get(), job.out.Reserve(bound), bound, in.data(), in.size());
       if (ZSTD_isError(r)) {
         return Error(ErrorCode::kInternal, std::string("zstd compression failed: ") + ZSTD_getErrorName(r));
       }
-      job.out.resize(r);
+      job.out.set_size(r);
     } else {
       LZ4F_preferences_t prefs = lz4_prefs_;
       prefs.frameInfo.contentSize = in.size();
-      job.out.resize(LZ4F_compressFrameBound(in.size(), &prefs));
-      size_t r = LZ4F_compressFrame(job.out.data(), job.out.size(), in.data(), in.size(), &prefs);
+      const size_t bound = LZ4F_compressFrameBound(in.size(), &prefs);
+      size_t r = LZ4F_compressFrame(job.out.Reserve(bound), bound, in.data(), in.size(), &prefs);
       if (LZ4F_isError(r)) {
         return Error(ErrorCode::kInternal, std::string("lz4 compression failed: ") + LZ4F_getErrorName(r));
       }
-      job.out.resize(r);
+      job.out.set_size(r);
     }
     return Status::Ok();
   }

@@ -17,7 +17,11 @@ class EncryptFile : public FileTransform {
   std::string Prologue() const override { return cipher_->header_bytes(); }
   bool Closing(uint64_t) const override { return true; }  // the end chunk, which a reader requires
   Status Apply(ChunkJob& job, WorkerState*) const override {
-    return cipher_->Seal(job.index, job.last, job.in.data(), job.in.size(), &job.out);
+    const size_t n = crypt::FileCipher::SealedSize(job.in.size());
+    XBAK_RETURN_IF_ERROR(
+        cipher_->SealTo(job.index, job.last, job.in.data(), job.in.size(), job.out.Reserve(n)));
+    job.out.set_size(n);
+    return Status::Ok();
   }
 
  private:

@@ -20,10 +20,32 @@
 
 namespace xbak::sink {
 
+// A chunk's output, allocated without being zeroed: the transform writes
+// every byte up to its size (zeroing a megabyte per chunk first costs as much
+// as encrypting it).
+class ChunkOutput {
+ public:
+  uint8_t* Reserve(size_t n) {
+    if (capacity_ < n) {
+      buf_.reset(new uint8_t[n]);
+      capacity_ = n;
+    }
+    return buf_.get();
+  }
+  void set_size(size_t n) { size_ = n; }
+  const uint8_t* data() const { return buf_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
 // One chunk's work. `in` is owned by the worker until done; `out` by the file afterwards.
 struct ChunkJob {
   std::vector<uint8_t> in;
-  std::string out;
+  ChunkOutput out;
   uint64_t index = 0;  // the chunk's number within its file
   bool last = false;   // the closing chunk (see FileTransform::Closing)
   Status status;

@@ -33,6 +33,10 @@ class FileCipher {
   // Appends chunk `index` (`last` for the end chunk, which is empty) to *out:
   // length, ciphertext, tag.
   Status Seal(uint64_t index, bool last, const uint8_t* in, size_t n, std::string* out) const;
+  // The same into `out`, which holds SealedSize(n) bytes (not zeroed first:
+  // every one is written).
+  Status SealTo(uint64_t index, bool last, const uint8_t* in, size_t n, uint8_t* out) const;
+  static size_t SealedSize(size_t n) { return kChunkHeaderBytes + n + kTagBytes; }
   // Opens the chunk whose ciphertext (`n` bytes) and tag are given, into `out`
   // (n bytes). `offset` is the chunk's byte offset in the file, for messages.
   Status Open(uint64_t index, bool last, const uint8_t* ciphertext, size_t n, const uint8_t* tag,
