@@ -150,9 +150,10 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "encrypt-key-file", po::value<std::vector<std::string>>()->composing(),
       "the file holding the 32-byte key (mode 600; e.g. openssl rand -base64 24); for --decrypt and "
       "--extract, repeat it to give several keys (each file names its key); or set XBAK_ENCRYPT_KEY")(
-      "encrypt-threads", po::value<int>()->default_value(1), "--backup: threads that encrypt")(
-      "encrypt-chunk-size", po::value<std::string>()->default_value("1M"),
-      "--backup: plaintext bytes per encrypted chunk (1 .. 64M)")(
+      "encrypt-threads", po::value<int>()->default_value(1),
+      "--backup: threads that encrypt what small writes gather (whole chunks are encrypted by the copy "
+      "threads)")("encrypt-chunk-size", po::value<std::string>()->default_value("1M"),
+                  "--backup: plaintext bytes per encrypted chunk (1 .. 64M)")(
       "encrypt-key", po::value<std::string>(), "refused: a key on the command line shows in ps");
 
   po::options_description partial(

@@ -17,14 +17,24 @@ class EncryptFile : public FileTransform {
   std::string Prologue() const override { return cipher_->header_bytes(); }
   bool Closing(uint64_t) const override { return true; }  // the end chunk, which a reader requires
   Status Apply(ChunkJob& job, WorkerState*) const override {
-    const size_t n = crypt::FileCipher::SealedSize(job.in.size());
-    XBAK_RETURN_IF_ERROR(
-        cipher_->SealTo(job.index, job.last, job.in.data(), job.in.size(), job.out.Reserve(n)));
-    job.out.set_size(n);
-    return Status::Ok();
+    return Seal(job.in.data(), job.in.size(), job.index, job.last, &job.out);
+  }
+  // Whole chunks are sealed by the thread that writes them (the copy
+  // threads), straight from its buffer; the pool seals what small writes
+  // gather.
+  bool CanRunInline() const override { return true; }
+  Status ApplyInline(const uint8_t* in, size_t n, uint64_t index, ChunkOutput* out) const override {
+    return Seal(in, n, index, false, out);
   }
 
  private:
+  Status Seal(const uint8_t* in, size_t n, uint64_t index, bool last, ChunkOutput* out) const {
+    const size_t sealed = crypt::FileCipher::SealedSize(n);
+    XBAK_RETURN_IF_ERROR(cipher_->SealTo(index, last, in, n, out->Reserve(sealed)));
+    out->set_size(sealed);
+    return Status::Ok();
+  }
+
   std::unique_ptr<crypt::FileCipher> cipher_;
 };
 

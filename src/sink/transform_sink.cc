@@ -116,6 +116,12 @@ class TransformingFile : public SinkFile {
     XBAK_RETURN_IF_ERROR(error_);
     const auto* p = static_cast<const uint8_t*>(data);
     while (n > 0) {
+      if (pending_.empty() && n >= chunk_bytes_ && transform_->CanRunInline()) {
+        XBAK_RETURN_IF_ERROR(Sticky(ApplyInline(p)));
+        p += chunk_bytes_;
+        n -= chunk_bytes_;
+        continue;
+      }
       if (pending_.capacity() == 0) pending_.reserve(chunk_bytes_);
       size_t take = std::min(n, chunk_bytes_ - pending_.size());
       pending_.insert(pending_.end(), p, p + take);
@@ -157,6 +163,15 @@ class TransformingFile : public SinkFile {
   Status Sticky(Status st) {
     if (!st.ok() && error_.ok()) error_ = st;
     return st;
+  }
+
+  // A whole chunk of the caller's, transformed on this thread: after every
+  // chunk before it, so they stay in order.
+  Status ApplyInline(const uint8_t* p) {
+    XBAK_RETURN_IF_ERROR(WriteDone(/*wait_all=*/true));
+    XBAK_RETURN_IF_ERROR(transform_->ApplyInline(p, chunk_bytes_, chunks_++, &inline_out_).With(name_));
+    XBAK_RETURN_IF_ERROR(WritePrologue());
+    return inner_->Write(inline_out_.data(), inline_out_.size());
   }
 
   Status WritePrologue() {
@@ -211,6 +226,7 @@ class TransformingFile : public SinkFile {
   std::mutex mu_;  // Write/Close are single-threaded per file, Sink::Flush is not
   std::vector<uint8_t> pending_;
   std::deque<std::shared_ptr<ChunkJob>> jobs_;
+  ChunkOutput inline_out_;  // the output of ApplyInline, reused
   uint64_t chunks_ = 0;
   bool prologue_written_ = false;
   Status error_;  // sticky: a failed file must not go on with a gap

@@ -70,6 +70,15 @@ class FileTransform {
   // only for an empty file (a zero-byte .zst is not a zstd file).
   virtual bool Closing(uint64_t chunks) const = 0;
   virtual Status Apply(ChunkJob& job, WorkerState* worker) const = 0;
+  // A transform that needs no worker state may also run on the writing
+  // thread, straight from its buffer: a whole chunk handed to Write is then
+  // transformed there, without being copied into a job first (encryption:
+  // the cipher reads the caller's bytes as a copy would). `out` as in Apply.
+  virtual bool CanRunInline() const { return false; }
+  virtual Status ApplyInline(const uint8_t* in, size_t n, uint64_t index, ChunkOutput* out) const {
+    (void)in, (void)n, (void)index, (void)out;
+    return Error(ErrorCode::kInternal, "this transform does not run inline");
+  }
 };
 
 class TransformSpec {
