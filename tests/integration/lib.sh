@@ -167,7 +167,12 @@ _t_finish() { # after the servers are stopped
 
 _t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load), by pid
   local j
-  for j in $(jobs -p); do kill "$j" 2> /dev/null || true; done
+  # A job started from a function (sb_sysbench ... &) is a subshell whose command is its child:
+  # the child first, or it outlives the subshell.
+  for j in $(jobs -p); do
+    pkill -TERM -P "$j" 2> /dev/null || true
+    kill "$j" 2> /dev/null || true
+  done
 }
 
 # restore_and_verify DIR LABEL: prepares the full backup in DIR with xbak --prepare, copies it back

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 23 (encrypted backups), end to end with the real server, under sysbench writes:
+# Issue 23 (encrypted backups), end to end with the real server, under sysbench writes (and then,
+# without load, through xbcloud both ways with the restored checksums equal to the source's):
 #  - --backup --encrypt to a directory, to stdout (zstd) and to 8 FIFOs (lz4) through xbcloud and
 #    MinIO; every file is X.xbenc and none of the marker strings put into the tables (InnoDB,
 #    MyISAM, Aria) is anywhere in the bytes, on disk or in the bucket;
@@ -152,6 +153,9 @@ refused_early=0
   > /dev/null 2> "$TEST_WORK/inc-nokey.err" || refused_early=1
 [ $refused_early = 1 ] || fail "an incremental of an encrypted base without its key was accepted"
 assert_contains "$TEST_WORK/inc-nokey.err" "needs the backup's key"
+# sb_sysbench runs in a background subshell: its sysbench is that subshell's child, which
+# killing the subshell alone would leave running.
+pkill -TERM -P "$sbpid" 2> /dev/null || true
 kill "$sbpid" 2> /dev/null || true
 wait "$sbpid" 2> /dev/null || true
 os_py "
@@ -189,6 +193,28 @@ assert_eq 2000 "$(sb_sql dst "SELECT COUNT(*) FROM secret.i WHERE s LIKE '$M1%'"
 sb_stop dst
 restore_check stdout-zstd "$d2"
 restore_check fifo8-lz4-s3 "$TEST_WORK/d8"
+
+step "without load, through xbcloud both ways: the restored data's checksums equal the source's"
+sb_checksums src > "$TEST_WORK/src.sum"
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream --encrypt=AES256 --encrypt-key-file="$key" \
+  2> "$TEST_WORK/q1.log" | "$XBCLOUD" put "${S3[@]}" --parallel=4 quiet1 2> "$TEST_WORK/qput1.log" ||
+  { cat "$TEST_WORK/q1.log" "$TEST_WORK/qput1.log" >&2; fail "encrypted stdout | xbcloud put failed"; }
+"$XBCLOUD" get "${S3[@]}" --parallel=4 quiet1 2> "$TEST_WORK/qget1.log" |
+  "$XBAK" --extract --decrypt=AES256 --encrypt-key-file="$key" -C "$TEST_WORK/q1" 2> "$TEST_WORK/qx1.log" ||
+  { cat "$TEST_WORK/qget1.log" "$TEST_WORK/qx1.log" >&2; fail "xbcloud get | xbak --extract --decrypt failed"; }
+restore_and_verify "$TEST_WORK/q1" quiet-stdout-plain
+"$XBCLOUD" put "${S3[@]}" --parallel=8 --fifo-streams=8 --fifo-dir="$TEST_WORK/qpf" quiet8 2> "$TEST_WORK/qput8.log" &
+xbcloud_put_pid=$!
+"$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream --compress=zstd --encrypt=AES256 \
+  --encrypt-key-file="$key" --fifo-streams=8 --fifo-dir="$TEST_WORK/qpf" 2> "$TEST_WORK/q8.log" ||
+  { tail -n 20 "$TEST_WORK/q8.log" >&2; fail "encrypted zstd FIFO backup failed"; }
+wait "$xbcloud_put_pid" || { cat "$TEST_WORK/qput8.log" >&2; fail "xbcloud put --fifo-streams=8 failed"; }
+"$XBCLOUD" get "${S3[@]}" --parallel=8 quiet8 2> "$TEST_WORK/qget8.log" |
+  "$XBAK" --extract --decrypt=AES256 --encrypt-key-file="$key" -C "$TEST_WORK/q8" 2> "$TEST_WORK/qx8.log" ||
+  { cat "$TEST_WORK/qget8.log" "$TEST_WORK/qx8.log" >&2; fail "get | extract --decrypt of the FIFO backup failed"; }
+xbak --decompress --remove-original --target-dir="$TEST_WORK/q8" 2> "$TEST_WORK/qdc8.log" ||
+  { cat "$TEST_WORK/qdc8.log" >&2; fail "--decompress failed"; }
+restore_and_verify "$TEST_WORK/q8" quiet-fifo8-zstd
 
 step "--restore --from-stream of the encrypted, compressed stream (decrypted as it is unpacked)"
 "$XBAK" --restore --parallel=2 --from-stream="$TEST_WORK/b2.xb" --datadir="$TEST_WORK/rs" --encrypt-key-file="$key" \
