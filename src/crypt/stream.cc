@@ -21,6 +21,24 @@ Result<const Key*> KeyRing::Find(const KeyId& id, const std::string& origin) con
                                                 (have.empty() ? "(none)" : have));
 }
 
+Result<std::unique_ptr<FileCipher>> OpenHeader(const uint8_t* data, size_t n, const KeyRing& keys,
+                                               const std::string& origin, const std::string& expected_path,
+                                               size_t* header_len) {
+  size_t body = 0, need = 0;
+  XBAK_ASSIGN_OR_RETURN(FileHeader h, ParseHeader(data, n, origin, &body, &need));
+  if (need > 0 || n < body + kTagBytes) return std::unique_ptr<FileCipher>();
+  if (!expected_path.empty() && h.path != expected_path) {
+    return Error(ErrorCode::kCorrupt,
+                 origin + ": the header says this is " + h.path +
+                     " of its backup: the file was renamed or moved, or comes from elsewhere");
+  }
+  XBAK_ASSIGN_OR_RETURN(const Key* key, keys.Find(h.key_id, origin));
+  XBAK_ASSIGN_OR_RETURN(auto cipher, FileCipher::Create(*key, h, origin));
+  XBAK_RETURN_IF_ERROR(cipher->CheckHeaderTag(data + body));
+  *header_len = body + kTagBytes;
+  return cipher;
+}
+
 Result<std::unique_ptr<Encryptor>> Encryptor::Create(const Key& key, Algorithm algorithm,
                                                      const BackupId& backup, const std::string& path,
                                                      size_t chunk_bytes, ByteWriter out) {
@@ -112,18 +130,10 @@ Status Decryptor::Step(bool* progressed) {
                  origin_ + ": bytes after the end chunk, from byte " + std::to_string(consumed_));
   }
   if (!cipher_) {
-    size_t body = 0, need = 0;
-    XBAK_ASSIGN_OR_RETURN(FileHeader h, ParseHeader(in, have, origin_, &body, &need));
-    if (need > 0 || have < body + kTagBytes) return Status::Ok();
-    if (!expected_path_.empty() && h.path != expected_path_) {
-      return Error(ErrorCode::kCorrupt, origin_ + ": the header says this is " + h.path +
-                                            " of its backup: the file was renamed or moved, or comes from "
-                                            "elsewhere");
-    }
-    XBAK_ASSIGN_OR_RETURN(const Key* key, keys_.Find(h.key_id, origin_));
-    XBAK_ASSIGN_OR_RETURN(cipher_, FileCipher::Create(*key, h, origin_));
-    XBAK_RETURN_IF_ERROR(cipher_->CheckHeaderTag(in + body));
-    Consume(body + kTagBytes);
+    size_t header_len = 0;
+    XBAK_ASSIGN_OR_RETURN(cipher_, OpenHeader(in, have, keys_, origin_, expected_path_, &header_len));
+    if (!cipher_) return Status::Ok();
+    Consume(header_len);
     *progressed = true;
     return Status::Ok();
   }

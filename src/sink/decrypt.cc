@@ -46,21 +46,13 @@ Result<crypt::FileHeader> CheckHeader(const DecodeJob& job, const std::string& r
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(job.input));
   std::vector<uint8_t> buf(64 + crypt::kMaxPathBytes + crypt::kTagBytes);
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buf.data(), buf.size(), 0));
-  size_t body = 0, need = 0;
-  XBAK_ASSIGN_OR_RETURN(crypt::FileHeader h, crypt::ParseHeader(buf.data(), n, job.input, &body, &need));
-  if (need > 0 || n < body + crypt::kTagBytes) {
+  size_t header_len = 0;
+  XBAK_ASSIGN_OR_RETURN(auto cipher, crypt::OpenHeader(buf.data(), n, keys, job.input, rel, &header_len));
+  if (!cipher) {
     return Error(ErrorCode::kCorrupt, job.input + ": ends at byte " + std::to_string(n) +
                                           " inside its header: the file is truncated");
   }
-  if (h.path != rel) {
-    return Error(ErrorCode::kCorrupt,
-                 job.input + ": the header says this is " + h.path +
-                     " of its backup: the file was renamed or moved, or comes from elsewhere");
-  }
-  XBAK_ASSIGN_OR_RETURN(const crypt::Key* key, keys.Find(h.key_id, job.input));
-  XBAK_ASSIGN_OR_RETURN(auto cipher, crypt::FileCipher::Create(*key, h, job.input));
-  XBAK_RETURN_IF_ERROR(cipher->CheckHeaderTag(buf.data() + body));
-  return h;
+  return cipher->header();
 }
 
 std::string Hex(const crypt::BackupId& id) {

@@ -32,6 +32,16 @@ class KeyRing {
   std::vector<std::unique_ptr<Key>> keys_;
 };
 
+// Opens an encrypted file from its first `n` bytes: parses the header,
+// checks the name it carries against `expected_path` ("" accepts any), finds
+// its key among `keys` and checks the header's tag, so that a wrong key or a
+// changed header fails before any data is read. nullptr (no error) while the
+// header is not whole yet; else the file's cipher, its header's length in
+// *header_len. Errors name `origin`.
+Result<std::unique_ptr<FileCipher>> OpenHeader(const uint8_t* data, size_t n, const KeyRing& keys,
+                                               const std::string& origin, const std::string& expected_path,
+                                               size_t* header_len);
+
 class Encryptor {
  public:
   // `path`: the file's name in the backup (bound into every chunk).
