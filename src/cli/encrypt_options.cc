@@ -88,6 +88,10 @@ std::optional<int> EncryptOutput(const po::variables_map& vm, bool* encrypt, sin
   return std::nullopt;
 }
 
+bool KeysGiven(const po::variables_map& vm) {
+  return vm.count("encrypt-key-file") > 0 || std::getenv(kKeyEnvironment) != nullptr;
+}
+
 std::optional<int> ReadKeys(const po::variables_map& vm, const char* mode, crypt::KeyRing* ring) {
   for (const std::string& f : KeyFiles(vm)) {
     auto key = crypt::LoadKeyFile(f);
@@ -108,7 +112,7 @@ std::optional<int> ReadKeys(const po::variables_map& vm, const char* mode, crypt
 
 std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::string& basedir, uint64_t* lsn) {
   const std::string name = backupdir::kCheckpointsFile;
-  const std::string path = util::JoinPath(basedir, name + std::string(crypt::kEncryptedSuffix));
+  const std::string path = util::JoinPath(basedir, crypt::EncryptedName(name));
   if (!util::PathExists(path) || util::PathExists(util::JoinPath(basedir, name))) return std::nullopt;
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, "--incremental-basedir of an encrypted backup", &ring)) return *rc;
@@ -121,8 +125,7 @@ std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::stri
 }
 
 std::optional<int> DecryptForPrepare(const po::variables_map& vm, const std::string& dir, int parallel) {
-  const std::string marker =
-      util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + std::string(crypt::kEncryptedSuffix));
+  const std::string marker = util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile));
   if (!util::PathExists(marker)) return std::nullopt;
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, ("--prepare of the encrypted backup in " + dir).c_str(), &ring)) return *rc;

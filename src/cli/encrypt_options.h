@@ -23,6 +23,10 @@ std::optional<int> CheckEncryptionOptions(const boost::program_options::variable
 std::optional<int> EncryptOutput(const boost::program_options::variables_map& vm, bool* encrypt,
                                  sink::EncryptOptions* o);
 
+// Whether any key is given (--encrypt-key-file or XBAK_ENCRYPT_KEY): the
+// modes that read a backup take them only then.
+bool KeysGiven(const boost::program_options::variables_map& vm);
+
 // Every key given (each --encrypt-key-file, then XBAK_ENCRYPT_KEY): a reader
 // picks each file's by its id. An exit status after saying why when none
 // is given or one cannot be read.

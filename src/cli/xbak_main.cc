@@ -136,7 +136,7 @@ int RunVerifyMode(const Args& a) {
   if (vm.count("incremental-dir")) vo.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
   vo.parallel = a.parallel;
   xbak::crypt::KeyRing keys;  // an encrypted backup's, when given: its files decrypted as they are read
-  if (vm.count("encrypt-key-file") || std::getenv(xbak::cli::kKeyEnvironment)) {
+  if (xbak::cli::KeysGiven(vm)) {
     if (auto rc = xbak::cli::ReadKeys(vm, "--verify", &keys)) return *rc;
     vo.keys = &keys;
   }
@@ -362,7 +362,7 @@ int RunRestoreMode(const Args& a) {
   ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   ro.keys = key_options;
   xbak::crypt::KeyRing stream_keys;  // an encrypted stream's: decrypted as it is unpacked
-  if (!ro.streams.empty() && (vm.count("encrypt-key-file") || std::getenv(xbak::cli::kKeyEnvironment))) {
+  if (!ro.streams.empty() && xbak::cli::KeysGiven(vm)) {
     if (auto rc = xbak::cli::ReadKeys(vm, "--restore --from-stream", &stream_keys)) return *rc;
     ro.stream_keys = &stream_keys;
   }

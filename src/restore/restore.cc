@@ -13,6 +13,7 @@
 
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/table_filter.h"
+#include "xbak/crypt/format.h"
 #include "xbak/prepare/export.h"
 #include "xbak/prepare/incremental_prepare.h"
 #include "xbak/prepare/prepare.h"
@@ -391,7 +392,7 @@ Status RunRestore(const RestoreOptions& o) {
   std::vector<std::string> chain{o.full_dir};
   chain.insert(chain.end(), o.incremental_dirs.begin(), o.incremental_dirs.end());
   for (const auto& dir : chain) {
-    const std::string enc = util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + ".xbenc");
+    const std::string enc = util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile));
     if (util::PathExists(enc) && !util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
       return Error(
           ErrorCode::kUnsupported,

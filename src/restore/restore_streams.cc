@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "xbak/backupdir/metadata.h"
+#include "xbak/crypt/format.h"
 #include "xbak/restore/restore.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/decompress.h"
@@ -63,7 +64,7 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
     // Refused at its first encrypted file, before the rest is unpacked.
     eo.filter = [source](const std::string& rel, std::string*,
                          stream::ExtractWriter) -> Result<std::unique_ptr<stream::ExtractFilter>> {
-      if (!rel.ends_with(".xbenc")) return std::unique_ptr<stream::ExtractFilter>();
+      if (!rel.ends_with(crypt::kEncryptedSuffix)) return std::unique_ptr<stream::ExtractFilter>();
       return Error(ErrorCode::kInvalidArgument,
                    "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
     };
@@ -79,7 +80,7 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
   if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile)) &&
-      util::PathExists(util::JoinPath(dir, std::string(backupdir::kCheckpointsFile) + ".xbenc"))) {
+      util::PathExists(util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile)))) {
     return Error(ErrorCode::kInvalidArgument,
                  "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
   }

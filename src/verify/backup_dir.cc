@@ -84,7 +84,7 @@ namespace {
 Result<std::string> ReadMetaFile(const BackupDir& b, const std::string& name, const crypt::KeyRing* keys,
                                  std::string* path) {
   *path = util::JoinPath(b.dir, name);
-  const std::string enc = *path + std::string(crypt::kEncryptedSuffix);
+  const std::string enc = util::JoinPath(b.dir, crypt::EncryptedName(name));
   if (util::PathExists(*path) || !util::PathExists(enc)) return util::ReadSmallFile(*path);
   *path = enc;
   if (keys == nullptr) {

@@ -33,6 +33,10 @@ namespace xbak::crypt {
 
 inline constexpr std::string_view kEncryptedSuffix = ".xbenc";
 inline constexpr std::string_view kMagic = "XBAKENC1";
+// The name file `name` of a backup is stored under when encrypted.
+inline std::string EncryptedName(std::string_view name) {
+  return std::string(name) + std::string(kEncryptedSuffix);
+}
 inline constexpr uint8_t kFormatVersion = 1;
 inline constexpr size_t kTagBytes = 16;
 inline constexpr size_t kChunkHeaderBytes = 4;
