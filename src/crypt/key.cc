@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "xbak/util/file.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::crypt {
 
@@ -55,15 +56,7 @@ Key::~Key() {
   (void)::munmap(page_, page_size_);
 }
 
-std::string KeyIdHex(const KeyId& id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : id) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
+std::string KeyIdHex(const KeyId& id) { return util::HexBytes(id.data(), id.size()); }
 
 namespace {
 

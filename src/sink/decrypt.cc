@@ -9,6 +9,7 @@
 #include "decode_files.h"
 #include "xbak/crypt/cipher.h"
 #include "xbak/util/file.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::sink {
 namespace {
@@ -55,11 +56,8 @@ Result<crypt::FileHeader> CheckHeader(const DecodeJob& job, const std::string& r
   return cipher->header();
 }
 
-std::string Hex(const crypt::BackupId& id) {
-  crypt::KeyId first{};
-  std::copy(id.begin(), id.begin() + first.size(), first.begin());
-  return crypt::KeyIdHex(first) + "...";
-}
+// A backup id in messages: its first 8 bytes are enough to tell two apart.
+std::string Hex(const crypt::BackupId& id) { return util::HexBytes(id.data(), 8) + "..."; }
 
 // The backup id of the first file extracted: every other must carry it.
 struct OneBackup {

@@ -3,6 +3,7 @@
 // message matches them all).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -11,5 +12,9 @@ namespace xbak::util {
 // "0x" and eight lowercase hex digits: 0xDEADBEEF -> "0xdeadbeef", 5 ->
 // "0x00000005" (checksums, magics, flags, record types).
 std::string Hex32(uint32_t v);
+
+// Bytes as lowercase hex digits, two per byte, no prefix (ids: a key id,
+// the start of a backup id).
+std::string HexBytes(const uint8_t* p, size_t n);
 
 }  // namespace xbak::util

@@ -15,4 +15,10 @@ TEST(Hex32, EightLowercaseDigits) {
 }
 
 }  // namespace
+TEST(HexBytes, TwoLowercaseDigitsPerByteNoPrefix) {
+  const uint8_t id[] = {0x00, 0x0f, 0xa0, 0xff};
+  EXPECT_EQ(HexBytes(id, sizeof id), "000fa0ff");
+  EXPECT_EQ(HexBytes(id, 0), "");
+}
+
 }  // namespace xbak::util
