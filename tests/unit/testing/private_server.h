@@ -41,14 +41,21 @@ inline int Shell(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-inline std::string ShellOutput(const std::string& cmd) {
-  std::string out;
+// Runs `cmd`, its stdout into *out; its exit status (-1 if it could not run).
+inline int ShellCapture(const std::string& cmd, std::string* out) {
+  out->clear();
   FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
+  if (p == nullptr) return -1;
   char buf[4096];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int rc = ::pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+inline std::string ShellOutput(const std::string& cmd) {
+  std::string out;
+  (void)ShellCapture(cmd, &out);
   return out;
 }
 
@@ -169,14 +176,7 @@ class PrivateServer {
     const std::string cmd =
         client_ + " --no-defaults --socket=" + socket_ + " --user=" + user() + " -N -B < " + file;
     if (out == nullptr) return Shell(cmd + " > /dev/null 2>&1");
-    FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-    if (p == nullptr) return -1;
-    out->clear();
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-    int rc = ::pclose(p);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return ShellCapture(cmd + " 2>&1", out);
   }
   // A scratch path beside the datadir, removed with it.
   std::string Scratch(const std::string& rel) const { return dir_ / rel; }
