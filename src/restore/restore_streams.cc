@@ -79,11 +79,6 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
     st = stream::ExtractStream(f.fd(), eo);
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
-  if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile)) &&
-      util::PathExists(util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile)))) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
-  }
   if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
     return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + backupdir::kCheckpointsFile +
                                           ": it is not a whole backup (was its upload or download cut?)");
