@@ -5,6 +5,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "xbak/util/hex.h"
+
 namespace xbak::storage {
 
 Md5Digest Md5(const void* data, size_t n) {
@@ -26,6 +28,12 @@ std::string Md5Hex(const Md5Digest& d) {
     s.push_back(kHex[b & 15]);
   }
   return s;
+}
+
+std::optional<Md5Digest> Md5FromHex(std::string_view hex) {
+  Md5Digest d{};
+  if (!util::ParseHexBytes(hex, d.data(), d.size())) return std::nullopt;
+  return d;
 }
 
 std::string Md5Base64(const Md5Digest& d) {

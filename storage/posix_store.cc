@@ -71,9 +71,8 @@ class PosixStore final : public ObjectStore {
     for (auto& r : go) loop_.Post([this, r] { Continue(r); });
   }
 
-  void List(const std::string& prefix, const std::string& token,
-            std::function<void(Result<ListResult>)> done) override {
-    Result<ListResult> r = DoList(prefix, token);
+  void List(const ListQuery& q, std::function<void(Result<ListResult>)> done) override {
+    Result<ListResult> r = DoList(q);
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
@@ -200,23 +199,40 @@ class PosixStore final : public ObjectStore {
       if (S_ISDIR(st.st_mode)) {
         XBAK_RETURN_IF_ERROR(Walk(child, out));
       } else if (S_ISREG(st.st_mode)) {
-        out->push_back({child, static_cast<uint64_t>(st.st_size)});
+        out->push_back({child, static_cast<uint64_t>(st.st_size), std::nullopt, st.st_mtim.tv_sec});
       }
     }
     return Status::Ok();
   }
 
-  Result<ListResult> DoList(const std::string& prefix, const std::string& token) {
+  // Like S3: keys (or, with delimit, their groups) in order, a page at a
+  // time, each object with its MD5 (read from the file: this driver is for
+  // tests and small stores) and modification time.
+  Result<ListResult> DoList(const ListQuery& q) {
     std::vector<ObjectInfo> all;
     XBAK_RETURN_IF_ERROR(Walk("", &all));
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
     ListResult r;
+    size_t entries = 0;
     for (auto& o : all) {
-      if (o.key.compare(0, prefix.size(), prefix) != 0 || (!token.empty() && o.key <= token)) continue;
-      if (r.objects.size() == kPage) {
-        r.next_token = r.objects.back().key;
+      if (o.key.compare(0, q.prefix.size(), q.prefix) != 0) continue;
+      size_t slash = q.delimit ? o.key.find('/', q.prefix.size()) : std::string::npos;
+      std::string group = slash == std::string::npos ? std::string() : o.key.substr(0, slash + 1);
+      const std::string& entry = group.empty() ? o.key : group;
+      if (!q.token.empty() && entry <= q.token) continue;
+      if (!group.empty() && !r.prefixes.empty() && r.prefixes.back() == group) continue;
+      if (entries == kPage) {
+        r.next_token = std::max(r.objects.empty() ? std::string() : r.objects.back().key,
+                                r.prefixes.empty() ? std::string() : r.prefixes.back());
         break;
       }
+      entries++;
+      if (!group.empty()) {
+        r.prefixes.push_back(std::move(group));
+        continue;
+      }
+      XBAK_ASSIGN_OR_RETURN(std::string body, DoGet(o.key));
+      o.md5 = Md5(body);
       r.objects.push_back(std::move(o));
     }
     return r;

@@ -119,13 +119,13 @@ class S3Store final : public ObjectStore {
     Start(std::move(r));
   }
 
-  void List(const std::string& prefix, const std::string& token,
-            std::function<void(Result<ListResult>)> done) override {
+  void List(const ListQuery& q, std::function<void(Result<ListResult>)> done) override {
     auto r = std::make_shared<Request>();
     r->method = Method::kGet;
     // Parameters in canonical order (sorted by name), values encoded once.
-    if (!token.empty()) r->query = "continuation-token=" + UriEncode(token, false) + "&";
-    r->query += "list-type=2&prefix=" + UriEncode(prefix, false);
+    if (!q.token.empty()) r->query = "continuation-token=" + UriEncode(q.token, false) + "&";
+    if (q.delimit) r->query += "delimiter=%2F&";
+    r->query += "list-type=2&prefix=" + UriEncode(q.prefix, false);
     r->done = std::move(done);
     Start(std::move(r));
   }
@@ -425,16 +425,7 @@ class S3Store final : public ObjectStore {
       if (!s.ok()) return (*l)(s);
       auto page = ParseListObjectsV2(response);
       if (!page.ok()) return (*l)(page.status().With("ListObjectsV2 response from " + config_.endpoint));
-      ListResult out;
-      for (auto& o : page->objects) out.objects.push_back({std::move(o.key), o.size});
-      if (page->truncated) {
-        if (page->next_token.empty()) {
-          return (*l)(Error(ErrorCode::kCorrupt,
-                            "ListObjectsV2 response is truncated but has no continuation token"));
-        }
-        out.next_token = page->next_token;
-      }
-      (*l)(std::move(out));
+      (*l)(ListResultFrom(std::move(*page)));
     }
   }
 

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -255,6 +256,27 @@ Result<Element> ParseRoot(std::string_view xml, std::string_view root_name) {
                    root.offset);
 }
 
+// "2026-11-26T21:50:54.000Z" (ISO 8601 in UTC, as S3 writes LastModified)
+// as Unix time; 0 for anything else: the time only informs, so a store that
+// writes it otherwise loses nothing but the information.
+int64_t ParseIsoTime(std::string_view v) {
+  auto num = [&](size_t at, size_t n, int* out) {
+    if (at + n > v.size()) return false;
+    auto [end, ec] = std::from_chars(v.data() + at, v.data() + at + n, *out);
+    return ec == std::errc() && end == v.data() + at + n;
+  };
+  struct tm t = {};
+  if (v.size() < 20 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' ||
+      v.back() != 'Z' || !num(0, 4, &t.tm_year) || !num(5, 2, &t.tm_mon) || !num(8, 2, &t.tm_mday) ||
+      !num(11, 2, &t.tm_hour) || !num(14, 2, &t.tm_min) || !num(17, 2, &t.tm_sec)) {
+    return 0;
+  }
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  time_t secs = timegm(&t);
+  return secs < 0 ? 0 : static_cast<int64_t>(secs);
+}
+
 Result<ListPage> ListPageFrom(std::string_view xml) {
   XBAK_ASSIGN_OR_RETURN(Element root, ParseRoot(xml, "ListBucketResult"));
   ListPage page;
@@ -275,7 +297,14 @@ Result<ListPage> ListPageFrom(std::string_view xml) {
     std::string_view etag = Trim(c.ChildText("ETag"));
     if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, etag.size() - 2);
     for (char ch : etag) o.etag.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
+    o.modified = ParseIsoTime(Trim(c.ChildText("LastModified")));
     page.objects.push_back(std::move(o));
+  }
+  for (const Element& c : root.children) {
+    if (c.name != "CommonPrefixes") continue;
+    const Element* prefix = c.Child("Prefix");
+    if (prefix == nullptr) return CorruptAt("<CommonPrefixes> without <Prefix>", c.offset);
+    page.prefixes.push_back(prefix->text);
   }
   if (const Element* t = root.Child("IsTruncated")) {
     std::string_view v = Trim(t->text);
@@ -301,6 +330,17 @@ Result<std::vector<DeleteFailure>> DeleteFailuresFrom(std::string_view xml) {
 }
 
 }  // namespace
+
+ListResult ListResultFrom(ListPage page) {
+  ListResult out;
+  out.objects.reserve(page.objects.size());
+  for (auto& o : page.objects) {
+    out.objects.push_back({std::move(o.key), o.size, Md5FromHex(o.etag), o.modified});
+  }
+  out.prefixes = std::move(page.prefixes);
+  if (page.truncated) out.next_token = std::move(page.next_token);
+  return out;
+}
 
 Result<ListPage> ParseListObjectsV2(std::string_view xml) {
   auto r = ListPageFrom(xml);

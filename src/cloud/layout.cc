@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <tuple>
 
 #include "xbak/storage/md5_multi.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::cloud {
 namespace {
@@ -18,21 +20,10 @@ bool ParseU64(std::string_view s, uint64_t* v) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-int HexVal(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bool ParseHexMd5(std::string_view s, storage::Md5Digest* d) {
-  if (s.size() != 32) return false;
-  for (size_t i = 0; i < 16; i++) {
-    int hi = HexVal(s[2 * i]), lo = HexVal(s[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    (*d)[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  return true;
+  auto md5 = storage::Md5FromHex(s);
+  if (md5) *d = *md5;
+  return md5.has_value();
 }
 
 }  // namespace
@@ -68,6 +59,18 @@ std::string DataObjectKey(std::string_view name, std::string_view path, uint64_t
 
 std::string ManifestKey(std::string_view name) {
   return std::string(name) + "/" + std::string(kManifestName);
+}
+
+std::string StartedKey(std::string_view name) { return std::string(name) + "/" + std::string(kStartedName); }
+std::string DeletingKey(std::string_view name) { return std::string(name) + "/" + std::string(kDeletingName); }
+
+std::string MarkerOwner(std::string_view key) {
+  for (std::string_view marker : {kManifestName, kStartedName, kDeletingName}) {
+    if (key.size() > marker.size() + 1 && key.ends_with(marker) && key[key.size() - marker.size() - 1] == '/') {
+      return std::string(key.substr(0, key.size() - marker.size() - 1));
+    }
+  }
+  return {};
 }
 
 bool ParseDataObjectKey(std::string_view name, std::string_view key, std::string* path, uint64_t* seq) {
@@ -124,7 +127,28 @@ ObjectDigests DigestObject(std::string_view body, uint64_t piece_bytes) {
   return d;
 }
 
-std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
+const std::string* ManifestSummary::File(std::string_view path) const {
+  for (const auto& [p, bytes] : files) {
+    if (p == path) return &bytes;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string EncodeSummary(const ManifestSummary& s) {
+  std::string out = "started " + std::to_string(s.started) + "\nfinished " + std::to_string(s.finished) +
+                    "\nfile-bytes " + std::to_string(s.file_bytes) + "\n";
+  for (const auto& [path, bytes] : s.files) {
+    out += "file " + path + " " + util::HexBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) +
+           "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string EncodeManifest(const std::vector<ManifestEntry>& entries, const ManifestSummary* summary) {
   std::vector<const ManifestEntry*> sorted;
   sorted.reserve(entries.size());
   for (const auto& e : entries) sorted.push_back(&e);
@@ -143,9 +167,12 @@ std::string EncodeManifest(const std::vector<ManifestEntry>& entries) {
     }
     piece_bytes = e->piece_bytes;
   }
+  if (sorted.empty() && summary != nullptr) piece_bytes = kDigestPieceBytes;  // nothing to disagree
   if (piece_bytes == 0) v2 = false;
-  std::string out =
-      v2 ? "xbcloud-manifest 2\npieces " + std::to_string(piece_bytes) + "\n" : "xbcloud-manifest 1\n";
+  std::string out = !v2                  ? "xbcloud-manifest 1\n"
+                    : summary == nullptr ? "xbcloud-manifest 2\n"
+                                         : "xbcloud-manifest 3\n" + EncodeSummary(*summary);
+  if (v2) out += "pieces " + std::to_string(piece_bytes) + "\n";
   for (const ManifestEntry* e : sorted) {
     out += storage::Md5Hex(e->md5) + " " + std::to_string(e->size) + " " + std::to_string(e->seq) + " ";
     if (v2) {
@@ -166,7 +193,9 @@ struct ManifestState {
   size_t line_no = 0;  // of the line being read, from 1
   bool ended = false;  // the end line was read: nothing may follow
   int version = 0;
-  uint64_t piece_bytes = 0;  // version 2 only
+  uint64_t piece_bytes = 0;  // version 2 and 3 only
+  bool pieces_seen = false;  // the pieces line was read (versions 2 and 3)
+  ManifestSummary summary;   // version 3
   std::vector<ManifestEntry> entries;
 
   // Every error of a line names it.
@@ -181,13 +210,47 @@ Status ParseVersionLine(std::string_view line, ManifestState* m) {
     m->version = 1;
   else if (line == "xbcloud-manifest 2")
     m->version = 2;
+  else if (line == "xbcloud-manifest 3")
+    m->version = 3;
   else
-    return m->Corrupt("not an xbcloud manifest (version 1 or 2)");
+    return m->Corrupt("not an xbcloud manifest (version 1, 2 or 3)");
   return Status::Ok();
 }
 
-// Line 2 of version 2.
+// A summary line of version 3, before the pieces line.
+Status ParseSummaryLine(std::string_view line, ManifestState* m) {
+  ManifestSummary& s = m->summary;
+  uint64_t n = 0;
+  auto number = [&](std::string_view field, size_t at) {
+    return line.starts_with(field) && ParseU64(line.substr(at), &n) && n <= uint64_t{INT64_MAX};
+  };
+  if (number("started ", 8)) {
+    s.started = static_cast<int64_t>(n);
+  } else if (number("finished ", 9)) {
+    s.finished = static_cast<int64_t>(n);
+  } else if (number("file-bytes ", 11)) {
+    s.file_bytes = n;
+  } else if (line.starts_with("file ")) {
+    size_t sp = line.find(' ', 5);
+    if (sp == std::string_view::npos || sp == 5) return m->Corrupt("expected 'file <path> <hex>'");
+    std::string_view hex = line.substr(sp + 1);
+    if (s.files.size() >= 8 || hex.size() > 2 * kSummaryFileMax || hex.size() % 2 != 0) {
+      return m->Corrupt("more or larger summary files than a put writes");
+    }
+    std::string bytes(hex.size() / 2, '\0');
+    if (!util::ParseHexBytes(hex, reinterpret_cast<uint8_t*>(bytes.data()), bytes.size())) {
+      return m->Corrupt("summary file is not hex");
+    }
+    s.files.emplace_back(std::string(line.substr(5, sp - 5)), std::move(bytes));
+  } else {
+    return m->Corrupt("expected a summary line (started, finished, file-bytes, file) or 'pieces <bytes>'");
+  }
+  return Status::Ok();
+}
+
+// The pieces line (line 2 of version 2, after the summary in version 3).
 Status ParsePiecesLine(std::string_view line, ManifestState* m) {
+  m->pieces_seen = true;
   // A piece is what get holds of a download at a time, so not too
   // large; 4 KiB or more keeps the digests under 1% of the data.
   if (!line.starts_with("pieces ") || !ParseU64(line.substr(7), &m->piece_bytes) ||
@@ -240,7 +303,7 @@ Status ParseEntryLine(std::string_view line, ManifestState* m) {
   if (!ParseHexMd5(line.substr(0, s1), &e.md5)) return m->Corrupt("bad md5");
   if (!ParseU64(line.substr(s1 + 1, s2 - s1 - 1), &e.size)) return m->Corrupt("bad size");
   if (!ParseU64(line.substr(s2 + 1, s3 - s2 - 1), &e.seq)) return m->Corrupt("bad sequence number");
-  if (m->version == 2) XBAK_RETURN_IF_ERROR(ParsePieceMd5s(line.substr(s3 + 1, s4 - s3 - 1), &e, *m));
+  if (m->version >= 2) XBAK_RETURN_IF_ERROR(ParsePieceMd5s(line.substr(s3 + 1, s4 - s3 - 1), &e, *m));
   e.path = std::string(line.substr(s4 + 1));
   if (e.path.empty()) return m->Corrupt("empty path");
   m->entries.push_back(std::move(e));
@@ -252,7 +315,10 @@ Status ParseEntryLine(std::string_view line, ManifestState* m) {
 Status ParseManifestLine(std::string_view line, ManifestState* m) {
   if (m->ended) return m->Corrupt("text after the end line");
   if (m->line_no == 1) return ParseVersionLine(line, m);
-  if (m->version == 2 && m->line_no == 2) return ParsePiecesLine(line, m);
+  if (m->version >= 2 && !m->pieces_seen) {
+    if (m->version == 3 && !line.starts_with("pieces ")) return ParseSummaryLine(line, m);
+    return ParsePiecesLine(line, m);
+  }
   if (line.starts_with("end ")) return ParseEndLine(line, m);
   return ParseEntryLine(line, m);
 }
@@ -261,7 +327,7 @@ Status ParseManifestLine(std::string_view line, ManifestState* m) {
 // when it is cut at a line's end.
 Status CheckManifestComplete(const ManifestState& m) {
   if (m.line_no == 0) return Error(ErrorCode::kCorrupt, "manifest is empty");
-  if (m.version == 2 && m.line_no < 2)
+  if (m.version >= 2 && !m.pieces_seen)
     return Error(ErrorCode::kCorrupt, "manifest is truncated (no pieces line)");
   if (!m.ended) return Error(ErrorCode::kCorrupt, "manifest is truncated (no end line)");
   return Status::Ok();
@@ -286,7 +352,27 @@ Status SortAndCheckSequences(std::vector<ManifestEntry>* entries) {
 
 }  // namespace
 
-Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
+Result<ManifestHead> ParseManifestHead(std::string_view text) {
+  ManifestState m;
+  ManifestHead head;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // cut by the range read: read more
+    m.line_no++;
+    XBAK_RETURN_IF_ERROR(ParseManifestLine(text.substr(pos, nl - pos), &m));
+    pos = nl + 1;
+    if (m.version == 1 || m.pieces_seen) {
+      head.complete = true;
+      break;
+    }
+  }
+  head.version = m.version;
+  head.summary = std::move(m.summary);
+  return head;
+}
+
+Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text, ManifestSummary* summary) {
   ManifestState m;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -299,6 +385,7 @@ Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text) {
   }
   XBAK_RETURN_IF_ERROR(CheckManifestComplete(m));
   XBAK_RETURN_IF_ERROR(SortAndCheckSequences(&m.entries));
+  if (summary != nullptr) *summary = std::move(m.summary);
   return std::move(m.entries);
 }
 

@@ -1,6 +1,8 @@
 #include "xbak/cloud/put.h"
 
+#include <algorithm>
 #include <atomic>
+#include <ctime>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -9,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "xbak/backupdir/metadata.h"
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
 #include "xbak/stream/xbstream.h"
@@ -75,8 +78,9 @@ struct Upload {
 // through loop.Post and the Budgets (which are thread-safe).
 class PutJob {
  public:
-  PutJob(storage::EventLoop& loop, storage::ObjectStore& store, const PutOptions& options, size_t streams)
-      : loop_(loop), store_(store), options_(options), readers_running_(streams) {
+  PutJob(storage::EventLoop& loop, storage::ObjectStore& store, const PutOptions& options, size_t streams,
+         std::map<std::string, storage::ObjectInfo> stored)
+      : loop_(loop), store_(store), options_(options), stored_(std::move(stored)), readers_running_(streams) {
     size_t share = options.memory_per_stream;
     if (share == 0) share = (static_cast<size_t>(options.parallel) + 2) * options.object_size / streams;
     share = std::max(share, 2 * options.object_size);
@@ -94,8 +98,17 @@ class PutJob {
     s.objects = entries_.size();
     s.files = files_;
     s.peak_buffered = peak_buffered_;
+    s.objects_skipped = skipped_objects_;
+    s.bytes_skipped = skipped_bytes_;
+    s.stale_deleted = stale_deleted_;
     return s;
   }
+
+  // Loop thread: one of the small metadata files the manifest summarizes.
+  void AddSummaryFile(std::string path, std::string bytes) {
+    summary_.files.emplace_back(std::move(path), std::move(bytes));
+  }
+  std::atomic<uint64_t>& file_bytes() { return file_bytes_; }
 
   // Loop thread: a sealed object of `path` (sequence `seq`) from a reader.
   void SubmitObject(const std::string& path, uint64_t seq, Upload u, bool last_of_file) {
@@ -108,11 +121,18 @@ class PutJob {
     }
     entries_.push_back({path, seq, u.body->size(), u.md5, options_.digest_piece_bytes, std::move(u.pieces)});
     if (last_of_file) files_++;
-    buffered_ += u.body->size();
-    peak_buffered_ = std::max(peak_buffered_, buffered_);
     std::string sidecar_key = u.key + std::string(kMd5Suffix);
     auto sidecar = std::make_shared<const std::string>(Md5SidecarText(u.key, u.md5));
     Md5Digest sidecar_md5 = storage::Md5(*sidecar);
+    if (AlreadyStored(u.key, *u.body, u.md5) && AlreadyStored(sidecar_key, *sidecar, sidecar_md5)) {
+      // Stored by the put this one resumes, byte for byte: not sent again.
+      skipped_objects_++;
+      skipped_bytes_ += u.body->size();
+      budget(u.reader).Release(u.body->size());
+      return MaybeFinish();
+    }
+    buffered_ += u.body->size();
+    peak_buffered_ = std::max(peak_buffered_, buffered_);
     queue_.push_back(std::move(u));
     queue_.push_back({std::move(sidecar_key), std::move(sidecar), sidecar_md5, -1, {}});
     Pump();
@@ -181,6 +201,24 @@ class PutJob {
     }
   }
 
+  // A resumed put: the object is in the store with this size and MD5.
+  bool AlreadyStored(const std::string& key, const std::string& body, const Md5Digest& md5) const {
+    auto it = stored_.find(key);
+    return it != stored_.end() && it->second.size == body.size() && it->second.md5 == md5;
+  }
+
+  // A resumed put: what the interrupted put stored that this one did not
+  // write (its objects were cut elsewhere) goes before the manifest, which
+  // must describe every object under NAME/.
+  std::vector<std::string> StaleKeys() const {
+    std::vector<std::string> stale;
+    for (const auto& [key, info] : stored_) {
+      std::string data = key.ends_with(kMd5Suffix) ? key.substr(0, key.size() - kMd5Suffix.size()) : key;
+      if (!keys_.count(data) && key != StartedKey(options_.name)) stale.push_back(key);
+    }
+    return stale;
+  }
+
   void MaybeFinish() {
     if (finished_ || readers_running_ > 0 || inflight_ > 0 || !queue_.empty()) return;
     if (!error_.ok()) {
@@ -189,9 +227,34 @@ class PutJob {
       return;
     }
     if (manifest_started_) return;
+    if (!stale_checked_) {
+      stale_checked_ = true;
+      std::vector<std::string> stale = StaleKeys();
+      if (!stale.empty()) {
+        stale_deleted_ = stale.size();
+        util::LogInfo("put " + options_.name + ": removing " + std::to_string(stale.size()) +
+                      " objects the interrupted put stored that this stream does not have");
+        for (size_t i = 0; i < stale.size(); i += 1000) {
+          std::vector<std::string> batch(stale.begin() + static_cast<std::ptrdiff_t>(i),
+                                         stale.begin() + static_cast<std::ptrdiff_t>(std::min(stale.size(), i + 1000)));
+          inflight_++;
+          store_.Delete(batch, [this](Status st) {
+            inflight_--;
+            if (!st.ok()) return Fail(st.With("removing what the interrupted put of " + options_.name + " left"));
+            MaybeFinish();
+          });
+        }
+        return;
+      }
+    }
     // Everything is stored: the manifest goes last and marks the backup complete.
     manifest_started_ = true;
-    auto body = std::make_shared<const std::string>(EncodeManifest(entries_));
+    summary_.started = started_unix_;
+    summary_.finished = static_cast<int64_t>(::time(nullptr));
+    summary_.file_bytes = file_bytes_.load();
+    // In a fixed order, whichever stream carried them.
+    std::sort(summary_.files.begin(), summary_.files.end());
+    auto body = std::make_shared<const std::string>(EncodeManifest(entries_, &summary_));
     inflight_++;
     store_.Put(ManifestKey(options_.name), body, storage::Md5(*body), [this](Status s) {
       inflight_--;
@@ -204,10 +267,13 @@ class PutJob {
   storage::EventLoop& loop_;
   storage::ObjectStore& store_;
   const PutOptions& options_;
+  const std::map<std::string, storage::ObjectInfo> stored_;  // by an interrupted put of NAME
   std::vector<std::unique_ptr<Budget>> budgets_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> bytes_read_{0};
+  std::atomic<uint64_t> file_bytes_{0};
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const int64_t started_unix_ = static_cast<int64_t>(::time(nullptr));
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Loop thread only:
@@ -216,6 +282,9 @@ class PutJob {
   int inflight_ = 0;
   std::set<std::string> keys_;
   std::vector<ManifestEntry> entries_;
+  ManifestSummary summary_;
+  uint64_t skipped_objects_ = 0, skipped_bytes_ = 0, stale_deleted_ = 0;
+  bool stale_checked_ = false;
   uint64_t files_ = 0, uploaded_bytes_ = 0, buffered_ = 0, peak_buffered_ = 0;
   Status error_;
   bool manifest_started_ = false, finished_ = false;
@@ -262,6 +331,8 @@ class StreamReader {
         for (auto& [p, f] : open_) Seal(p, f, false);
         if (!job_.budget(index_).Acquire(n)) return Error(ErrorCode::kCancelled, "cancelled");
       }
+      if (c.type == stream::ChunkType::kPayload) job_.file_bytes() += c.payload.size();
+      KeepSummaryFile(*path, c);
       auto [it, inserted] = open_.try_emplace(*path);
       OpenFile& f = it->second;
       if (f.buf.capacity() < n && f.buf.empty())
@@ -292,6 +363,30 @@ class StreamReader {
     uint64_t seq = 0;
   };
 
+  // The metadata files list shows (small, in the clear) are kept whole as
+  // they pass and handed to the manifest's summary at their end.
+  void KeepSummaryFile(const std::string& path, const stream::Chunk& c) {
+    if (path != backupdir::kCheckpointsFile && path != backupdir::kInfoFile &&
+        path != backupdir::kBinlogInfoFile) {
+      return;
+    }
+    std::string& bytes = summary_files_[path];
+    if (c.type == stream::ChunkType::kPayload) {
+      if (c.offset + c.payload.size() > kSummaryFileMax) {
+        bytes.assign(kSummaryFileMax + 1, '\0');  // too large: left out
+        return;
+      }
+      if (bytes.size() < c.offset + c.payload.size()) bytes.resize(c.offset + c.payload.size());
+      std::copy(c.payload.begin(), c.payload.end(), bytes.begin() + static_cast<std::ptrdiff_t>(c.offset));
+    } else if (c.type == stream::ChunkType::kEof) {
+      if (bytes.size() <= kSummaryFileMax) {
+        PutJob* job = &job_;
+        loop_.Post([job, path, bytes = std::move(bytes)]() mutable { job->AddSummaryFile(path, std::move(bytes)); });
+      }
+      summary_files_.erase(path);
+    }
+  }
+
   void Seal(const std::string& path, OpenFile& f, bool last) {
     if (f.buf.empty() && !last) return;
     if (f.buf.capacity() > 2 * f.buf.size() + 4096) f.buf.shrink_to_fit();
@@ -318,7 +413,56 @@ class StreamReader {
   const int fd_;
   const std::string name_;
   std::map<std::string, OpenFile> open_;
+  std::map<std::string, std::string> summary_files_;  // KeepSummaryFile's, until their end
 };
+
+}  // namespace
+
+namespace {
+
+// What is stored under NAME/: nothing for a new backup; the leftovers of an
+// interrupted put (no manifest) to resume; a complete backup or one being
+// deleted is refused.
+Result<std::map<std::string, storage::ObjectInfo>> StoredObjects(storage::EventLoop& loop,
+                                                                 storage::ObjectStore& store,
+                                                                 const std::string& name) {
+  // A backup inside another would hide from list (which stops at a backup)
+  // and be deleted with it.
+  for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+    const std::string outer = name.substr(0, slash);
+    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, outer + "/xbcloud.", ""));
+    for (const auto& o : page.objects) {
+      if (MarkerOwner(o.key) == outer) {
+        return Error(ErrorCode::kAlreadyExists,
+                     "backup " + name + " would be inside backup " + outer + ": choose another name");
+      }
+    }
+  }
+  std::map<std::string, storage::ObjectInfo> stored;
+  std::string token;
+  do {
+    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
+    for (auto& o : page.objects) {
+      const std::string owner = MarkerOwner(o.key);
+      if (o.key == ManifestKey(name)) {
+        return Error(ErrorCode::kAlreadyExists, "backup " + name + " already exists in " + store.Describe() +
+                                                    ": choose another name or remove it with xbcloud delete");
+      }
+      if (o.key == DeletingKey(name)) {
+        return Error(ErrorCode::kAlreadyExists,
+                     "backup " + name + " is being deleted in " + store.Describe() +
+                         " (its deletion was cut short?): finish it with xbcloud delete " + name);
+      }
+      if (!owner.empty() && owner != name) {
+        return Error(ErrorCode::kAlreadyExists,
+                     "backup " + name + " would hold another backup (" + owner + "): choose another name");
+      }
+      stored.emplace(o.key, std::move(o));
+    }
+    token = page.next_token;
+  } while (!token.empty());
+  return stored;
+}
 
 }  // namespace
 
@@ -330,16 +474,20 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
   if (options.object_size < 1024)
     return Error(ErrorCode::kInvalidArgument, "--read-buffer-size must be at least 1K");
 
-  // Before reading a byte: the store must answer, and NAME must be free.
-  XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, options.name + "/", ""));
-  if (!page.objects.empty()) {
-    return Error(ErrorCode::kAlreadyExists,
-                 "backup " + options.name + " already exists in " + store.Describe() + " (" +
-                     page.objects.front().key +
-                     " ...): choose another name or remove it with xbcloud delete");
+  // Before reading a byte: the store must answer, and NAME must be free or
+  // the leftovers of an interrupted put, which this one resumes.
+  XBAK_ASSIGN_OR_RETURN(auto stored, StoredObjects(loop, store, options.name));
+  if (!stored.empty()) {
+    util::LogInfo("put " + options.name + ": resuming an interrupted put (" + std::to_string(stored.size()) +
+                  " objects stored): objects stored with the same bytes are not sent again");
+  }
+  if (!stored.count(StartedKey(options.name))) {
+    XBAK_RETURN_IF_ERROR(PutSync(loop, store, StartedKey(options.name),
+                                 "started " + std::to_string(::time(nullptr)) + "\n")
+                             .With("writing " + StartedKey(options.name)));
   }
 
-  PutJob job(loop, store, options, fds.size());
+  PutJob job(loop, store, options, fds.size(), std::move(stored));
   std::vector<std::thread> threads;
   for (size_t i = 0; i < fds.size(); i++) {
     std::string name = i < names.size() ? names[i] : "stream " + std::to_string(i);
@@ -360,8 +508,15 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
                             note + ")");
   }
   auto st = job.stats();
-  util::LogInfo("put " + options.name + ": done, " + util::HumanBytes(st.bytes_uploaded) + " in " +
-                std::to_string(st.objects) + " objects (" + std::to_string(st.files) + " files), " +
+  std::string resumed;
+  if (st.objects_skipped > 0 || st.stale_deleted > 0) {
+    resumed = ", " + std::to_string(st.objects_skipped) + " objects (" + util::HumanBytes(st.bytes_skipped) +
+              ") already stored by the interrupted put, " + std::to_string(st.stale_deleted) +
+              " of its objects removed";
+  }
+  util::LogInfo("put " + options.name + ": done, " + util::HumanBytes(st.bytes_uploaded) + " uploaded in " +
+                std::to_string(st.objects - st.objects_skipped) + " of " + std::to_string(st.objects) +
+                " objects (" + std::to_string(st.files) + " files)" + resumed + ", " +
                 std::to_string(store.stats().retries) + " retries");
   return Status::Ok();
 }

@@ -1,39 +1,47 @@
 #include "xbak/cloud/remove.h"
 
+#include <ctime>
+
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
 #include "xbak/util/log.h"
 
 namespace xbak::cloud {
-
 Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& name,
                    uint64_t* deleted) {
   XBAK_RETURN_IF_ERROR(CheckBackupName(name));
   const std::string prefix = name + "/";
-  const std::string marker = ManifestKey(name);
+  const std::string manifest = ManifestKey(name), deleting = DeletingKey(name);
   std::vector<std::string> keys;
-  bool has_marker = false;
+  bool has_manifest = false, has_deleting = false;
   std::string token;
   do {
     XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
     for (auto& o : page.objects) {
-      if (o.key == marker) {
-        has_marker = true;
-        continue;
-      }
-      if (o.key.ends_with("/" + std::string(kManifestName))) {
+      std::string owner = MarkerOwner(o.key);
+      if (!owner.empty() && owner != name) {
         return Error(ErrorCode::kInvalidArgument,
-                     "refusing to delete " + name + ": " + o.key + " marks another backup (" +
-                         o.key.substr(0, o.key.size() - kManifestName.size() - 1) + ") inside it");
+                     "refusing to delete " + name + ": " + o.key + " marks another backup (" + owner +
+                         ") inside it");
       }
-      keys.push_back(std::move(o.key));
+      if (o.key == manifest) {
+        has_manifest = true;
+      } else if (o.key == deleting) {
+        has_deleting = true;
+      } else {
+        keys.push_back(std::move(o.key));
+      }
     }
     token = page.next_token;
   } while (!token.empty());
-  if (keys.empty() && !has_marker) {
+  if (keys.empty() && !has_manifest && !has_deleting) {
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
   }
-  if (has_marker) XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {marker}).With("deleting " + marker));
+  if (!has_deleting) {
+    XBAK_RETURN_IF_ERROR(PutSync(loop, store, deleting, "deleting " + std::to_string(::time(nullptr)) + "\n")
+                             .With("writing " + deleting));
+  }
+  if (has_manifest) XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {manifest}).With("deleting " + manifest));
   constexpr size_t kBatch = 1000;  // the most one DeleteObjects request may name
   for (size_t i = 0; i < keys.size(); i += kBatch) {
     std::vector<std::string> batch(
@@ -45,9 +53,11 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
                     std::to_string(keys.size()) + " objects");
     }
   }
-  if (deleted != nullptr) *deleted = keys.size() + (has_marker ? 1 : 0);
-  util::LogInfo("delete " + name + ": removed " + std::to_string(keys.size() + (has_marker ? 1 : 0)) +
-                " objects" + (has_marker ? "" : " (it had no completion marker)"));
+  XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {deleting}).With("deleting " + deleting));
+  const uint64_t n = keys.size() + (has_manifest ? 1 : 0);
+  if (deleted != nullptr) *deleted = n;
+  util::LogInfo("delete " + name + ": removed " + std::to_string(n) + " objects" +
+                (has_manifest ? "" : has_deleting ? " (finishing a deletion cut short)" : " (it had no completion marker)"));
   return Status::Ok();
 }
 

@@ -20,13 +20,19 @@ T RunOne(storage::EventLoop& loop, Op op) {
 }  // namespace
 
 Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectStore& store,
-                                     const std::string& prefix, const std::string& token) {
-  return RunOne<Result<storage::ListResult>>(loop,
-                                             [&](auto done) { store.List(prefix, token, std::move(done)); });
+                                     const std::string& prefix, const std::string& token, bool delimit) {
+  return RunOne<Result<storage::ListResult>>(
+      loop, [&](auto done) { store.List({prefix, token, delimit}, std::move(done)); });
 }
 
 Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key) {
   return RunOne<Result<std::string>>(loop, [&](auto done) { store.Get(key, std::move(done)); });
+}
+
+Status PutSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key,
+               const std::string& text) {
+  auto body = std::make_shared<const std::string>(text);
+  return RunOne<Status>(loop, [&](auto done) { store.Put(key, body, storage::Md5(*body), std::move(done)); });
 }
 
 Status DeleteSync(storage::EventLoop& loop, storage::ObjectStore& store,

@@ -235,19 +235,23 @@ std::optional<std::vector<ManifestEntry>> ReadManifest(storage::EventLoop& loop,
 std::map<std::string, Item> ClassifyObjects(const std::string& name,
                                             const std::map<std::string, uint64_t>& listed,
                                             Problems& problems) {
-  const std::string marker = ManifestKey(name);
   std::map<std::string, Item> items;
   for (const auto& [key, size] : listed) {
-    if (key == marker) continue;
+    const std::string owner = MarkerOwner(key);
+    if (owner == name && key == DeletingKey(name)) {
+      problems.Add(key + ": the backup is being deleted (or its deletion was cut short)");
+      continue;
+    }
+    if (owner == name) continue;  // its manifest (read before) or started marker
+    if (!owner.empty()) {
+      problems.Add(key + ": a marker of another backup inside this one");
+      continue;
+    }
     std::string path;
     uint64_t seq = 0;
     if (key.ends_with(kMd5Suffix)) {
       std::string data = key.substr(0, key.size() - kMd5Suffix.size());
       if (!listed.count(data)) problems.Add(key + ": a sidecar without its object");
-      continue;
-    }
-    if (key.ends_with("/" + std::string(kManifestName))) {
-      problems.Add(key + ": the completion marker of another backup inside this one");
       continue;
     }
     if (!ParseDataObjectKey(name, key, &path, &seq)) {

@@ -7,19 +7,13 @@
 #include <memory>
 
 #include "xbak/util/file.h"
+#include "xbak/util/hex.h"
 
 namespace xbak::innodb {
 namespace {
 
 constexpr size_t kMaxKeyFile = 1 << 20;  // the plugin's limit
 constexpr char kSalted[] = "Salted__";
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The password of an encrypted key file: the filekey itself, or the first
 // line of the file "FILE:path" names (the plugin strips the line end and
@@ -102,11 +96,11 @@ Result<EncryptionKeys> ParseKeyFile(const std::string& text, const std::string& 
     if (id == 0 || id > 0xFFFFFFFFu) return bad("invalid key id");
     p++;
     std::vector<uint8_t> key;
-    while (key.size() < 32 && p + 1 < end && HexValue(text[p]) >= 0 && HexValue(text[p + 1]) >= 0) {
-      key.push_back(static_cast<uint8_t>(HexValue(text[p]) * 16 + HexValue(text[p + 1])));
+    while (key.size() < 32 && p + 1 < end && util::HexDigitValue(text[p]) >= 0 && util::HexDigitValue(text[p + 1]) >= 0) {
+      key.push_back(static_cast<uint8_t>(util::HexDigitValue(text[p]) * 16 + util::HexDigitValue(text[p + 1])));
       p += 2;
     }
-    if ((p < end && HexValue(text[p]) >= 0) || (key.size() != 16 && key.size() != 24 && key.size() != 32)) {
+    if ((p < end && util::HexDigitValue(text[p]) >= 0) || (key.size() != 16 && key.size() != 24 && key.size() != 32)) {
       return bad("invalid key (16, 24 or 32 bytes in hex)");
     }
     k.keys_[static_cast<uint32_t>(id)] = std::move(key);

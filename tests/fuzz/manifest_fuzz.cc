@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as what xbcloud reads back from a store,
 // i.e. a backup manifest, an .md5 sidecar and object keys. Each parser must
 // accept or reject cleanly; what ParseManifest accepts must survive
-// EncodeManifest -> ParseManifest unchanged.
+// EncodeManifest -> ParseManifest unchanged (its summary too), and its head
+// alone must parse to the same summary.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,10 +11,21 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
-  auto m = xbak::cloud::ParseManifest(in);
+  xbak::cloud::ManifestSummary summary, summary_again;
+  auto m = xbak::cloud::ParseManifest(in, &summary);
+  auto head = xbak::cloud::ParseManifestHead(in);
   if (m.ok()) {
-    auto again = xbak::cloud::ParseManifest(xbak::cloud::EncodeManifest(*m));
+    // The head of a sound manifest is sound and complete, and agrees.
+    if (!head.ok() || !head->complete || head->summary.files != summary.files ||
+        head->summary.started != summary.started)
+      __builtin_trap();
+    const bool v3 = head->version == 3;
+    auto again = xbak::cloud::ParseManifest(xbak::cloud::EncodeManifest(*m, v3 ? &summary : nullptr),
+                                            &summary_again);
     if (!again.ok() || again->size() != m->size()) __builtin_trap();
+    if (summary_again.files != summary.files || summary_again.finished != summary.finished ||
+        summary_again.file_bytes != summary.file_bytes)
+      __builtin_trap();
     for (size_t i = 0; i < m->size(); i++) {
       const auto& a = (*m)[i];
       const auto& b = (*again)[i];

@@ -10,6 +10,12 @@
 //   NAME/<path>.<seq>.md5   the object's MD5, as md5sum prints it
 //                           ("<32 hex>  <basename>\n"), so that anyone with a
 //                           plain S3 client can check an object.
+//   NAME/xbcloud.started    written first by put ("started <unix time>\n"):
+//                           marks NAME as a backup while its put runs, so that
+//                           list and expire see it (and leave it alone).
+//   NAME/xbcloud.deleting   written first by delete and expire, removed last:
+//                           a backup being deleted (or whose deletion was cut
+//                           short) is never mistaken for a complete one.
 //   NAME/xbcloud.manifest   written last, only by a put that succeeded: the
 //                           completion marker, and the list of the backup's
 //                           objects with their sizes and MD5s, and the MD5 of
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xbak/storage/md5.h"
@@ -30,6 +37,8 @@
 namespace xbak::cloud {
 
 inline constexpr std::string_view kManifestName = "xbcloud.manifest";
+inline constexpr std::string_view kStartedName = "xbcloud.started";
+inline constexpr std::string_view kDeletingName = "xbcloud.deleting";
 inline constexpr std::string_view kMd5Suffix = ".md5";
 
 // A backup name: one or more '/'-separated parts, none empty, "." or "..",
@@ -38,6 +47,11 @@ Status CheckBackupName(std::string_view name);
 
 std::string DataObjectKey(std::string_view name, std::string_view path, uint64_t seq);
 std::string ManifestKey(std::string_view name);
+std::string StartedKey(std::string_view name);
+std::string DeletingKey(std::string_view name);
+// The name of the backup whose manifest, started or deleting marker `key`
+// is; empty when it is none of them.
+std::string MarkerOwner(std::string_view key);
 
 // Splits a key under "NAME/" into the file path and sequence number; false if
 // the key is not a data object (a sidecar, the manifest, something else).
@@ -76,6 +90,23 @@ ObjectDigests DigestObject(std::string_view body, uint64_t piece_bytes);
 // How many pieces of piece_bytes an object of `size` bytes has.
 uint64_t PieceCount(uint64_t size, uint64_t piece_bytes);
 
+// What a put records of the backup beside its objects (version 3), so that
+// `xbcloud list` learns a backup from the first bytes of its manifest alone.
+struct ManifestSummary {
+  int64_t started = 0;   // Unix time the put started
+  int64_t finished = 0;  // and wrote the manifest
+  uint64_t file_bytes = 0;  // bytes of the backup's files as extracted (the streams' payload)
+  // The backup's small metadata files as the stream carried them
+  // (xtrabackup_checkpoints, xtrabackup_info, xtrabackup_binlog_info), by path.
+  std::vector<std::pair<std::string, std::string>> files;
+  const std::string* File(std::string_view path) const;
+};
+// Files larger than this are not kept in the summary.
+inline constexpr size_t kSummaryFileMax = 16 << 10;
+// A summary's head is at most this long (list reads this much of each
+// manifest first): the version line, times and files at their limit.
+inline constexpr size_t kManifestHeadMax = 64 << 10;
+
 // Text format, one object per line, in key order:
 //   xbcloud-manifest 2
 //   pieces <piece bytes>
@@ -84,13 +115,29 @@ uint64_t PieceCount(uint64_t size, uint64_t piece_bytes);
 // where <piece md5s> is the 32-hex-digit MD5 of every piece, one after the
 // other without separator ("-" for an empty object). The trailing "end" line
 // makes a truncated manifest detectable. Version 1 (no "pieces" line, no
-// piece MD5s: "<md5 hex> <size> <seq> <path>") is still read. EncodeManifest
-// writes version 2 when every object has piece digests of one size (an empty
-// object: piece_bytes set, no pieces), else version 1.
-std::string EncodeManifest(const std::vector<ManifestEntry>& entries);
+// piece MD5s: "<md5 hex> <size> <seq> <path>") is still read. Version 3 is
+// version 2 with a summary between the first line and the pieces line:
+//   started <unix time>
+//   finished <unix time>
+//   file-bytes <bytes>
+//   file <path> <hex of its bytes>     (zero or more, at most 3)
+// EncodeManifest writes version 3 when given a summary and every object has
+// piece digests of one size (an empty object: piece_bytes set, no pieces),
+// version 2 without a summary, else version 1.
+std::string EncodeManifest(const std::vector<ManifestEntry>& entries, const ManifestSummary* summary = nullptr);
 // Parses untrusted bytes (an object read back from the store); every error is
 // kCorrupt and names the line. Entries come back sorted by (path, seq), and
 // the sequence numbers of each path must be 0, 1, 2, ... without gaps.
-Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text);
+Result<std::vector<ManifestEntry>> ParseManifest(std::string_view text, ManifestSummary* summary = nullptr);
+
+// The start of a manifest (at least its first kManifestHeadMax bytes, or all
+// of it): its version, and a version 3's summary. `complete` is false when
+// the text ends before the pieces line (read the whole manifest then).
+struct ManifestHead {
+  int version = 0;
+  ManifestSummary summary;
+  bool complete = false;
+};
+Result<ManifestHead> ParseManifestHead(std::string_view text);
 
 }  // namespace xbak::cloud

@@ -8,9 +8,20 @@
 // reading until uploads complete), so a slow store slows the stream down
 // instead of growing the process.
 //
-// The manifest is written only after every object and sidecar was stored and
-// every stream ended cleanly, so a put that failed (or was killed) never looks
-// complete.
+// NAME/xbcloud.started is written first (list and expire see a put under
+// way); the manifest only after every object and sidecar was stored and
+// every stream ended cleanly, so a put that failed (or was killed) never
+// looks complete.
+//
+// Resuming: a put of a NAME that holds the objects of an interrupted put
+// (no manifest) continues it. Each object it would send that the store
+// already has with the same size and MD5 (and the same sidecar) is not sent
+// again; what the interrupted put stored and this one did not produce is
+// removed before the manifest. Object boundaries depend only on the stream
+// (a file's object is cut at --read-buffer-size, or earlier when a reader's
+// memory share is full), so a stream read again gives the same objects.
+// MD5s come from the listing (S3: the ETag of a plain PUT); where the store
+// does not list them (SSE-KMS, SSE-C) every object is sent again.
 #pragma once
 
 #include <chrono>
@@ -40,6 +51,9 @@ struct PutOptions {
 struct PutStats {
   uint64_t bytes_read = 0, bytes_uploaded = 0, objects = 0, files = 0;
   uint64_t peak_buffered = 0;
+  // A resumed put: objects (and their bytes) found stored with the same
+  // bytes and not sent again, and objects of the interrupted put removed.
+  uint64_t objects_skipped = 0, bytes_skipped = 0, stale_deleted = 0;
 };
 
 // Uploads the streams read from `fds` (not owned; read to their end).

@@ -1,10 +1,12 @@
 // `xbcloud delete`: removes every object of a backup and nothing else.
 //
-// The completion marker goes first, so a backup that is half deleted (the
-// command was interrupted) is never mistaken for a complete one; then the
-// keys under "NAME/" are listed and deleted in batches of up to 1000, until
-// none is left. A prefix that also holds another backup's marker
-// ("NAME/x/xbcloud.manifest": the backup "NAME/x") is refused.
+// In an order that a cut at any point leaves visible and finishable: first
+// NAME/xbcloud.deleting is written (list shows the backup as being deleted,
+// expire finishes it), then the completion marker goes (get refuses the
+// backup from then on), then the keys under "NAME/" are deleted in batches
+// of up to 1000, and the deleting marker last. A prefix that also holds
+// another backup's marker ("NAME/x/xbcloud.manifest": the backup "NAME/x")
+// is refused before anything is written.
 #pragma once
 
 #include <string>
@@ -15,7 +17,8 @@
 
 namespace xbak::cloud {
 
-// kNotFound when there is no object of the backup. *deleted counts objects.
+// kNotFound when there is no object of the backup. *deleted counts objects
+// (the deleting marker not included).
 Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& name,
                    uint64_t* deleted = nullptr);
 

@@ -12,8 +12,12 @@
 namespace xbak::cloud {
 
 Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectStore& store,
-                                     const std::string& prefix, const std::string& token);
+                                     const std::string& prefix, const std::string& token,
+                                     bool delimit = false);
 Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key);
+// Stores a small object (a marker).
+Status PutSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key,
+               const std::string& text);
 Status DeleteSync(storage::EventLoop& loop, storage::ObjectStore& store,
                   const std::vector<std::string>& keys);
 

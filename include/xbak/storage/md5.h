@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,5 +17,7 @@ Md5Digest Md5(const void* data, size_t n);
 inline Md5Digest Md5(std::string_view s) { return Md5(s.data(), s.size()); }
 std::string Md5Hex(const Md5Digest& d);     // 32 lowercase hex digits (S3 ETag, md5sum)
 std::string Md5Base64(const Md5Digest& d);  // 24 characters (Content-MD5 header)
+// 32 hex digits (either case); nullopt for anything else.
+std::optional<Md5Digest> Md5FromHex(std::string_view hex);
 
 }  // namespace xbak::storage

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,21 @@ namespace xbak::storage {
 struct ObjectInfo {
   std::string key;
   uint64_t size = 0;
+  // The object's MD5 when the listing tells it (S3: the ETag of an object
+  // stored by one plain PUT without SSE-KMS/SSE-C is its MD5; a multipart
+  // or encrypted object's is not, and is left out).
+  std::optional<Md5Digest> md5;
+  int64_t modified = 0;  // Unix time of its last write; 0: unknown
+};
+
+struct ListQuery {
+  std::string prefix;
+  std::string token;  // the previous page's next_token; empty: the first page
+  // Group the keys that have a '/' after the prefix by their part up to it
+  // (S3's delimiter "/"): one entry "prefix.../" in ListResult::prefixes
+  // instead of every key below it. Lets a caller walk a bucket like a tree
+  // without listing every object.
+  bool delimit = false;
 };
 
 // Bytes [offset, offset + length) of an object.
@@ -32,7 +48,8 @@ struct ByteRange {
 
 struct ListResult {
   std::vector<ObjectInfo> objects;
-  std::string next_token;  // empty: this was the last page
+  std::vector<std::string> prefixes;  // with ListQuery::delimit, each ending in '/'
+  std::string next_token;             // empty: this was the last page
 };
 
 struct StoreStats {
@@ -85,10 +102,10 @@ class ObjectStore {
   virtual void GetRange(const std::string& key, ByteRange range, RangeReader reader) = 0;
   // Continues the held GetRange transfers whose may_read() is now true.
   virtual void ResumeHeld() {}
-  // One page of the keys starting with `prefix`, in key order; pass the
-  // previous page's next_token to continue.
-  virtual void List(const std::string& prefix, const std::string& token,
-                    std::function<void(Result<ListResult>)> done) = 0;
+  // One page of the keys starting with query.prefix, in key order (with
+  // delimit, objects and prefixes each in key order); pass the previous
+  // page's next_token to continue.
+  virtual void List(const ListQuery& query, std::function<void(Result<ListResult>)> done) = 0;
   // Deletes up to 1000 keys (absent keys are not an error).
   virtual void Delete(const std::vector<std::string>& keys, std::function<void(Status)> done) = 0;
 

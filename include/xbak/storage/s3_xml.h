@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xbak/storage/object_store.h"
 #include "xbak/util/status.h"
 
 namespace xbak::storage {
@@ -19,19 +20,24 @@ struct ListedObject {
   std::string key;
   uint64_t size = 0;
   std::string etag;  // quotes stripped, lowercase; empty if the server sent none
+  int64_t modified = 0;  // LastModified as Unix time; 0 if absent or not ISO 8601 UTC
 };
 
 struct ListPage {
   std::vector<ListedObject> objects;
+  std::vector<std::string> prefixes;  // CommonPrefixes/Prefix (a listing with a delimiter)
   bool truncated = false;
   std::string next_token;  // NextContinuationToken; never empty when truncated
 };
 
 // A ListObjectsV2 response (<ListBucketResult>): Contents/Key, Contents/Size,
-// Contents/ETag, IsTruncated, NextContinuationToken. Every Contents must have a
+// Contents/ETag, Contents/LastModified, CommonPrefixes/Prefix, IsTruncated, NextContinuationToken. Every Contents must have a
 // Key and a decimal Size; a truncated page must carry a continuation token (or
 // the caller would list the first page forever).
 Result<ListPage> ParseListObjectsV2(std::string_view xml);
+// As the ObjectStore interface hands it on: an ETag of 32 hex digits becomes
+// the object's MD5 (another is a multipart or encrypted object's).
+ListResult ListResultFrom(ListPage page);
 
 struct S3ErrorBody {
   std::string code, message;

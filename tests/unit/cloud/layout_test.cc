@@ -109,5 +109,64 @@ TEST(LayoutTest, ManifestVersion2CarriesPieceMd5s) {
   EXPECT_FALSE(ParseManifest("xbcloud-manifest 3\nend 0\n").ok());
 }
 
+// Version 3 carries the put's summary before the pieces line; its head alone
+// (what list reads) gives the summary, and says when it was cut short.
+TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
+  std::vector<ManifestEntry> e = {{"xtrabackup_checkpoints", 0, 3, storage::Md5("abc"), 4096,
+                                   {storage::Md5("abc")}}};
+  ManifestSummary sum;
+  sum.started = 1795729854;
+  sum.finished = 1795729900;
+  sum.file_bytes = 123456789;
+  sum.files = {{"xtrabackup_checkpoints", "backup_type = full-backuped\nfrom_lsn = 0\n"},
+               {"xtrabackup_info", std::string("binary\0\xff\n bytes", 16)}};
+  std::string text = EncodeManifest(e, &sum);
+  ASSERT_TRUE(text.starts_with("xbcloud-manifest 3\nstarted 1795729854\nfinished 1795729900\n")) << text;
+  ManifestSummary back;
+  auto entries = ParseManifest(text, &back);
+  ASSERT_TRUE(entries.ok()) << entries.status().message();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].pieces, e[0].pieces);
+  EXPECT_EQ(back.started, sum.started);
+  EXPECT_EQ(back.finished, sum.finished);
+  EXPECT_EQ(back.file_bytes, sum.file_bytes);
+  EXPECT_EQ(back.files, sum.files);
+  ASSERT_NE(back.File("xtrabackup_info"), nullptr);
+  EXPECT_EQ(*back.File("xtrabackup_info"), sum.files[1].second);
+  EXPECT_EQ(back.File("xtrabackup_binlog_info"), nullptr);
+  EXPECT_EQ(EncodeManifest(*entries, &back), text);
+
+  for (size_t cut = 0; cut <= text.size(); cut++) {
+    auto head = ParseManifestHead(std::string_view(text).substr(0, cut));
+    ASSERT_TRUE(head.ok()) << cut << ": " << head.status().message();
+    const bool whole_head = cut >= text.find("pieces 4096\n") + 12;
+    EXPECT_EQ(head->complete, whole_head) << cut;
+    if (whole_head) {
+      EXPECT_EQ(head->version, 3);
+      EXPECT_EQ(head->summary.files, sum.files);
+    }
+  }
+  auto v2 = ParseManifestHead(EncodeManifest(e));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_TRUE(v2->complete);
+  EXPECT_EQ(v2->version, 2);
+  EXPECT_EQ(v2->summary.started, 0);
+
+  auto damaged = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return ParseManifest(t);
+  };
+  EXPECT_FALSE(damaged("started 1795729854", "started soon").ok());
+  EXPECT_FALSE(damaged("file xtrabackup_info ", "file  ").ok());
+  EXPECT_FALSE(damaged("file xtrabackup_info 62", "file xtrabackup_info 6").ok());  // odd hex
+  EXPECT_FALSE(damaged("file xtrabackup_info 62", "file xtrabackup_info zz").ok());
+  EXPECT_FALSE(damaged("pieces 4096\n", "").ok());
+  auto unknown = damaged("finished", "finishd");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("manifest line 3"), std::string::npos) << unknown.status().message();
+  EXPECT_FALSE(ParseManifestHead("xbcloud-manifest 3\nbogus\n").ok());
+}
+
 }  // namespace
 }  // namespace xbak::cloud

@@ -32,6 +32,70 @@ TEST_F(CloudTest, PutRefusesAnExistingName) {
   Status s = Put("b1", SampleStream());
   EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
   EXPECT_NE(s.message().find("already exists"), std::string::npos);
+  // Nor a backup being deleted, nor one that would hold another.
+  ASSERT_TRUE(util::MakeDirs(Path("b2")).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b2/xbcloud.deleting"), "deleting 1\n").ok());
+  s = Put("b2", SampleStream());
+  EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(s.message().find("xbcloud delete b2"), std::string::npos) << s.message();
+  s = Put("b1/inner", SampleStream());  // inside a backup
+  EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(s.message().find("inside backup b1"), std::string::npos) << s.message();
+  ASSERT_TRUE(Put("b3/inner", SampleStream()).ok());
+  EXPECT_EQ(Put("b3", SampleStream()).code(), ErrorCode::kAlreadyExists);
+}
+
+// An interrupted put (here: its stream cut short) run again with the same
+// name sends only what is missing, removes what the new stream does not
+// have, and completes; a complete backup is still refused.
+TEST_F(CloudTest, PutResumesAnInterruptedPut) {
+  const std::string stream = SampleStream();
+  // A cut stream stores some objects and no manifest.
+  ASSERT_EQ(Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()))
+                .code(),
+            ErrorCode::kCorrupt);
+  EXPECT_TRUE(util::PathExists(Path("b1/xbcloud.started")));
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
+  // What a put killed later would have left: objects of a whole put (their
+  // sidecars too), one of them altered, and objects this stream lacks.
+  ASSERT_TRUE(Put("b0", stream).ok());
+  for (std::string key : {"db/big.ibd.00000000000000000001", "db/big.ibd.00000000000000000002",
+                          "db/small.frm.00000000000000000000"}) {
+    for (std::string k : {key, key + ".md5"}) {
+      ASSERT_TRUE(util::WriteFileAtomic(Path("b1/" + k), *util::ReadSmallFile(Path("b0/" + k))).ok());
+    }
+  }
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/db/big.ibd.00000000000000000002"), "damaged").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/junk.00000000000000000000"), "x").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/junk.00000000000000000000.md5"), "x").ok());
+
+  PutStats ps;
+  ASSERT_TRUE(Put("b1", stream, &ps).ok());
+  EXPECT_EQ(ps.objects_skipped, 3u);  // big 0 (from the cut put) and 1, small; big 2 is sent again
+  EXPECT_EQ(ps.stale_deleted, 2u);    // junk and its sidecar
+  EXPECT_FALSE(util::PathExists(Path("b1/junk.00000000000000000000")));
+  auto got = Get(GetOpts("b1"));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(Files(*got), Files(stream));
+  EXPECT_EQ(Put("b1", stream).code(), ErrorCode::kAlreadyExists);
+}
+
+// The manifest's summary: times, the files' bytes, and the metadata files.
+TEST_F(CloudTest, PutSummarizesTheBackupInItsManifest) {
+  const std::string checkpoints = "backup_type = full-backuped\nfrom_lsn = 0\nto_lsn = 12345\n";
+  std::string stream = PChunk("xtrabackup_checkpoints", checkpoints.substr(0, 10), 0) + SampleStream();
+  stream += PChunk("xtrabackup_checkpoints", checkpoints.substr(10), 10) + EChunk("xtrabackup_checkpoints");
+  const int64_t before = ::time(nullptr);
+  ASSERT_TRUE(Put("b1", stream).ok());
+  ManifestSummary sum;
+  auto entries = ParseManifest(*util::ReadSmallFile(Path("b1/xbcloud.manifest")), &sum);
+  ASSERT_TRUE(entries.ok()) << entries.status().message();
+  EXPECT_GE(sum.started, before);
+  EXPECT_GE(sum.finished, sum.started);
+  EXPECT_EQ(sum.file_bytes, (300u << 10) + 1000u + checkpoints.size());
+  ASSERT_NE(sum.File("xtrabackup_checkpoints"), nullptr);
+  EXPECT_EQ(*sum.File("xtrabackup_checkpoints"), checkpoints);
+  EXPECT_EQ(sum.files.size(), 1u);
 }
 
 TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {

@@ -117,7 +117,7 @@ TEST(PosixStoreTest, PutGetListDelete) {
   EXPECT_EQ(r.status.code(), ErrorCode::kNotFound);
   Result<ListResult> list = Status();
   run([&] {
-    store->List("a/", "", [&](Result<ListResult> r) {
+    store->List({"a/", "", false}, [&](Result<ListResult> r) {
       list = std::move(r);
       loop.Stop();
     });
@@ -126,6 +126,8 @@ TEST(PosixStoreTest, PutGetListDelete) {
   ASSERT_EQ(list->objects.size(), 1u);
   EXPECT_EQ(list->objects[0].key, "a/b.1");
   EXPECT_EQ(list->objects[0].size, 5u);
+  EXPECT_EQ(list->objects[0].md5, Md5("hello"));
+  EXPECT_GT(list->objects[0].modified, 0);
   Status del;
   run([&] {
     store->Delete({"a/b.1", "a/never"}, [&](Status s) {
@@ -135,6 +137,52 @@ TEST(PosixStoreTest, PutGetListDelete) {
   });
   EXPECT_TRUE(del.ok());
   EXPECT_EQ(store->stats().bytes_sent, 5u);
+}
+
+// With delimit, the keys below a '/' come back as one prefix each, and pages
+// continue after a prefix as after a key (1,000 entries to a page).
+TEST(PosixStoreTest, ListByPrefixPages) {
+  xbak::testing::TempDir dir;
+  EventLoop loop;
+  auto store = MakePosixStore(loop, dir.path());
+  auto body = std::make_shared<const std::string>("x");
+  std::vector<std::string> keys = {"r/top.0", "r/z/deep/a.0"};
+  for (int i = 0; i < 1200; i++) {
+    char name[32];
+    std::snprintf(name, sizeof name, "r/b%04d/", i);
+    keys.push_back(std::string(name) + "f.0");
+    keys.push_back(std::string(name) + "d/g.0");
+  }
+  size_t stored = 0;
+  for (const auto& k : keys) {
+    store->Put(k, body, Md5(*body), [&](Status s) {
+      EXPECT_TRUE(s.ok()) << s.message();
+      if (++stored == keys.size()) loop.Stop();
+    });
+  }
+  loop.Run();
+  std::vector<std::string> objects, prefixes;
+  std::string token;
+  int pages = 0;
+  do {
+    Result<ListResult> page = Status();
+    store->List({"r/", token, true}, [&](Result<ListResult> r) {
+      page = std::move(r);
+      loop.Stop();
+    });
+    loop.Run();
+    ASSERT_TRUE(page.ok()) << page.status().message();
+    for (auto& o : page->objects) objects.push_back(o.key);
+    for (auto& p : page->prefixes) prefixes.push_back(p);
+    token = page->next_token;
+    pages++;
+  } while (!token.empty());
+  EXPECT_EQ(pages, 2);
+  EXPECT_EQ(objects, std::vector<std::string>{"r/top.0"});
+  ASSERT_EQ(prefixes.size(), 1201u);
+  EXPECT_EQ(prefixes.front(), "r/b0000/");
+  EXPECT_EQ(prefixes[1199], "r/b1199/");
+  EXPECT_EQ(prefixes.back(), "r/z/");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "xbak/storage/md5.h"
+
 namespace xbak::storage {
 namespace {
 
@@ -69,6 +71,29 @@ TEST(S3Xml, MinioListingPage) {
   EXPECT_EQ(r->objects[2].etag, "");
   EXPECT_TRUE(r->truncated);
   EXPECT_EQ(r->next_token, "1vLQ/Y7Kz+ab==");
+}
+
+TEST(S3Xml, CommonPrefixesAndTimes) {
+  auto r = ParseListObjectsV2(
+      "<ListBucketResult><Contents><Key>p/xbcloud.manifest</Key><Size>9</Size>"
+      "<LastModified>2026-11-26T21:50:54.000Z</LastModified>"
+      "<ETag>&quot;D41D8CD98F00B204E9800998ECF8427E&quot;</ETag></Contents>"
+      "<Contents><Key>p/odd</Key><Size>1</Size><LastModified>yesterday</LastModified>"
+      "<ETag>\"9b2cf535f27731c974343645a3985328-3\"</ETag></Contents>"
+      "<CommonPrefixes><Prefix>p/a/</Prefix></CommonPrefixes>"
+      "<CommonPrefixes><Prefix>p/b/</Prefix></CommonPrefixes></ListBucketResult>");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->objects[0].modified, 1795729854);
+  EXPECT_EQ(r->objects[1].modified, 0);
+  EXPECT_EQ(r->prefixes, (std::vector<std::string>{"p/a/", "p/b/"}));
+  ListResult out = ListResultFrom(std::move(*r));
+  ASSERT_EQ(out.objects.size(), 2u);
+  ASSERT_TRUE(out.objects[0].md5.has_value());
+  EXPECT_EQ(Md5Hex(*out.objects[0].md5), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_FALSE(out.objects[1].md5.has_value());  // a multipart ETag is not an MD5
+  EXPECT_EQ(out.prefixes.size(), 2u);
+  EXPECT_TRUE(out.next_token.empty());
+  ExpectCorrupt("<ListBucketResult><CommonPrefixes></CommonPrefixes></ListBucketResult>", "without <Prefix>");
 }
 
 TEST(S3Xml, EmptyAndLastPages) {
