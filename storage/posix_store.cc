@@ -46,6 +46,14 @@ class PosixStore final : public ObjectStore {
     Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
   }
 
+  void GetFirst(const std::string& key, uint64_t max_bytes,
+                std::function<void(Result<std::string>)> done) override {
+    Result<std::string> r = DoGet(key);
+    if (r.ok() && r->size() > max_bytes) r->resize(static_cast<size_t>(max_bytes));
+    if (r.ok()) stats_.bytes_received += r->size();
+    Finish([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  }
+
   // Reads the range piece by piece, each through the loop as the S3 driver
   // hands them over, and like it asks may_read before each piece (holding
   // the read until ResumeHeld finds it true), so that a reader's flow

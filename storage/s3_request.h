@@ -45,9 +45,10 @@ struct Request {
   std::string key;    // object key ("" for bucket-level requests)
   std::string query;  // canonical (sorted, encoded) query string, without '?'
   ObjectStore::Body body;
-  std::string content_md5;  // base64, sent as Content-MD5 when non-empty
-  std::string expect_etag;  // md5 hex a PUT's ETag must equal
-  ByteRange range;          // GetRange: the bytes asked for (length 0: whole object)
+  std::string content_md5;   // base64, sent as Content-MD5 when non-empty
+  std::string expect_etag;   // md5 hex a PUT's ETag must equal
+  ByteRange range;           // GetRange: the bytes asked for (length 0: whole object)
+  uint64_t first_bytes = 0;  // GetFirst: at most this many bytes from the start (0: not GetFirst)
   Done done;
   int attempt = 0;
   bool cancelled = false;  // by CancelAll: a pending retry must not start

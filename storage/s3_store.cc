@@ -104,6 +104,16 @@ class S3Store final : public ObjectStore {
     Start(std::move(r));
   }
 
+  void GetFirst(const std::string& key, uint64_t max_bytes,
+                std::function<void(Result<std::string>)> done) override {
+    auto r = std::make_shared<Request>();
+    r->method = Method::kGet;
+    r->key = key;
+    r->first_bytes = std::max<uint64_t>(max_bytes, 1);
+    r->done = std::move(done);
+    Start(std::move(r));
+  }
+
   void GetRange(const std::string& key, ByteRange range, RangeReader reader) override {
     auto r = std::make_shared<Request>();
     r->method = Method::kGet;
@@ -269,6 +279,10 @@ class S3Store final : public ObjectStore {
       // object was replaced since answers 412 instead.
       if (r.received > 0 && !r.first_etag.empty()) add("If-Match: \"" + r.first_etag + "\"");
     }
+    if (r.first_bytes > 0) {
+      // 206 with up to that many bytes, or the whole of a shorter object.
+      curl_easy_setopt(e, CURLOPT_RANGE, ("0-" + std::to_string(r.first_bytes - 1)).c_str());
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
     return Status::Ok();
   }
@@ -286,6 +300,14 @@ class S3Store final : public ObjectStore {
     long http = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
     DeliverPieces(*r, false);  // what arrived complete before the end or the cut
+    if (r->first_bytes > 0 && cc == CURLE_OK && http == 416) {
+      // Range not satisfiable: the object is empty.
+      r->response.clear();
+      return Succeed(*r);
+    }
+    if (r->first_bytes > 0 && cc == CURLE_OK && http / 100 == 2 && r->response.size() > r->first_bytes) {
+      r->response.resize(r->first_bytes);  // a store that ignored the Range
+    }
     Outcome o = Classify(*r, cc, http);
     if (o.err.ok()) return Succeed(*r);
     if (o.retry && r->attempt < config_.max_retries) return RetryLater(std::move(r));

@@ -113,20 +113,24 @@ std::string FormatInfo(const BackupInfo& i) {
   return o.str();
 }
 
-std::string InfoServerVersion(const std::string& dir) {
-  auto info = util::ReadSmallFile(util::JoinPath(dir, kInfoFile));
-  if (!info.ok()) return "";
-  const std::string key = "server_version = ";
-  size_t p = info->rfind("\n" + key);
-  if (p != std::string::npos) {
+std::string InfoField(std::string_view info, std::string_view field) {
+  const std::string key = std::string(field) + " = ";
+  size_t p = info.rfind("\n" + key);
+  if (p != std::string_view::npos) {
     p += 1;
-  } else if (info->rfind(key, 0) == 0) {
+  } else if (info.starts_with(key)) {
     p = 0;
   } else {
     return "";
   }
   p += key.size();
-  return info->substr(p, info->find('\n', p) - p);
+  return std::string(info.substr(p, info.find('\n', p) - p));
+}
+
+std::string InfoServerVersion(const std::string& dir) {
+  auto info = util::ReadSmallFile(util::JoinPath(dir, kInfoFile));
+  if (!info.ok()) return "";
+  return InfoField(*info, "server_version");
 }
 
 std::string FormatBackupCnf(const ServerSettings& s) {

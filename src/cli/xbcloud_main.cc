@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "common.h"
+#include "xbak/cloud/catalog.h"
+#include "xbak/cloud/catalog_format.h"
+#include "xbak/cloud/expire.h"
 #include "xbak/cloud/get.h"
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/put.h"
@@ -39,15 +42,25 @@ constexpr const char* kUsage =
     "       xbcloud delete [OPTIONS] NAME        remove every object of backup NAME\n"
     "       xbcloud verify [OPTIONS] NAME        check backup NAME: manifest complete, every object\n"
     "                                            there and matching its .md5 sidecar and the manifest\n"
-    "                                            (exit 0 only if sound)\n\n"
+    "                                            (exit 0 only if sound)\n"
+    "       xbcloud list   [OPTIONS] [PREFIX]    every backup (under PREFIX/): type, base, times, LSNs,\n"
+    "                                            sizes, state; chains as a tree (--json for scripts)\n"
+    "       xbcloud expire [OPTIONS] [PREFIX] --retain-full=N [--retain-days=D] [--dry-run]\n"
+    "                                            delete the chains outside the policy (never an\n"
+    "                                            incremental's base), print what goes and what stays\n\n"
     "Examples:\n"
     "  xbak --backup --stream=xbstream | xbcloud put --s3-bucket=B nightly-1\n"
     "  xbak --backup --stream=xbstream --fifo-streams=8 --fifo-dir=D &\n"
     "    xbcloud put --fifo-streams=8 --fifo-dir=D --parallel=16 --s3-bucket=B nightly-1\n"
-    "  xbcloud get --s3-bucket=B nightly-1 | xbak --extract -C /restore\n\n"
+    "  xbcloud get --s3-bucket=B nightly-1 | xbak --extract -C /restore\n"
+    "  xbcloud list --s3-bucket=B host1\n"
+    "  xbcloud expire --s3-bucket=B --retain-full=4 host1     (in cron, after the night's put)\n\n"
     "A backup NAME is the objects NAME/<file>.<seq> (xbstream chunks of one file), NAME/<file>.<seq>.md5\n"
     "(md5sum-style sidecars) and NAME/xbcloud.manifest, written last by a put that succeeded: get\n"
-    "refuses a backup without it unless --allow-incomplete.\n\n"
+    "refuses a backup without it unless --allow-incomplete. NAME/xbcloud.started (written first by put)\n"
+    "and NAME/xbcloud.deleting (by delete and expire, removed last) tell list a put or a deletion under\n"
+    "way. A put of a NAME whose put was interrupted resumes it: objects already stored with the same\n"
+    "bytes (MD5) are not sent again.\n\n"
     "Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (AWS_DEFAULT_REGION for\n"
     "the region) or s3-access-key / s3-secret-key / s3-session-token in the [xbcloud] group of an\n"
     "options file (--defaults-file, default ~/.my.cnf). Precedence: command line, options file,\n"
@@ -95,7 +108,8 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "insecure", "do not verify the endpoint's TLS certificate (unsafe)");
 
   po::options_description transfer("Transfer");
-  transfer.add_options()("parallel", po::value<int>()->default_value(4), "requests in flight")(
+  transfer.add_options()("parallel", po::value<int>()->default_value(4),
+                         "requests in flight (list and expire: 16 unless given)")(
       "max-retries", po::value<int>()->default_value(10),
       "retries of a failed request (5xx, SlowDown, timeouts, resets, MD5 mismatch), with exponential "
       "backoff")("max-backoff", po::value<unsigned>()->default_value(20000),
@@ -115,6 +129,14 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "progress-interval", po::value<unsigned>()->default_value(5),
       "seconds between progress lines (0: none)");
 
+  po::options_description repo("List and expire");
+  repo.add_options()("json", "list: JSON instead of a table (fields in docs/xbcloud.md)")(
+      "retain-full", po::value<int>(),
+      "expire: keep the newest N full backups and every incremental that depends on them (N >= 1)")(
+      "retain-days", po::value<int>(),
+      "expire: also keep every chain with a backup whose put finished in the last D days")(
+      "dry-run", "expire: print what would be deleted and kept, delete nothing");
+
   po::options_description general("General");
   general.add_options()("defaults-file", po::value<std::string>(),
                         "read the [xbcloud] group of this options file (instead of ~/.my.cnf)")(
@@ -125,7 +147,7 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "files", po::value<std::vector<std::string>>());
   pos->add("command", 1).add("name", 1).add("files", -1);
 
-  visible->add(s3).add(transfer).add(general);
+  visible->add(s3).add(transfer).add(repo).add(general);
   all->add(*visible).add(hidden);
 }
 
@@ -182,6 +204,11 @@ struct Settings {
   std::chrono::seconds fifo_timeout{60};
   std::chrono::milliseconds progress{5000};
   bool allow_incomplete = false;
+  int repo_parallel = 16;  // list, expire
+  bool json = false;       // list
+  int retain_full = 0;     // expire
+  int retain_days = -1;    // expire; -1: not given
+  bool dry_run = false;    // expire
 };
 
 std::string Str(const po::variables_map& vm, const char* k) {
@@ -193,15 +220,36 @@ std::string Env(const char* k) { return std::getenv(k) ? std::string(std::getenv
 std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   const std::string command = s->command = str("command"), name = s->name = str("name");
-  if (command != "put" && command != "get" && command != "delete" && command != "verify") {
-    return Usage(command.empty() ? "give a command: put, get, delete or verify"
+  const bool repo = command == "list" || command == "expire";
+  if (command != "put" && command != "get" && command != "delete" && command != "verify" && !repo) {
+    return Usage(command.empty() ? "give a command: put, get, delete, verify, list or expire"
                                  : "unknown command '" + command + "'");
   }
-  if (name.empty()) return Usage(command + " needs a backup NAME");
+  if (name.empty() && !repo) return Usage(command + " needs a backup NAME");
   std::vector<std::string>& files = s->files;
   if (vm.count("files")) files = vm["files"].as<std::vector<std::string>>();
   if (!files.empty() && command != "get") return Usage("only get takes FILE arguments");
-  if (auto st = xbak::cloud::CheckBackupName(name); !st.ok()) return Usage(st.message());
+  if (!name.empty()) {
+    if (auto st = xbak::cloud::CheckBackupName(name); !st.ok()) {
+      return Usage(repo ? "PREFIX: " + st.message() : st.message());
+    }
+  }
+  if (vm.count("json") && command != "list") return Usage("--json is for list");
+  for (const char* o : {"retain-full", "retain-days", "dry-run"}) {
+    if (vm.count(o) && command != "expire") return Usage(std::string("--") + o + " is for expire");
+  }
+  if (command == "expire") {
+    if (!vm.count("retain-full")) return Usage("expire needs --retain-full=N (the full backups to keep)");
+    s->retain_full = vm["retain-full"].as<int>();
+    if (s->retain_full < 1) return Usage("--retain-full must be at least 1");
+    if (vm.count("retain-days")) {
+      s->retain_days = vm["retain-days"].as<int>();
+      if (s->retain_days < 0 || s->retain_days > 100000)
+        return Usage("--retain-days must be between 0 and 100000");
+    }
+    s->dry_run = vm.count("dry-run") != 0;
+  }
+  s->json = vm.count("json") != 0;
 
   if (str("storage") != "s3") return Usage("--storage=" + str("storage") + ": only s3 is supported");
   std::string api = str("s3-api-version");
@@ -254,6 +302,9 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
 std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   const int parallel = s->parallel = vm["parallel"].as<int>();
+  // list and expire read one manifest head per backup: small requests, 16
+  // at a time unless told.
+  s->repo_parallel = vm["parallel"].defaulted() ? 16 : parallel;
   if (parallel < 1 || parallel > 1024) return Usage("--parallel must be between 1 and 1024");
   const std::optional<uint64_t> object_size =
       xbak::util::ParseSize(str("read-buffer-size"), uint64_t{1} << 30);
@@ -265,7 +316,7 @@ std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
   const int fifo_streams = s->fifo_streams = vm["fifo-streams"].as<int>();
   if (fifo_streams < 1 || fifo_streams > 64) return Usage("--fifo-streams must be between 1 and 64");
   if (fifo_streams > 1 && !vm.count("fifo-dir")) return Usage("--fifo-streams needs --fifo-dir");
-  if (fifo_streams > 1 && (s->command == "delete" || s->command == "verify")) {
+  if (fifo_streams > 1 && s->command != "put" && s->command != "get") {
     return Usage(s->command + " takes no --fifo-streams");
   }
   s->fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
@@ -323,6 +374,29 @@ int RunCommand(const Settings& s) {
 
   if (command == "delete") {
     xbak::Status st = xbak::cloud::CloudDelete(loop, **store, name);
+    return st.ok() ? 0 : Fail(st);
+  }
+  if (command == "list") {
+    auto catalog = xbak::cloud::ReadCatalog(loop, **store, {name, s.repo_parallel});
+    if (!catalog.ok()) return Fail(catalog.status());
+    std::cout << (s.json ? xbak::cloud::FormatCatalogJson(*catalog)
+                         : xbak::cloud::FormatCatalogTable(*catalog))
+              << std::flush;
+    return 0;
+  }
+  if (command == "expire") {
+    xbak::cloud::ExpireOptions eo;
+    eo.prefix = name;
+    eo.retain_full = s.retain_full;
+    eo.retain_days = s.retain_days;
+    eo.dry_run = s.dry_run;
+    eo.parallel = s.repo_parallel;
+    xbak::Status st = xbak::cloud::CloudExpire(loop, **store, eo, [&](const xbak::cloud::ExpirePlan& plan) {
+      for (const auto& i : plan.remove)
+        std::cout << (s.dry_run ? "would delete " : "delete ") << i.name << "  (" << i.why << ")\n";
+      for (const auto& i : plan.keep) std::cout << "keep " << i.name << "  (" << i.why << ")\n";
+      std::cout << std::flush;
+    });
     return st.ok() ? 0 : Fail(st);
   }
   if (command == "verify") {

@@ -58,6 +58,10 @@ Result<std::vector<ManifestEntry>> ReadEntries(storage::EventLoop& loop, storage
   *md5_known = true;
   auto manifest = GetSync(loop, store, ManifestKey(options.name));
   if (manifest.ok()) {
+    if (IsTombstone(*manifest)) {
+      return Error(ErrorCode::kNotFound, "backup " + options.name + " in " + store.Describe() +
+                                             " is being deleted (or its deletion was cut short)");
+    }
     auto parsed = ParseManifest(*manifest);
     if (!parsed.ok()) return parsed.status().With(ManifestKey(options.name) + " in " + store.Describe());
     return std::move(parsed.value());

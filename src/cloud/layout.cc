@@ -62,11 +62,15 @@ std::string ManifestKey(std::string_view name) {
 }
 
 std::string StartedKey(std::string_view name) { return std::string(name) + "/" + std::string(kStartedName); }
-std::string DeletingKey(std::string_view name) { return std::string(name) + "/" + std::string(kDeletingName); }
+std::string TombstoneText(int64_t unix_time) {
+  return "xbcloud-deleting " + std::to_string(unix_time) + "\n";
+}
+bool IsTombstone(std::string_view manifest_text) { return manifest_text.starts_with("xbcloud-deleting "); }
 
 std::string MarkerOwner(std::string_view key) {
-  for (std::string_view marker : {kManifestName, kStartedName, kDeletingName}) {
-    if (key.size() > marker.size() + 1 && key.ends_with(marker) && key[key.size() - marker.size() - 1] == '/') {
+  for (std::string_view marker : {kManifestName, kStartedName}) {
+    if (key.size() > marker.size() + 1 && key.ends_with(marker) &&
+        key[key.size() - marker.size() - 1] == '/') {
       return std::string(key.substr(0, key.size() - marker.size() - 1));
     }
   }
@@ -138,10 +142,12 @@ namespace {
 
 std::string EncodeSummary(const ManifestSummary& s) {
   std::string out = "started " + std::to_string(s.started) + "\nfinished " + std::to_string(s.finished) +
-                    "\nfile-bytes " + std::to_string(s.file_bytes) + "\n";
+                    "\nfile-bytes " + std::to_string(s.file_bytes) + "\nstored-bytes " +
+                    std::to_string(s.stored_bytes) + "\nobjects " + std::to_string(s.objects) + "\n";
+  if (!s.encoding.empty()) out += "encoding " + s.encoding + "\n";
   for (const auto& [path, bytes] : s.files) {
-    out += "file " + path + " " + util::HexBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) +
-           "\n";
+    out += "file " + path + " " +
+           util::HexBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) + "\n";
   }
   return out;
 }
@@ -230,6 +236,13 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
     s.finished = static_cast<int64_t>(n);
   } else if (number("file-bytes ", 11)) {
     s.file_bytes = n;
+  } else if (number("stored-bytes ", 13)) {
+    s.stored_bytes = n;
+  } else if (number("objects ", 8)) {
+    s.objects = n;
+  } else if (line.starts_with("encoding ") && line.size() > 9 && line.size() < 100 &&
+             line.find(' ', 9) == std::string_view::npos) {
+    s.encoding = std::string(line.substr(9));
   } else if (line.starts_with("file ")) {
     size_t sp = line.find(' ', 5);
     if (sp == std::string_view::npos || sp == 5) return m->Corrupt("expected 'file <path> <hex>'");
@@ -243,7 +256,9 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
     }
     s.files.emplace_back(std::string(line.substr(5, sp - 5)), std::move(bytes));
   } else {
-    return m->Corrupt("expected a summary line (started, finished, file-bytes, file) or 'pieces <bytes>'");
+    return m->Corrupt(
+        "expected a summary line (started, finished, file-bytes, stored-bytes, objects, encoding, file) or "
+        "'pieces <bytes>'");
   }
   return Status::Ok();
 }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <ctime>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <memory>
@@ -73,6 +73,28 @@ struct Upload {
   int reader = -1;                // whose budget to release (-1: none, e.g. a sidecar)
   std::vector<Md5Digest> pieces;  // of a data object, for the manifest
 };
+
+// How the backup's files are stored, from their names (ManifestSummary).
+std::string EncodingOf(const std::vector<ManifestEntry>& entries) {
+  constexpr std::pair<std::string_view, std::string_view> kSuffixes[] = {
+      {".zst", "zstd"}, {".lz4", "lz4"}, {".qp", "qpress"}, {".xbenc", "encrypted"}};
+  std::set<std::string_view> seen;
+  for (const auto& e : entries) {
+    std::string_view path = e.path;
+    if (path.ends_with(".xbenc")) {
+      seen.insert("encrypted");
+      path.remove_suffix(6);
+    }
+    for (const auto& [suffix, what] : kSuffixes) {
+      if (path.ends_with(suffix)) seen.insert(what);
+    }
+  }
+  std::string out;
+  for (const auto& [suffix, what] : kSuffixes) {
+    if (seen.count(what)) out += (out.empty() ? "" : "+") + std::string(what);
+  }
+  return out;
+}
 
 // Everything below runs on the loop thread, except what the readers call
 // through loop.Post and the Budgets (which are thread-safe).
@@ -235,12 +257,14 @@ class PutJob {
         util::LogInfo("put " + options_.name + ": removing " + std::to_string(stale.size()) +
                       " objects the interrupted put stored that this stream does not have");
         for (size_t i = 0; i < stale.size(); i += 1000) {
-          std::vector<std::string> batch(stale.begin() + static_cast<std::ptrdiff_t>(i),
-                                         stale.begin() + static_cast<std::ptrdiff_t>(std::min(stale.size(), i + 1000)));
+          std::vector<std::string> batch(
+              stale.begin() + static_cast<std::ptrdiff_t>(i),
+              stale.begin() + static_cast<std::ptrdiff_t>(std::min(stale.size(), i + 1000)));
           inflight_++;
           store_.Delete(batch, [this](Status st) {
             inflight_--;
-            if (!st.ok()) return Fail(st.With("removing what the interrupted put of " + options_.name + " left"));
+            if (!st.ok())
+              return Fail(st.With("removing what the interrupted put of " + options_.name + " left"));
             MaybeFinish();
           });
         }
@@ -250,8 +274,13 @@ class PutJob {
     // Everything is stored: the manifest goes last and marks the backup complete.
     manifest_started_ = true;
     summary_.started = started_unix_;
-    summary_.finished = static_cast<int64_t>(::time(nullptr));
+    summary_.finished =
+        started_unix_ +
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_).count();
     summary_.file_bytes = file_bytes_.load();
+    summary_.objects = entries_.size();
+    for (const auto& e : entries_) summary_.stored_bytes += e.size;
+    summary_.encoding = EncodingOf(entries_);
     // In a fixed order, whichever stream carried them.
     std::sort(summary_.files.begin(), summary_.files.end());
     auto body = std::make_shared<const std::string>(EncodeManifest(entries_, &summary_));
@@ -273,7 +302,8 @@ class PutJob {
   std::atomic<uint64_t> bytes_read_{0};
   std::atomic<uint64_t> file_bytes_{0};
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  const int64_t started_unix_ = static_cast<int64_t>(::time(nullptr));
+  const int64_t started_unix_ =
+      options_.started_unix != 0 ? options_.started_unix : static_cast<int64_t>(::time(nullptr));
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Loop thread only:
@@ -381,7 +411,8 @@ class StreamReader {
     } else if (c.type == stream::ChunkType::kEof) {
       if (bytes.size() <= kSummaryFileMax) {
         PutJob* job = &job_;
-        loop_.Post([job, path, bytes = std::move(bytes)]() mutable { job->AddSummaryFile(path, std::move(bytes)); });
+        loop_.Post(
+            [job, path, bytes = std::move(bytes)]() mutable { job->AddSummaryFile(path, std::move(bytes)); });
       }
       summary_files_.erase(path);
     }
@@ -445,13 +476,14 @@ Result<std::map<std::string, storage::ObjectInfo>> StoredObjects(storage::EventL
     for (auto& o : page.objects) {
       const std::string owner = MarkerOwner(o.key);
       if (o.key == ManifestKey(name)) {
+        auto text = GetSync(loop, store, o.key);
+        if (text.ok() && IsTombstone(*text)) {
+          return Error(ErrorCode::kAlreadyExists,
+                       "backup " + name + " is being deleted in " + store.Describe() +
+                           " (its deletion was cut short?): finish it with xbcloud delete " + name);
+        }
         return Error(ErrorCode::kAlreadyExists, "backup " + name + " already exists in " + store.Describe() +
                                                     ": choose another name or remove it with xbcloud delete");
-      }
-      if (o.key == DeletingKey(name)) {
-        return Error(ErrorCode::kAlreadyExists,
-                     "backup " + name + " is being deleted in " + store.Describe() +
-                         " (its deletion was cut short?): finish it with xbcloud delete " + name);
       }
       if (!owner.empty() && owner != name) {
         return Error(ErrorCode::kAlreadyExists,
@@ -482,9 +514,9 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
                   " objects stored): objects stored with the same bytes are not sent again");
   }
   if (!stored.count(StartedKey(options.name))) {
-    XBAK_RETURN_IF_ERROR(PutSync(loop, store, StartedKey(options.name),
-                                 "started " + std::to_string(::time(nullptr)) + "\n")
-                             .With("writing " + StartedKey(options.name)));
+    XBAK_RETURN_IF_ERROR(
+        PutSync(loop, store, StartedKey(options.name), "started " + std::to_string(::time(nullptr)) + "\n")
+            .With("writing " + StartedKey(options.name)));
   }
 
   PutJob job(loop, store, options, fds.size(), std::move(stored));

@@ -11,37 +11,38 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
                    uint64_t* deleted) {
   XBAK_RETURN_IF_ERROR(CheckBackupName(name));
   const std::string prefix = name + "/";
-  const std::string manifest = ManifestKey(name), deleting = DeletingKey(name);
+  const std::string manifest = ManifestKey(name);
   std::vector<std::string> keys;
-  bool has_manifest = false, has_deleting = false;
+  bool has_manifest = false;
   std::string token;
   do {
     XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
     for (auto& o : page.objects) {
       std::string owner = MarkerOwner(o.key);
       if (!owner.empty() && owner != name) {
-        return Error(ErrorCode::kInvalidArgument,
-                     "refusing to delete " + name + ": " + o.key + " marks another backup (" + owner +
-                         ") inside it");
+        return Error(ErrorCode::kInvalidArgument, "refusing to delete " + name + ": " + o.key +
+                                                      " marks another backup (" + owner + ") inside it");
       }
       if (o.key == manifest) {
         has_manifest = true;
-      } else if (o.key == deleting) {
-        has_deleting = true;
       } else {
         keys.push_back(std::move(o.key));
       }
     }
     token = page.next_token;
   } while (!token.empty());
-  if (keys.empty() && !has_manifest && !has_deleting) {
+  if (keys.empty() && !has_manifest) {
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
   }
-  if (!has_deleting) {
-    XBAK_RETURN_IF_ERROR(PutSync(loop, store, deleting, "deleting " + std::to_string(::time(nullptr)) + "\n")
-                             .With("writing " + deleting));
+  bool finishing = false;
+  if (has_manifest) {
+    auto text = GetSync(loop, store, manifest);
+    finishing = text.ok() && IsTombstone(*text);
   }
-  if (has_manifest) XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {manifest}).With("deleting " + manifest));
+  if (!finishing) {
+    XBAK_RETURN_IF_ERROR(PutSync(loop, store, manifest, TombstoneText(::time(nullptr)))
+                             .With("replacing " + manifest + " with a tombstone"));
+  }
   constexpr size_t kBatch = 1000;  // the most one DeleteObjects request may name
   for (size_t i = 0; i < keys.size(); i += kBatch) {
     std::vector<std::string> batch(
@@ -53,11 +54,13 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
                     std::to_string(keys.size()) + " objects");
     }
   }
-  XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {deleting}).With("deleting " + deleting));
-  const uint64_t n = keys.size() + (has_manifest ? 1 : 0);
+  XBAK_RETURN_IF_ERROR(DeleteSync(loop, store, {manifest}).With("deleting " + manifest));
+  const uint64_t n = keys.size() + 1;
   if (deleted != nullptr) *deleted = n;
   util::LogInfo("delete " + name + ": removed " + std::to_string(n) + " objects" +
-                (has_manifest ? "" : has_deleting ? " (finishing a deletion cut short)" : " (it had no completion marker)"));
+                (finishing      ? " (finishing a deletion cut short)"
+                 : has_manifest ? ""
+                                : " (it had no completion marker)"));
   return Status::Ok();
 }
 

@@ -222,6 +222,13 @@ std::optional<std::vector<ManifestEntry>> ReadManifest(storage::EventLoop& loop,
     problems.Add(marker + ": cannot read it: " + text.status().message());
     return std::nullopt;
   }
+  if (IsTombstone(*text)) {
+    problems.Add(marker +
+                 ": the backup is being deleted (or its deletion was cut short: finish it with "
+                 "xbcloud delete " +
+                 name + ")");
+    return std::nullopt;
+  }
   auto m = ParseManifest(*text);
   if (!m.ok()) {
     problems.Add(marker + ": " + m.status().message());
@@ -238,10 +245,6 @@ std::map<std::string, Item> ClassifyObjects(const std::string& name,
   std::map<std::string, Item> items;
   for (const auto& [key, size] : listed) {
     const std::string owner = MarkerOwner(key);
-    if (owner == name && key == DeletingKey(name)) {
-      problems.Add(key + ": the backup is being deleted (or its deletion was cut short)");
-      continue;
-    }
     if (owner == name) continue;  // its manifest (read before) or started marker
     if (!owner.empty()) {
       problems.Add(key + ": a marker of another backup inside this one");

@@ -150,7 +150,7 @@ while True:
     if not r.get("IsTruncated"): break
     token = r["NextContinuationToken"]
 keys = set(objs)
-data = [k for k in objs if not k.endswith(".md5") and not k.endswith("/xbcloud.manifest")]
+data = [k for k in objs if not k.endswith(".md5") and not k.endswith("/xbcloud.manifest") and not k.endswith("/xbcloud.started")]
 assert data, "no objects"
 for name in ("full1", "full8"):
     assert name + "/xbcloud.manifest" in keys, name + ": no completion marker"
@@ -202,9 +202,10 @@ cmp -s "$TEST_WORK/big10-plain.xbs" "$TEST_WORK/big10-pieces.xbs" || fail "get b
 os_py '
 b, k = sys.argv[1], "big10/xbcloud.manifest"
 lines = s3.get_object(Bucket=b, Key=k)["Body"].read().decode().split("\n")
-assert lines[0] == "xbcloud-manifest 2" and lines[1].startswith("pieces "), lines[:2]
+assert lines[0] == "xbcloud-manifest 3", lines[:2]
+lines = lines[[i for i, l in enumerate(lines) if l.startswith("pieces ")][0] + 1:]  # the summary and pieces lines go
 out = ["xbcloud-manifest 1"]
-for l in lines[2:]:
+for l in lines:
     f = l.split(" ", 4)
     out.append(" ".join(f[:3] + f[4:]) if len(f) == 5 else l)
 s3.put_object(Bucket=b, Key=k, Body="\n".join(out).encode())

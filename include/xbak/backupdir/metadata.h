@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,9 @@ struct BackupInfo {
 };
 
 std::string FormatInfo(const BackupInfo& i);
+// The value of one "field = value" line of xtrabackup_info's text (the
+// last, as mariabackup appends); "" when there is none.
+std::string InfoField(std::string_view info, std::string_view field);
 // server_version of DIR/xtrabackup_info ("10.11.19-MariaDB-0+deb12u1-log"),
 // "" when the file or the line is missing.
 std::string InfoServerVersion(const std::string& dir);

@@ -13,9 +13,6 @@
 //   NAME/xbcloud.started    written first by put ("started <unix time>\n"):
 //                           marks NAME as a backup while its put runs, so that
 //                           list and expire see it (and leave it alone).
-//   NAME/xbcloud.deleting   written first by delete and expire, removed last:
-//                           a backup being deleted (or whose deletion was cut
-//                           short) is never mistaken for a complete one.
 //   NAME/xbcloud.manifest   written last, only by a put that succeeded: the
 //                           completion marker, and the list of the backup's
 //                           objects with their sizes and MD5s, and the MD5 of
@@ -38,7 +35,6 @@ namespace xbak::cloud {
 
 inline constexpr std::string_view kManifestName = "xbcloud.manifest";
 inline constexpr std::string_view kStartedName = "xbcloud.started";
-inline constexpr std::string_view kDeletingName = "xbcloud.deleting";
 inline constexpr std::string_view kMd5Suffix = ".md5";
 
 // A backup name: one or more '/'-separated parts, none empty, "." or "..",
@@ -48,10 +44,16 @@ Status CheckBackupName(std::string_view name);
 std::string DataObjectKey(std::string_view name, std::string_view path, uint64_t seq);
 std::string ManifestKey(std::string_view name);
 std::string StartedKey(std::string_view name);
-std::string DeletingKey(std::string_view name);
-// The name of the backup whose manifest, started or deleting marker `key`
-// is; empty when it is none of them.
+// The name of the backup whose manifest or started marker `key` is; empty
+// when it is neither.
 std::string MarkerOwner(std::string_view key);
+
+// Delete and expire first replace a backup's manifest with a tombstone, in
+// one PUT: from that moment get refuses the backup and list shows it as
+// being deleted, whatever is cut after; the tombstone is removed last, so
+// a deletion cut short is seen and finished by the next delete or expire.
+std::string TombstoneText(int64_t unix_time);
+bool IsTombstone(std::string_view manifest_text);
 
 // Splits a key under "NAME/" into the file path and sequence number; false if
 // the key is not a data object (a sidecar, the manifest, something else).
@@ -93,9 +95,14 @@ uint64_t PieceCount(uint64_t size, uint64_t piece_bytes);
 // What a put records of the backup beside its objects (version 3), so that
 // `xbcloud list` learns a backup from the first bytes of its manifest alone.
 struct ManifestSummary {
-  int64_t started = 0;   // Unix time the put started
-  int64_t finished = 0;  // and wrote the manifest
-  uint64_t file_bytes = 0;  // bytes of the backup's files as extracted (the streams' payload)
+  int64_t started = 0;        // Unix time the put started
+  int64_t finished = 0;       // and wrote the manifest
+  uint64_t file_bytes = 0;    // bytes of the backup's files as extracted (the streams' payload)
+  uint64_t stored_bytes = 0;  // bytes of its data objects in the store
+  uint64_t objects = 0;       // its data objects
+  // How its files are stored, from their names: "zstd", "lz4", "qpress",
+  // "encrypted", joined by '+' ("zstd+encrypted"); empty: as they are.
+  std::string encoding;
   // The backup's small metadata files as the stream carried them
   // (xtrabackup_checkpoints, xtrabackup_info, xtrabackup_binlog_info), by path.
   std::vector<std::pair<std::string, std::string>> files;
@@ -120,11 +127,15 @@ inline constexpr size_t kManifestHeadMax = 64 << 10;
 //   started <unix time>
 //   finished <unix time>
 //   file-bytes <bytes>
-//   file <path> <hex of its bytes>     (zero or more, at most 3)
+//   stored-bytes <bytes>
+//   objects <count>
+//   encoding <zstd+encrypted ...>      (only when the files are encoded)
+//   file <path> <hex of its bytes>     (zero or more, at most 8)
 // EncodeManifest writes version 3 when given a summary and every object has
 // piece digests of one size (an empty object: piece_bytes set, no pieces),
 // version 2 without a summary, else version 1.
-std::string EncodeManifest(const std::vector<ManifestEntry>& entries, const ManifestSummary* summary = nullptr);
+std::string EncodeManifest(const std::vector<ManifestEntry>& entries,
+                           const ManifestSummary* summary = nullptr);
 // Parses untrusted bytes (an object read back from the store); every error is
 // kCorrupt and names the line. Entries come back sorted by (path, seq), and
 // the sequence numbers of each path must be 0, 1, 2, ... without gaps.

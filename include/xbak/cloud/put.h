@@ -46,6 +46,9 @@ struct PutOptions {
   // manifest, which get checks object by object).
   uint64_t digest_piece_bytes = kDigestPieceBytes;
   std::chrono::milliseconds progress_interval{5000};  // 0: no progress lines
+  // The start time the manifest records (Unix time); 0: the clock's. Tests
+  // set it to order backups put within one second.
+  int64_t started_unix = 0;
 };
 
 struct PutStats {

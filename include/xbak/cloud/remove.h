@@ -1,10 +1,9 @@
 // `xbcloud delete`: removes every object of a backup and nothing else.
 //
 // In an order that a cut at any point leaves visible and finishable: first
-// NAME/xbcloud.deleting is written (list shows the backup as being deleted,
-// expire finishes it), then the completion marker goes (get refuses the
-// backup from then on), then the keys under "NAME/" are deleted in batches
-// of up to 1000, and the deleting marker last. A prefix that also holds
+// the manifest is replaced by a tombstone (layout.h; get refuses the backup,
+// list shows it as being deleted, expire finishes it), then the keys under
+// "NAME/" are deleted in batches of up to 1000, and the tombstone last. A prefix that also holds
 // another backup's marker ("NAME/x/xbcloud.manifest": the backup "NAME/x")
 // is refused before anything is written.
 #pragma once
@@ -17,8 +16,7 @@
 
 namespace xbak::cloud {
 
-// kNotFound when there is no object of the backup. *deleted counts objects
-// (the deleting marker not included).
+// kNotFound when there is no object of the backup. *deleted counts objects.
 Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& name,
                    uint64_t* deleted = nullptr);
 

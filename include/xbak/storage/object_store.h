@@ -73,6 +73,12 @@ class ObjectStore {
   // GiBs into fresh allocations costs a page fault per 4 KiB).
   virtual void Get(const std::string& key, std::function<void(Result<std::string>)> done,
                    std::string buffer = {}) = 0;
+  // The first max_bytes bytes of an object, or all of it when it is
+  // shorter (S3: one GET with a Range, whatever the object's size; an empty
+  // object gives ""); kNotFound when it does not exist. For reading the
+  // head of a file whose size is not known (list: each manifest's summary).
+  virtual void GetFirst(const std::string& key, uint64_t max_bytes,
+                        std::function<void(Result<std::string>)> done) = 0;
   // Reads `range` of an object (length > 0, inside the object) as it
   // arrives, in consecutive pieces of reader.piece_bytes (the last one
   // shorter): each piece is handed to reader.piece, on the loop, as soon as

@@ -200,6 +200,10 @@ class ForwardingStore : public storage::ObjectStore {
            std::string range) override {
     inner_.Get(key, std::move(done), std::move(range));
   }
+  void GetFirst(const std::string& key, uint64_t max_bytes,
+                std::function<void(Result<std::string>)> done) override {
+    inner_.GetFirst(key, max_bytes, std::move(done));
+  }
   void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
     inner_.GetRange(key, range, std::move(reader));
   }
@@ -224,6 +228,10 @@ class FlipOnceStore final : public ForwardingStore {
  public:
   FlipOnceStore(storage::ObjectStore& inner, std::string key, size_t piece)
       : ForwardingStore(inner), key_(std::move(key)), piece_(piece) {}
+  void GetFirst(const std::string& key, uint64_t max_bytes,
+                std::function<void(Result<std::string>)> done) override {
+    inner_.GetFirst(key, max_bytes, std::move(done));
+  }
   void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
     if (key == key_ && !flipped_) {
       flipped_ = true;
@@ -255,6 +263,10 @@ class LateEndStore final : public ForwardingStore {
           loop_.After(delay_, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
         },
         std::move(range));
+  }
+  void GetFirst(const std::string& key, uint64_t max_bytes,
+                std::function<void(Result<std::string>)> done) override {
+    inner_.GetFirst(key, max_bytes, std::move(done));
   }
   void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
     reader.done = [this, done = std::move(reader.done)](Status s) mutable {

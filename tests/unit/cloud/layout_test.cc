@@ -112,12 +112,15 @@ TEST(LayoutTest, ManifestVersion2CarriesPieceMd5s) {
 // Version 3 carries the put's summary before the pieces line; its head alone
 // (what list reads) gives the summary, and says when it was cut short.
 TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
-  std::vector<ManifestEntry> e = {{"xtrabackup_checkpoints", 0, 3, storage::Md5("abc"), 4096,
-                                   {storage::Md5("abc")}}};
+  std::vector<ManifestEntry> e = {
+      {"xtrabackup_checkpoints", 0, 3, storage::Md5("abc"), 4096, {storage::Md5("abc")}}};
   ManifestSummary sum;
   sum.started = 1795729854;
   sum.finished = 1795729900;
   sum.file_bytes = 123456789;
+  sum.stored_bytes = 23456789;
+  sum.objects = 17;
+  sum.encoding = "zstd+encrypted";
   sum.files = {{"xtrabackup_checkpoints", "backup_type = full-backuped\nfrom_lsn = 0\n"},
                {"xtrabackup_info", std::string("binary\0\xff\n bytes", 16)}};
   std::string text = EncodeManifest(e, &sum);
@@ -130,6 +133,9 @@ TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
   EXPECT_EQ(back.started, sum.started);
   EXPECT_EQ(back.finished, sum.finished);
   EXPECT_EQ(back.file_bytes, sum.file_bytes);
+  EXPECT_EQ(back.stored_bytes, sum.stored_bytes);
+  EXPECT_EQ(back.objects, sum.objects);
+  EXPECT_EQ(back.encoding, sum.encoding);
   EXPECT_EQ(back.files, sum.files);
   ASSERT_NE(back.File("xtrabackup_info"), nullptr);
   EXPECT_EQ(*back.File("xtrabackup_info"), sum.files[1].second);
@@ -162,9 +168,11 @@ TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
   EXPECT_FALSE(damaged("file xtrabackup_info 62", "file xtrabackup_info 6").ok());  // odd hex
   EXPECT_FALSE(damaged("file xtrabackup_info 62", "file xtrabackup_info zz").ok());
   EXPECT_FALSE(damaged("pieces 4096\n", "").ok());
+  EXPECT_FALSE(damaged("encoding zstd+encrypted", "encoding zstd encrypted").ok());
   auto unknown = damaged("finished", "finishd");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("manifest line 3"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("manifest line 3"), std::string::npos)
+      << unknown.status().message();
   EXPECT_FALSE(ParseManifestHead("xbcloud-manifest 3\nbogus\n").ok());
 }
 

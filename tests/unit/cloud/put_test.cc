@@ -34,7 +34,7 @@ TEST_F(CloudTest, PutRefusesAnExistingName) {
   EXPECT_NE(s.message().find("already exists"), std::string::npos);
   // Nor a backup being deleted, nor one that would hold another.
   ASSERT_TRUE(util::MakeDirs(Path("b2")).ok());
-  ASSERT_TRUE(util::WriteFileAtomic(Path("b2/xbcloud.deleting"), "deleting 1\n").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b2/xbcloud.manifest"), TombstoneText(1)).ok());
   s = Put("b2", SampleStream());
   EXPECT_EQ(s.code(), ErrorCode::kAlreadyExists);
   EXPECT_NE(s.message().find("xbcloud delete b2"), std::string::npos) << s.message();

@@ -24,5 +24,21 @@ TEST_F(CloudTest, DeleteRefusesANestedBackup) {
   EXPECT_TRUE(Get(GetOpts("b1/sub")).ok());
 }
 
+// A deletion starts by replacing the manifest with a tombstone: get refuses
+// the backup from then on, and a second delete finishes a cut one.
+TEST_F(CloudTest, DeleteCutShortIsRefusedByGetAndFinished) {
+  ASSERT_TRUE(Put("b1", SampleStream()).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(Path("b1/xbcloud.manifest"), TombstoneText(1)).ok());
+  auto got = Get(GetOpts("b1"));
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("being deleted"), std::string::npos) << got.status().message();
+  uint64_t n = 0;
+  ASSERT_TRUE(CloudDelete(loop_, *store_, "b1", &n).ok());
+  EXPECT_GT(n, 5u);
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
+  EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.started")));
+  EXPECT_EQ(CloudDelete(loop_, *store_, "b1").code(), ErrorCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace xbak::cloud

@@ -115,6 +115,24 @@ TEST(PosixStoreTest, PutGetListDelete) {
   EXPECT_FALSE(r.status.ok());
   r = get_range("a/none", {0, 1});
   EXPECT_EQ(r.status.code(), ErrorCode::kNotFound);
+  Result<std::string> first = Status();
+  for (uint64_t max : {3u, 5u, 100u}) {
+    run([&] {
+      store->GetFirst("a/b.1", max, [&](Result<std::string> r) {
+        first = std::move(r);
+        loop.Stop();
+      });
+    });
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(*first, std::string("hello").substr(0, max));
+  }
+  run([&] {
+    store->GetFirst("a/none", 5, [&](Result<std::string> r) {
+      first = std::move(r);
+      loop.Stop();
+    });
+  });
+  EXPECT_EQ(first.status().code(), ErrorCode::kNotFound);
   Result<ListResult> list = Status();
   run([&] {
     store->List({"a/", "", false}, [&](Result<ListResult> r) {

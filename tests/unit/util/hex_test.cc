@@ -22,3 +22,22 @@ TEST(HexBytes, TwoLowercaseDigitsPerByteNoPrefix) {
 }
 
 }  // namespace xbak::util
+
+namespace xbak::util {
+namespace {
+
+TEST(ParseHexBytes, ExactlyTwoDigitsPerByteEitherCase) {
+  uint8_t out[4] = {};
+  ASSERT_TRUE(ParseHexBytes("000FA0ff", out, 4));
+  EXPECT_EQ(HexBytes(out, 4), "000fa0ff");
+  EXPECT_FALSE(ParseHexBytes("000fa0f", out, 4));    // short
+  EXPECT_FALSE(ParseHexBytes("000fa0fff", out, 4));  // long
+  EXPECT_FALSE(ParseHexBytes("000fa0fg", out, 4));
+  EXPECT_TRUE(ParseHexBytes("", out, 0));
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+}
+
+}  // namespace
+}  // namespace xbak::util
