@@ -13,29 +13,12 @@
 #include <set>
 #include <variant>
 
+#include "s3_address.h"
 #include "s3_request.h"
 #include "xbak/storage/http_headers.h"
 #include "xbak/storage/s3_xml.h"
 
 namespace xbak::storage {
-
-std::string UriEncode(std::string_view s, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() + s.size() / 4);
-  for (unsigned char c : s) {
-    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                 c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
-    if (plain) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -44,14 +27,6 @@ using namespace s3;  // Request and its libcurl callbacks
 // The SHA-256 of an empty body, which SigV4 wants in x-amz-content-sha256 for
 // requests without one.
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-bool ValidBucketName(const std::string& b) {
-  if (b.size() < 3 || b.size() > 63) return false;
-  for (char c : b) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
-  }
-  return b.front() != '-' && b.front() != '.' && b.back() != '-' && b.back() != '.';
-}
 
 class S3Store final : public ObjectStore {
  public:
@@ -572,42 +547,9 @@ Result<std::unique_ptr<ObjectStore>> MakeS3Store(EventLoop& loop, S3Config confi
   // call; once per process is enough.
   static std::once_flag curl_init;
   std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-
-  if (!ValidBucketName(config.bucket)) {
-    return Error(ErrorCode::kInvalidArgument, config.bucket.empty()
-                                                  ? "no bucket given (--s3-bucket)"
-                                                  : "--s3-bucket: '" + config.bucket +
-                                                        "' is not a valid bucket name (3-63 of a-z 0-9 . -)");
-  }
-  if (config.access_key.empty() || config.secret_key.empty()) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or s3-access-key and "
-                 "s3-secret-key in the [xbcloud] group of an options file");
-  }
-  if (config.region.empty()) config.region = "us-east-1";
-  if (config.endpoint.empty()) config.endpoint = "https://s3." + config.region + ".amazonaws.com";
-  std::string ep = config.endpoint;
-  while (!ep.empty() && ep.back() == '/') ep.pop_back();
-  if (ep.find("://") == std::string::npos) ep = "https://" + ep;
-  size_t scheme_end = ep.find("://");
-  std::string scheme = ep.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "https") {
-    return Error(ErrorCode::kInvalidArgument,
-                 "--s3-endpoint: '" + config.endpoint + "' is not an http(s) URL");
-  }
-  std::string host = ep.substr(scheme_end + 3);
-  if (host.empty() || host.find('/') != std::string::npos || host.find('@') != std::string::npos) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "--s3-endpoint: '" + config.endpoint + "' must be scheme://host[:port] without a path");
-  }
-  config.endpoint = ep;
-  bool dns = config.lookup == S3Config::Lookup::kDns ||
-             (config.lookup == S3Config::Lookup::kAuto && host.ends_with(".amazonaws.com") &&
-              config.bucket.find('.') == std::string::npos);
-  std::string base = dns ? scheme + "://" + config.bucket + "." + host : ep;
-  std::string prefix = dns ? "/" : "/" + config.bucket + "/";
-  return std::unique_ptr<ObjectStore>(
-      std::make_unique<S3Store>(loop, std::move(config), std::move(base), std::move(prefix)));
+  XBAK_ASSIGN_OR_RETURN(s3::Address address, s3::ResolveAddress(&config));
+  return std::unique_ptr<ObjectStore>(std::make_unique<S3Store>(
+      loop, std::move(config), std::move(address.base_url), std::move(address.path_prefix)));
 }
 
 }  // namespace xbak::storage
