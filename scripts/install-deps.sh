@@ -11,7 +11,7 @@ PKGS=(
   # libraries
   libcurl4-openssl-dev libssl-dev libev-dev libzstd-dev liblz4-dev zlib1g-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libmariadb-dev
-  liblzma-dev libbz2-dev liblzo2-dev libsnappy-dev
+  liblzma-dev libbz2-dev liblzo2-dev libsnappy-dev nlohmann-json3-dev
   # real parts for tests and benchmarks
   mariadb-server mariadb-client mariadb-backup sysbench galera-4
   mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzma mariadb-plugin-provider-bzip2

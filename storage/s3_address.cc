@@ -42,10 +42,8 @@ Result<Address> ResolveAddress(S3Config* cfg) {
                                                   : "--s3-bucket: '" + config.bucket +
                                                         "' is not a valid bucket name (3-63 of a-z 0-9 . -)");
   }
-  if (config.access_key.empty() || config.secret_key.empty()) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or s3-access-key and "
-                 "s3-secret-key in the [xbcloud] group of an options file");
+  if (config.credentials == nullptr) {
+    return Error(ErrorCode::kInvalidArgument, "no S3 credentials (see ResolveAwsCredentials)");
   }
   if (config.region.empty()) config.region = "us-east-1";
   if (config.endpoint.empty()) config.endpoint = "https://s3." + config.region + ".amazonaws.com";

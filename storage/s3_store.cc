@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -206,8 +207,12 @@ class S3Store final : public ObjectStore {
     if (!config_.cacert.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, config_.cacert.c_str());
     // Signing: libcurl computes the SigV4 Authorization header and x-amz-date.
     curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4_.c_str());
-    curl_easy_setopt(e, CURLOPT_USERNAME, config_.access_key.c_str());
-    curl_easy_setopt(e, CURLOPT_PASSWORD, config_.secret_key.c_str());
+    // Renewed here when they are about to expire (a long put outlives
+    // temporary credentials); libcurl copies the strings.
+    XBAK_ASSIGN_OR_RETURN(AwsCredentials keys,
+                          config_.credentials->Get(static_cast<int64_t>(::time(nullptr))));
+    curl_easy_setopt(e, CURLOPT_USERNAME, keys.access_key.c_str());
+    curl_easy_setopt(e, CURLOPT_PASSWORD, keys.secret_key.c_str());
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &WriteResponse);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &ReadHeader);
@@ -219,7 +224,7 @@ class S3Store final : public ObjectStore {
     // header: curl 7.88 would sign that header and then not send it, and the
     // server would reject the signature.)
     curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
-    if (!config_.session_token.empty()) add("x-amz-security-token: " + config_.session_token);
+    if (!keys.session_token.empty()) add("x-amz-security-token: " + keys.session_token);
     if (!r.content_md5.empty()) add("Content-MD5: " + r.content_md5);
     switch (r.method) {
       case Method::kGet:

@@ -256,10 +256,9 @@ Result<Element> ParseRoot(std::string_view xml, std::string_view root_name) {
                    root.offset);
 }
 
-// "2026-11-26T21:50:54.000Z" (ISO 8601 in UTC, as S3 writes LastModified)
-// as Unix time; 0 for anything else: the time only informs, so a store that
-// writes it otherwise loses nothing but the information.
-int64_t ParseIsoTime(std::string_view v) {
+}  // namespace
+
+int64_t ParseIsoUtc(std::string_view v) {
   auto num = [&](size_t at, size_t n, int* out) {
     if (at + n > v.size()) return false;
     auto [end, ec] = std::from_chars(v.data() + at, v.data() + at + n, *out);
@@ -276,6 +275,8 @@ int64_t ParseIsoTime(std::string_view v) {
   time_t secs = timegm(&t);
   return secs < 0 ? 0 : static_cast<int64_t>(secs);
 }
+
+namespace {
 
 Result<ListPage> ListPageFrom(std::string_view xml) {
   XBAK_ASSIGN_OR_RETURN(Element root, ParseRoot(xml, "ListBucketResult"));
@@ -297,7 +298,8 @@ Result<ListPage> ListPageFrom(std::string_view xml) {
     std::string_view etag = Trim(c.ChildText("ETag"));
     if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, etag.size() - 2);
     for (char ch : etag) o.etag.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch);
-    o.modified = ParseIsoTime(Trim(c.ChildText("LastModified")));
+    // The time only informs: a store that writes it otherwise loses nothing but that.
+    o.modified = ParseIsoUtc(Trim(c.ChildText("LastModified")));
     page.objects.push_back(std::move(o));
   }
   for (const Element& c : root.children) {
@@ -330,6 +332,35 @@ Result<std::vector<DeleteFailure>> DeleteFailuresFrom(std::string_view xml) {
 }
 
 }  // namespace
+
+Result<AwsCredentials> ParseStsCredentials(std::string_view xml, const std::string& origin) {
+  auto root = Parser(xml).Document();
+  if (!root.ok()) return root.status().With(origin);
+  if (root->name == "ErrorResponse" || root->name == "Error") {
+    const Element* e = root->name == "Error" ? &*root : root->Child("Error");
+    std::string code = e ? Clip(e->ChildText("Code")) : "", msg = e ? Clip(e->ChildText("Message"), 256) : "";
+    return Error(ErrorCode::kInvalidArgument, origin + " refused: " + code + (msg.empty() ? "" : ": " + msg));
+  }
+  // <XResponse><XResult><Credentials>...</Credentials></XResult></XResponse>
+  const Element* creds = nullptr;
+  for (const Element& result : root->children) {
+    if (result.name.ends_with("Result")) creds = result.Child("Credentials");
+    if (creds != nullptr) break;
+  }
+  if (creds == nullptr)
+    return Error(ErrorCode::kCorrupt, origin + ": no Credentials in <" + Clip(root->name) + ">");
+  AwsCredentials c;
+  c.access_key = std::string(Trim(creds->ChildText("AccessKeyId")));
+  c.secret_key = std::string(Trim(creds->ChildText("SecretAccessKey")));
+  c.session_token = std::string(Trim(creds->ChildText("SessionToken")));
+  c.expiration = ParseIsoUtc(Trim(creds->ChildText("Expiration")));
+  if (c.access_key.empty() || c.secret_key.empty() || c.session_token.empty() || c.expiration == 0) {
+    return Error(
+        ErrorCode::kCorrupt,
+        origin + ": Credentials lack AccessKeyId, SecretAccessKey, SessionToken or an Expiration in UTC");
+  }
+  return c;
+}
 
 ListResult ListResultFrom(ListPage page) {
   ListResult out;

@@ -61,19 +61,23 @@ constexpr const char* kUsage =
     "and NAME/xbcloud.deleting (by delete and expire, removed last) tell list a put or a deletion under\n"
     "way. A put of a NAME whose put was interrupted resumes it: objects already stored with the same\n"
     "bytes (MD5) are not sent again.\n\n"
-    "Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (AWS_DEFAULT_REGION for\n"
-    "the region) or s3-access-key / s3-secret-key / s3-session-token in the [xbcloud] group of an\n"
-    "options file (--defaults-file, default ~/.my.cnf). Precedence: command line, options file,\n"
-    "environment. Secrets are never printed; on the command line they are visible to other users\n"
-    "while the process starts, so prefer the environment or a file.\n\n"
+    "Credentials, the first found of: s3-access-key / s3-secret-key / s3-session-token (the [xbcloud]\n"
+    "group of an options file, --defaults-file, default ~/.my.cnf; or the command line); the\n"
+    "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); web identity\n"
+    "(AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN); the AWS profile (--s3-profile, AWS_PROFILE) in\n"
+    "~/.aws/credentials and ~/.aws/config: keys, credential_process, role_arn with source_profile\n"
+    "(STS AssumeRole) or web_identity_token_file; the EC2 instance metadata service (IMDSv2). Temporary\n"
+    "credentials are renewed before they expire. STS: AWS_ENDPOINT_URL_STS. Secrets are never\n"
+    "printed; on the command line they are visible to other users while the process starts, so\n"
+    "prefer the environment or a file.\n\n"
     "Exit status: 0 done, 1 failed (one line on stderr says what), 2 bad usage.\n\n";
 
 // Options that may come from the [xbcloud] group of an options file.
 constexpr std::string_view kFileOptions[] = {
-    "storage",       "s3-endpoint",      "s3-region",        "s3-bucket",        "s3-access-key",
-    "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",   "cacert",
-    "insecure",      "parallel",         "max-retries",      "max-backoff",      "read-buffer-size",
-    "fifo-streams",  "fifo-dir",         "fifo-timeout",     "progress-interval"};
+    "storage",          "s3-endpoint",   "s3-region",        "s3-bucket",        "s3-access-key",
+    "s3-profile",       "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",
+    "cacert",           "insecure",      "parallel",         "max-retries",      "max-backoff",
+    "read-buffer-size", "fifo-streams",  "fifo-dir",         "fifo-timeout",     "progress-interval"};
 
 // Of those, the options without a value.
 constexpr std::string_view kFileFlags[] = {"insecure"};
@@ -100,6 +104,8 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "secret key (prefer AWS_SECRET_ACCESS_KEY or an options file)")(
       "s3-session-token", po::value<std::string>(),
       "session token of temporary credentials (AWS_SESSION_TOKEN)")(
+      "s3-profile", po::value<std::string>(),
+      "AWS profile of ~/.aws/credentials and ~/.aws/config (default: AWS_PROFILE, else default)")(
       "s3-bucket-lookup", po::value<std::string>()->default_value("auto"),
       "addressing: path (http://host/bucket/key), dns (http://bucket.host/key), auto (dns on AWS, path "
       "elsewhere)")("s3-api-version", po::value<std::string>()->default_value("auto"),
@@ -196,6 +202,7 @@ struct Settings {
   std::string command, name;
   std::vector<std::string> files;
   xbak::storage::S3Config cfg;
+  xbak::storage::AwsCredentialOptions keys;  // what the credential chain starts from
   int max_retries = 10;
   int parallel = 4;
   uint64_t object_size = 0;
@@ -272,9 +279,6 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
   if (cfg.region.empty()) cfg.region = Env("AWS_REGION");
   if (cfg.region.empty()) cfg.region = "us-east-1";
   cfg.bucket = str("s3-bucket");
-  cfg.access_key = vm.count("s3-access-key") ? str("s3-access-key") : Env("AWS_ACCESS_KEY_ID");
-  cfg.secret_key = vm.count("s3-secret-key") ? str("s3-secret-key") : Env("AWS_SECRET_ACCESS_KEY");
-  cfg.session_token = vm.count("s3-session-token") ? str("s3-session-token") : Env("AWS_SESSION_TOKEN");
   std::string lookup = str("s3-bucket-lookup");
   if (lookup == "path")
     cfg.lookup = xbak::storage::S3Config::Lookup::kPath;
@@ -295,6 +299,13 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
   }
   cfg.backoff_max_s = max_backoff_ms / 1000.0;
   cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
+  s->keys.access_key = str("s3-access-key");
+  s->keys.secret_key = str("s3-secret-key");
+  s->keys.session_token = str("s3-session-token");
+  s->keys.profile = str("s3-profile");
+  s->keys.region = cfg.region;
+  s->keys.cacert = cfg.cacert;
+  s->keys.insecure = cfg.insecure;
   return std::nullopt;
 }
 
@@ -364,9 +375,12 @@ std::optional<int> OpenStreams(const Settings& s, Streams* out) {
 // Runs the command on the S3 store.
 int RunCommand(const Settings& s) {
   const std::string &command = s.command, &name = s.name;
-  const xbak::storage::S3Config& cfg = s.cfg;
+  xbak::storage::S3Config cfg = s.cfg;
   const int parallel = s.parallel;
   if (cfg.insecure) xbak::util::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
+  auto credentials = xbak::storage::ResolveAwsCredentials(s.keys);
+  if (!credentials.ok()) return Fail(credentials.status());
+  cfg.credentials = *credentials;
 
   xbak::storage::EventLoop loop;
   auto store = xbak::storage::MakeS3Store(loop, cfg);

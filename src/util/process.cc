@@ -21,15 +21,15 @@ namespace {
 int DecodeStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st); }
 
 // posix_spawnp with stdin from /dev/null and stdout/stderr to `out_fd` (or
-// /dev/null when negative).
-Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd) {
+// /dev/null when negative); stderr left as ours unless `with_stderr`.
+Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd, bool with_stderr = true) {
   if (argv.empty()) return Error(ErrorCode::kInternal, "empty command");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   if (out_fd >= 0) {
     posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+    if (with_stderr) posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
   } else {
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
@@ -46,11 +46,13 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd) {
 
 }  // namespace
 
-Result<std::string> RunAndCapture(const std::vector<std::string>& argv) {
+namespace {
+
+Result<std::string> Capture(const std::vector<std::string>& argv, bool with_stderr) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe for", argv.empty() ? "" : argv[0], errno);
   UniqueFd rd(p[0]), wr(p[1]);
-  XBAK_ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, wr.get()));
+  XBAK_ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, wr.get(), with_stderr));
   wr.Reset();
   std::string out;
   char buf[4096];
@@ -65,11 +67,16 @@ Result<std::string> RunAndCapture(const std::vector<std::string>& argv) {
   }
   const int code = DecodeStatus(st);
   if (code != 0) {
-    return Error(ErrorCode::kIo,
-                 argv[0] + " exited with status " + std::to_string(code) + ": " + out.substr(0, 500));
+    return Error(ErrorCode::kIo, argv[0] + " exited with status " + std::to_string(code) +
+                                     (with_stderr ? ": " + out.substr(0, 500) : std::string()));
   }
   return out;
 }
+
+}  // namespace
+
+Result<std::string> RunAndCapture(const std::vector<std::string>& argv) { return Capture(argv, true); }
+Result<std::string> RunAndCaptureStdout(const std::vector<std::string>& argv) { return Capture(argv, false); }
 
 std::string FindExecutable(const std::vector<std::string>& names) {
   auto ok = [](const std::string& p) {

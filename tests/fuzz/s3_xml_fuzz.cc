@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xbak/storage/aws_credentials.h"
 #include "xbak/storage/s3_xml.h"
 
 namespace {
@@ -45,6 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseErrorBody(in);
   (void)ParseDeleteResult(in);
   (void)XmlUnescape(in);
+  // STS's XML and the JSON of IMDS and credential_process: answers from the
+  // network (or another program) turned into credentials.
+  auto sts = ParseStsCredentials(in, "fuzz");
+  if (sts.ok() && (sts->access_key.empty() || sts->expiration == 0)) abort();
+  auto json = ParseJsonCredentials(std::string(in), "fuzz");
+  if (json.ok() && (json->access_key.empty() || json->secret_key.empty())) abort();
+  (void)ParseAwsIni(std::string(in), "fuzz");
 
   std::string_view k = in.substr(0, 4096);
   auto back = XmlUnescape(XmlEscape(k));

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "xbak/storage/aws_credentials.h"
 #include "xbak/storage/event_loop.h"
 #include "xbak/storage/object_store.h"
 
@@ -28,7 +29,8 @@ struct S3Config {
   std::string endpoint;  // "https://host[:port]"; empty: https://s3.<region>.amazonaws.com
   std::string region = "us-east-1";
   std::string bucket;
-  std::string access_key, secret_key, session_token;
+  // Where the keys come from, renewed as they expire (aws_credentials.h).
+  std::shared_ptr<Credentials> credentials;
   enum class Lookup { kAuto, kPath, kDns } lookup = Lookup::kAuto;
   bool insecure = false;  // TLS without certificate verification
   std::string cacert;     // CA bundle file (default: the system's)

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xbak/storage/aws_credentials.h"
 #include "xbak/storage/object_store.h"
 #include "xbak/util/status.h"
 
@@ -19,7 +20,7 @@ namespace xbak::storage {
 struct ListedObject {
   std::string key;
   uint64_t size = 0;
-  std::string etag;  // quotes stripped, lowercase; empty if the server sent none
+  std::string etag;      // quotes stripped, lowercase; empty if the server sent none
   int64_t modified = 0;  // LastModified as Unix time; 0 if absent or not ISO 8601 UTC
 };
 
@@ -31,10 +32,19 @@ struct ListPage {
 };
 
 // A ListObjectsV2 response (<ListBucketResult>): Contents/Key, Contents/Size,
-// Contents/ETag, Contents/LastModified, CommonPrefixes/Prefix, IsTruncated, NextContinuationToken. Every Contents must have a
-// Key and a decimal Size; a truncated page must carry a continuation token (or
-// the caller would list the first page forever).
+// Contents/ETag, Contents/LastModified, CommonPrefixes/Prefix, IsTruncated, NextContinuationToken. Every
+// Contents must have a Key and a decimal Size; a truncated page must carry a continuation token (or the
+// caller would list the first page forever).
 Result<ListPage> ParseListObjectsV2(std::string_view xml);
+// An STS answer (AssumeRoleResponse, AssumeRoleWithWebIdentityResponse):
+// Credentials/AccessKeyId, SecretAccessKey, SessionToken, Expiration. An
+// <ErrorResponse> becomes kInvalidArgument with its code and message.
+Result<AwsCredentials> ParseStsCredentials(std::string_view xml, const std::string& origin);
+
+// ISO 8601 in UTC as AWS writes it ("2026-11-26T21:50:54.000Z",
+// "2026-11-26T21:50:54Z") as Unix time; 0 for anything else.
+int64_t ParseIsoUtc(std::string_view text);
+
 // As the ObjectStore interface hands it on: an ETag of 32 hex digits becomes
 // the object's MD5 (another is a multipart or encrypted object's).
 ListResult ListResultFrom(ListPage page);

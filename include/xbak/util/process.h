@@ -17,6 +17,10 @@ namespace xbak::util {
 // Runs argv[0] (looked up in PATH if it has no '/') with stdin from
 // /dev/null; returns what it wrote on stdout and stderr once it exits 0.
 Result<std::string> RunAndCapture(const std::vector<std::string>& argv);
+// The same with only stdout captured: its stderr is ours (a program whose
+// output is data, e.g. a credential_process, and whose messages are for the
+// user). A failure's message does not quote the output.
+Result<std::string> RunAndCaptureStdout(const std::vector<std::string>& argv);
 
 // The first of `names` that is an executable file: as given if it has a '/',
 // else in a directory of $PATH, then in /usr/sbin and /usr/bin. "" if none.

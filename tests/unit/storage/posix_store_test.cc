@@ -25,8 +25,8 @@ TEST(UriEncodeTest, AwsRules) {
 TEST(S3ConfigTest, ClearErrors) {
   EventLoop loop;
   S3Config c;
-  c.access_key = "k";
-  c.secret_key = "s";
+  auto keys = std::make_shared<Credentials>(nullptr, AwsCredentials{"k", "s", "", 0}, 300);
+  c.credentials = keys;
   EXPECT_NE(MakeS3Store(loop, c).status().message().find("no bucket"), std::string::npos);
   c.bucket = "Bad_Bucket";
   EXPECT_NE(MakeS3Store(loop, c).status().message().find("not a valid bucket name"), std::string::npos);
@@ -36,11 +36,11 @@ TEST(S3ConfigTest, ClearErrors) {
   c.endpoint = "http://127.0.0.1:9000/path";
   EXPECT_FALSE(MakeS3Store(loop, c).ok());
   c.endpoint = "http://127.0.0.1:9000";
-  c.secret_key = "";
+  c.credentials = nullptr;
   auto r = MakeS3Store(loop, c);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
-  c.secret_key = "s";
+  EXPECT_NE(r.status().message().find("no S3 credentials"), std::string::npos);
+  c.credentials = keys;
   EXPECT_TRUE(MakeS3Store(loop, c).ok());
 }
 

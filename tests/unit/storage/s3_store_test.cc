@@ -140,8 +140,7 @@ class S3RangeTest : public ::testing::Test {
     S3Config c;
     c.endpoint = "http://127.0.0.1:" + std::to_string(port);
     c.bucket = "bucket";
-    c.access_key = "k";
-    c.secret_key = "s";
+    c.credentials = std::make_shared<Credentials>(nullptr, AwsCredentials{"k", "s", "", 0}, 300);
     c.max_retries = 2;
     c.backoff_initial_s = 0.01;
     c.backoff_max_s = 0.02;

@@ -1,0 +1,249 @@
+#include "aws_sources.h"
+
+#include <curl/curl.h>
+
+#include <ctime>
+#include <memory>
+#include <vector>
+
+#include "xbak/storage/s3_store.h"
+#include "xbak/storage/s3_xml.h"
+#include "xbak/util/file.h"
+#include "xbak/util/process.h"
+
+namespace xbak::storage::aws {
+namespace {
+
+struct HttpCall {
+  std::string method = "GET";
+  std::string url;
+  std::string body;
+  std::vector<std::string> headers;
+  const AwsCredentials* sign = nullptr;  // SigV4 for STS with these
+  std::string region;
+  std::string cacert;
+  bool insecure = false;
+  long timeout_s = 10;
+};
+struct HttpAnswer {
+  long status = 0;
+  std::string body;
+};
+
+size_t Collect(char* data, size_t size, size_t n, void* userp) {
+  auto* out = static_cast<std::string*>(userp);
+  if (out->size() + size * n > (1 << 20)) return 0;  // no credential answer is that large
+  out->append(data, size * n);
+  return size * n;
+}
+
+// One blocking request. Errors name the URL (no secret is ever in it).
+Result<HttpAnswer> Call(const HttpCall& c, const std::string& what) {
+  std::unique_ptr<CURL, void (*)(CURL*)> e(curl_easy_init(), curl_easy_cleanup);
+  if (!e) return Error(ErrorCode::kInternal, "libcurl: curl_easy_init failed");
+  curl_slist* headers = nullptr;
+  for (const auto& h : c.headers) headers = curl_slist_append(headers, h.c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> hold(headers, curl_slist_free_all);
+  HttpAnswer a;
+  char err[CURL_ERROR_SIZE] = {};
+  CURL* h = e.get();
+  curl_easy_setopt(h, CURLOPT_URL, c.url.c_str());
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, std::min(c.timeout_s, 5L));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, c.timeout_s);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &a.body);
+  if (c.insecure) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (!c.cacert.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, c.cacert.c_str());
+  if (c.method == "POST") {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, c.body.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(c.body.size()));
+  } else if (c.method != "GET") {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c.method.c_str());
+  }
+  const std::string sigv4 = "aws:amz:" + c.region + ":sts";
+  if (c.sign != nullptr) {
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(h, CURLOPT_USERNAME, c.sign->access_key.c_str());
+    curl_easy_setopt(h, CURLOPT_PASSWORD, c.sign->secret_key.c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  CURLcode cc = curl_easy_perform(h);
+  if (cc != CURLE_OK) {
+    return Error(ErrorCode::kIo,
+                 what + ": " + c.method + " " + c.url + ": " + (err[0] ? err : curl_easy_strerror(cc)));
+  }
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
+  return a;
+}
+
+class Static final : public CredentialSource {
+ public:
+  Static(AwsCredentials c, std::string what) : c_(std::move(c)), what_(std::move(what)) {}
+  Result<AwsCredentials> Fetch() override { return c_; }
+  std::string Describe() const override { return what_; }
+
+ private:
+  AwsCredentials c_;
+  std::string what_;
+};
+
+class Process final : public CredentialSource {
+ public:
+  Process(std::string command, std::string what) : command_(std::move(command)), what_(std::move(what)) {}
+  Result<AwsCredentials> Fetch() override {
+    auto out = util::RunAndCaptureStdout({"/bin/sh", "-c", command_});
+    if (!out.ok()) return Error(ErrorCode::kInvalidArgument, what_ + " failed: " + out.status().message());
+    return ParseJsonCredentials(*out, what_);
+  }
+  std::string Describe() const override { return what_; }
+
+ private:
+  std::string command_, what_;
+};
+
+// Form fields of an STS request (application/x-www-form-urlencoded).
+std::string Field(const std::string& name, const std::string& value) {
+  return "&" + name + "=" + UriEncode(value, false);
+}
+
+Result<AwsCredentials> AskSts(const Endpoints& ep, const std::string& body, const AwsCredentials* sign,
+                              const std::string& what) {
+  HttpCall c;
+  c.method = "POST";
+  c.url = ep.sts + "/";
+  c.body = body;
+  c.headers = {"Content-Type: application/x-www-form-urlencoded"};
+  if (sign != nullptr && !sign->session_token.empty())
+    c.headers.push_back("X-Amz-Security-Token: " + sign->session_token);
+  c.sign = sign;
+  c.region = ep.region;
+  c.cacert = ep.cacert;
+  c.insecure = ep.insecure;
+  XBAK_ASSIGN_OR_RETURN(HttpAnswer a, Call(c, what));
+  auto creds =
+      ParseStsCredentials(a.body, what + " (STS at " + ep.sts + ", HTTP " + std::to_string(a.status) + ")");
+  if (!creds.ok() && a.status / 100 != 2 && creds.status().code() == ErrorCode::kCorrupt) {
+    return Error(ErrorCode::kInvalidArgument,
+                 what + ": STS at " + ep.sts + " answered HTTP " + std::to_string(a.status));
+  }
+  return creds;
+}
+
+class AssumeRole final : public CredentialSource {
+ public:
+  AssumeRole(std::unique_ptr<CredentialSource> base, std::string role, std::string session,
+             std::string external, Endpoints ep, std::string what)
+      : base_(std::move(base)),
+        role_(std::move(role)),
+        session_(std::move(session)),
+        external_(std::move(external)),
+        ep_(std::move(ep)),
+        what_(std::move(what)) {}
+  Result<AwsCredentials> Fetch() override {
+    XBAK_ASSIGN_OR_RETURN(AwsCredentials base, base_->Fetch());
+    std::string body = "Action=AssumeRole" + Field("DurationSeconds", "3600") + Field("RoleArn", role_) +
+                       Field("RoleSessionName", session_) + Field("Version", "2011-06-15");
+    if (!external_.empty()) body += Field("ExternalId", external_);
+    return AskSts(ep_, body, &base, what_);
+  }
+  std::string Describe() const override { return what_; }
+
+ private:
+  std::unique_ptr<CredentialSource> base_;
+  std::string role_, session_, external_;
+  Endpoints ep_;
+  std::string what_;
+};
+
+class WebIdentity final : public CredentialSource {
+ public:
+  WebIdentity(std::string token_file, std::string role, std::string session, Endpoints ep, std::string what)
+      : token_file_(std::move(token_file)),
+        role_(std::move(role)),
+        session_(std::move(session)),
+        ep_(std::move(ep)),
+        what_(std::move(what)) {}
+  Result<AwsCredentials> Fetch() override {
+    auto token = util::ReadSmallFile(token_file_, 64 << 10);
+    if (!token.ok()) return token.status().With(what_ + ": the web identity token file");
+    std::string t = *token;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    std::string body = "Action=AssumeRoleWithWebIdentity" + Field("DurationSeconds", "3600") +
+                       Field("RoleArn", role_) + Field("RoleSessionName", session_) +
+                       Field("Version", "2011-06-15") + Field("WebIdentityToken", t);
+    return AskSts(ep_, body, nullptr, what_);
+  }
+  std::string Describe() const override { return what_; }
+
+ private:
+  std::string token_file_, role_, session_;
+  Endpoints ep_;
+  std::string what_;
+};
+
+class Imds final : public CredentialSource {
+ public:
+  explicit Imds(Endpoints ep) : ep_(std::move(ep)) {}
+  Result<AwsCredentials> Fetch() override {
+    HttpCall c;
+    c.timeout_s = 2;  // off EC2 nothing answers: fail fast
+    c.method = "PUT";
+    c.url = ep_.imds + "/latest/api/token";
+    c.headers = {"X-aws-ec2-metadata-token-ttl-seconds: 21600"};
+    XBAK_ASSIGN_OR_RETURN(HttpAnswer token, Call(c, Describe()));
+    if (token.status != 200) return Refused("a session token", token.status);
+    c.method = "GET";
+    c.headers = {"X-aws-ec2-metadata-token: " + token.body};
+    c.url = ep_.imds + "/latest/meta-data/iam/security-credentials/";
+    XBAK_ASSIGN_OR_RETURN(HttpAnswer role, Call(c, Describe()));
+    if (role.status != 200) return Refused("the instance's role (has it one?)", role.status);
+    std::string name = role.body.substr(0, role.body.find('\n'));
+    if (name.empty() || name.find('/') != std::string::npos)
+      return Error(ErrorCode::kCorrupt, Describe() + ": no role name in its answer");
+    c.url += name;
+    XBAK_ASSIGN_OR_RETURN(HttpAnswer creds, Call(c, Describe()));
+    if (creds.status != 200) return Refused("the credentials of role " + name, creds.status);
+    return ParseJsonCredentials(creds.body, Describe() + " (role " + name + ")");
+  }
+  std::string Describe() const override { return "the instance metadata service at " + ep_.imds; }
+
+ private:
+  Status Refused(const std::string& what, long status) const {
+    return Error(ErrorCode::kInvalidArgument,
+                 Describe() + " did not give " + what + " (HTTP " + std::to_string(status) + ")");
+  }
+  Endpoints ep_;
+};
+
+}  // namespace
+
+std::unique_ptr<CredentialSource> StaticSource(AwsCredentials c, std::string what) {
+  return std::make_unique<Static>(std::move(c), std::move(what));
+}
+std::unique_ptr<CredentialSource> ProcessSource(std::string command, std::string what) {
+  return std::make_unique<Process>(std::move(command), std::move(what));
+}
+std::unique_ptr<CredentialSource> AssumeRoleSource(std::unique_ptr<CredentialSource> base,
+                                                   std::string role_arn, std::string session_name,
+                                                   std::string external_id, Endpoints endpoints,
+                                                   std::string what) {
+  return std::make_unique<AssumeRole>(std::move(base), std::move(role_arn), std::move(session_name),
+                                      std::move(external_id), std::move(endpoints), std::move(what));
+}
+std::unique_ptr<CredentialSource> WebIdentitySource(std::string token_file, std::string role_arn,
+                                                    std::string session_name, Endpoints endpoints,
+                                                    std::string what) {
+  return std::make_unique<WebIdentity>(std::move(token_file), std::move(role_arn), std::move(session_name),
+                                       std::move(endpoints), std::move(what));
+}
+std::unique_ptr<CredentialSource> ImdsSource(Endpoints endpoints) {
+  return std::make_unique<Imds>(std::move(endpoints));
+}
+
+}  // namespace xbak::storage::aws
