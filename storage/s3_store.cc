@@ -183,15 +183,8 @@ class S3Store final : public ObjectStore {
     }
   }
 
-  Status Setup(Request& r) {
-    r.easy = curl_easy_init();
-    if (r.easy == nullptr) return Error(ErrorCode::kInternal, "libcurl: curl_easy_init failed");
-    CURL* e = r.easy;
-    std::string url = base_url_ + path_prefix_ + UriEncode(r.key, true);
-    if (!r.query.empty()) url += "?" + r.query;
-    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &r);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r.curl_error);
+  // Protocols, timeouts and TLS: the same for every request.
+  void SetConnection(CURL* e) const {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
@@ -205,6 +198,18 @@ class S3Store final : public ObjectStore {
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     if (!config_.cacert.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, config_.cacert.c_str());
+  }
+
+  Status Setup(Request& r) {
+    r.easy = curl_easy_init();
+    if (r.easy == nullptr) return Error(ErrorCode::kInternal, "libcurl: curl_easy_init failed");
+    CURL* e = r.easy;
+    std::string url = base_url_ + path_prefix_ + UriEncode(r.key, true);
+    if (!r.query.empty()) url += "?" + r.query;
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &r);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r.curl_error);
+    SetConnection(e);
     // Signing: libcurl computes the SigV4 Authorization header and x-amz-date.
     curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4_.c_str());
     // Renewed here when they are about to expire (a long put outlives
