@@ -27,6 +27,11 @@ Result<AwsCredentials> Credentials::Get(int64_t now) {
   return fresh.status().With("renewing the S3 credentials from " + source_->Describe() + ", which expired");
 }
 
+int64_t Credentials::expiration() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return current_.expiration;
+}
+
 uint64_t Credentials::renewals() const {
   std::lock_guard<std::mutex> l(mu_);
   return renewals_;
@@ -274,13 +279,12 @@ class Chain {
 Result<std::shared_ptr<Credentials>> ResolveAwsCredentials(const AwsCredentialOptions& options) {
   Chain chain(options);
   XBAK_ASSIGN_OR_RETURN(std::unique_ptr<CredentialSource> source, chain.Resolve());
-  auto first = source->Fetch();
-  if (!first.ok()) return first.status().With("S3 credentials from " + source->Describe());
+  auto first = source->Fetch();  // its errors name the source
+  if (!first.ok()) return first.status();
   const int64_t now = static_cast<int64_t>(::time(nullptr));
   if (first->expiration != 0 && first->expiration <= now) {
     return Error(ErrorCode::kInvalidArgument, "the S3 credentials from " + source->Describe() +
-                                                  " expired at " + std::to_string(first->expiration) +
-                                                  " (Unix time)");
+                                                  " expired at " + FormatIsoUtc(first->expiration));
   }
   int64_t margin = 300;
   std::string env = options.env ? options.env("XBCLOUD_CREDENTIALS_MARGIN") : "";

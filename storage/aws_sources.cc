@@ -8,6 +8,7 @@
 
 #include "xbak/storage/s3_store.h"
 #include "xbak/storage/s3_xml.h"
+#include "xbak/storage/sigv4.h"
 #include "xbak/util/file.h"
 #include "xbak/util/process.h"
 
@@ -66,11 +67,22 @@ Result<HttpAnswer> Call(const HttpCall& c, const std::string& what) {
   } else if (c.method != "GET") {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c.method.c_str());
   }
-  const std::string sigv4 = "aws:amz:" + c.region + ":sts";
-  if (c.sign != nullptr) {
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(h, CURLOPT_USERNAME, c.sign->access_key.c_str());
-    curl_easy_setopt(h, CURLOPT_PASSWORD, c.sign->secret_key.c_str());
+  if (c.sign != nullptr) {  // STS: every header we send is signed (sigv4.h)
+    const size_t start = c.url.find("://") + 3;
+    const size_t slash = c.url.find('/', start);
+    const std::string host = c.url.substr(start, slash - start);
+    SigV4Input in{c.method, c.url.substr(slash), "", {{"Host", host}}, Sha256Hex(c.body)};
+    for (const auto& header : c.headers) {
+      const size_t colon = header.find(':');
+      in.headers.emplace_back(header.substr(0, colon), header.substr(colon + 2));
+    }
+    headers = curl_slist_append(headers, ("Host: " + host).c_str());
+    const int64_t now = static_cast<int64_t>(::time(nullptr));
+    for (const auto& s : SignV4(in, {c.sign->access_key, c.sign->secret_key, c.region, "sts"}, now)) {
+      headers = curl_slist_append(headers, s.c_str());
+    }
+    (void)hold.release();  // the list's head may have moved: free it from there
+    hold.reset(headers);
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   CURLcode cc = curl_easy_perform(h);

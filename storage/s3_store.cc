@@ -15,9 +15,11 @@
 #include <variant>
 
 #include "s3_address.h"
+#include "s3_object_options.h"
 #include "s3_request.h"
 #include "xbak/storage/http_headers.h"
 #include "xbak/storage/s3_xml.h"
+#include "xbak/storage/sigv4.h"
 
 namespace xbak::storage {
 
@@ -36,7 +38,7 @@ class S3Store final : public ObjectStore {
         config_(std::move(config)),
         base_url_(std::move(base_url)),
         path_prefix_(std::move(path_prefix)),
-        sigv4_("aws:amz:" + config_.region + ":s3"),
+        host_(base_url_.substr(base_url_.find("://") + 3)),
         rng_(std::random_device{}()) {
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw std::runtime_error("libcurl: curl_multi_init failed");
@@ -64,7 +66,7 @@ class S3Store final : public ObjectStore {
     r->key = key;
     r->body = std::move(body);
     r->content_md5 = Md5Base64(md5);
-    r->expect_etag = Md5Hex(md5);
+    if (s3::EtagIsMd5(config_)) r->expect_etag = Md5Hex(md5);
     r->done = std::move(done);
     Start(std::move(r));
   }
@@ -200,6 +202,32 @@ class S3Store final : public ObjectStore {
     if (!config_.cacert.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, config_.cacert.c_str());
   }
 
+  // The body of a PUT (from its buffer, rewound on a retry) or POST.
+  template <typename Sign>
+  static void SetBody(Request& r, CURL* e, Sign&& sign) {
+    switch (r.method) {
+      case Method::kGet:
+        break;
+      case Method::kPut:
+        // The body is not hashed for the signature (it is already covered by
+        // Content-MD5, which the server checks): hashing 10 MiB twice would
+        // cost more CPU than the upload itself.
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
+        curl_easy_setopt(e, CURLOPT_READDATA, &r);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
+        break;
+      case Method::kPost:
+        sign("Content-Type: application/xml");
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body->data());
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
+        break;
+    }
+  }
+
   Status Setup(Request& r) {
     r.easy = curl_easy_init();
     if (r.easy == nullptr) return Error(ErrorCode::kInternal, "libcurl: curl_easy_init failed");
@@ -210,51 +238,38 @@ class S3Store final : public ObjectStore {
     curl_easy_setopt(e, CURLOPT_PRIVATE, &r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r.curl_error);
     SetConnection(e);
-    // Signing: libcurl computes the SigV4 Authorization header and x-amz-date.
-    curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4_.c_str());
     // Renewed here when they are about to expire (a long put outlives
-    // temporary credentials); libcurl copies the strings.
-    XBAK_ASSIGN_OR_RETURN(AwsCredentials keys,
-                          config_.credentials->Get(static_cast<int64_t>(::time(nullptr))));
-    curl_easy_setopt(e, CURLOPT_USERNAME, keys.access_key.c_str());
-    curl_easy_setopt(e, CURLOPT_PASSWORD, keys.secret_key.c_str());
+    // temporary credentials).
+    const int64_t now = static_cast<int64_t>(::time(nullptr));
+    XBAK_ASSIGN_OR_RETURN(AwsCredentials keys, config_.credentials->Get(now));
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &WriteResponse);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &ReadHeader);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &r);
 
     auto add = [&r](const std::string& h) { r.headers = curl_slist_append(r.headers, h.c_str()); };
+    // Headers that go into the signature (sigv4.h) as well.
+    std::vector<std::pair<std::string, std::string>> signed_headers;
+    auto sign = [&](const std::string& h) {
+      const size_t colon = h.find(':');
+      signed_headers.emplace_back(h.substr(0, colon), h.substr(colon + 2));
+      add(h);
+    };
+    sign("Host: " + host_);
     // No "Expect: 100-continue" round trip: the body is in memory and a
     // rejected PUT is cheap to resend. (Not by the usual empty "Expect:"
     // header: curl 7.88 would sign that header and then not send it, and the
     // server would reject the signature.)
     curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
-    if (!keys.session_token.empty()) add("x-amz-security-token: " + keys.session_token);
-    if (!r.content_md5.empty()) add("Content-MD5: " + r.content_md5);
-    switch (r.method) {
-      case Method::kGet:
-        add(std::string("x-amz-content-sha256: ") + kEmptySha256);
-        break;
-      case Method::kPut:
-        // The body is not hashed for the signature (it is already covered by
-        // Content-MD5, which the server checks): hashing 10 MiB twice would
-        // cost more CPU than the upload itself.
-        add("x-amz-content-sha256: UNSIGNED-PAYLOAD");
-        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
-        curl_easy_setopt(e, CURLOPT_READDATA, &r);
-        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
-        curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
-        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
-        break;
-      case Method::kPost:
-        add("x-amz-content-sha256: UNSIGNED-PAYLOAD");
-        add("Content-Type: application/xml");
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body->data());
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
-        break;
+    if (!keys.session_token.empty()) sign("x-amz-security-token: " + keys.session_token);
+    if (!r.content_md5.empty()) sign("Content-MD5: " + r.content_md5);
+    if (!r.key.empty()) {  // an object's PUT or GET: its storage class, encryption, lock
+      for (const auto& h : r.method == Method::kPut ? s3::PutHeaders(config_) : s3::GetHeaders(config_))
+        sign(h);
     }
+    const char* payload = r.method == Method::kGet ? kEmptySha256 : "UNSIGNED-PAYLOAD";
+    sign(std::string("x-amz-content-sha256: ") + payload);
+    SetBody(r, e, sign);
     if (r.ranged()) {
       // Set through CURLOPT_RANGE, not as a header: the SigV4 signature
       // then covers the same headers as a whole-object GET.
@@ -268,6 +283,9 @@ class S3Store final : public ObjectStore {
       // 206 with up to that many bytes, or the whole of a shorter object.
       curl_easy_setopt(e, CURLOPT_RANGE, ("0-" + std::to_string(r.first_bytes - 1)).c_str());
     }
+    SigV4Input in{MethodName(r.method), path_prefix_ + UriEncode(r.key, true), r.query,
+                  std::move(signed_headers), payload};
+    for (const auto& h : SignV4(in, {keys.access_key, keys.secret_key, config_.region, "s3"}, now)) add(h);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r.headers);
     return Status::Ok();
   }
@@ -378,6 +396,10 @@ class S3Store final : public ObjectStore {
     }
     if (http == 412 && r.ranged()) {
       return {Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)")};
+    }
+    if (http == 400 && body.message.find("Server Side Encryption") != std::string::npos) {
+      return {
+          Error(ErrorCode::kInvalidArgument, what + " (an SSE-C backup: give its key, --s3-sse-c-key-file)")};
     }
     if (http == 403 || http == 401) {
       return {Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)")};
@@ -540,7 +562,7 @@ class S3Store final : public ObjectStore {
   const S3Config config_;
   const std::string base_url_;     // scheme://host[:port]
   const std::string path_prefix_;  // "/bucket/" (path style) or "/" (virtual-hosted)
-  const std::string sigv4_;
+  const std::string host_;         // host[:port] of base_url_, as the Host header (signed)
   std::mt19937_64 rng_;
   CURLM* multi_ = nullptr;
   ev_timer timer_;
@@ -558,6 +580,7 @@ Result<std::unique_ptr<ObjectStore>> MakeS3Store(EventLoop& loop, S3Config confi
   static std::once_flag curl_init;
   std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   XBAK_ASSIGN_OR_RETURN(s3::Address address, s3::ResolveAddress(&config));
+  XBAK_RETURN_IF_ERROR(s3::CheckObjectOptions(config));
   return std::unique_ptr<ObjectStore>(std::make_unique<S3Store>(
       loop, std::move(config), std::move(address.base_url), std::move(address.path_prefix)));
 }

@@ -24,8 +24,10 @@
 #include "xbak/cloud/put.h"
 #include "xbak/cloud/remove.h"
 #include "xbak/cloud/verify.h"
+#include "xbak/crypt/key.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/storage/s3_store.h"
+#include "xbak/storage/s3_xml.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
@@ -74,10 +76,11 @@ constexpr const char* kUsage =
 
 // Options that may come from the [xbcloud] group of an options file.
 constexpr std::string_view kFileOptions[] = {
-    "storage",          "s3-endpoint",   "s3-region",        "s3-bucket",        "s3-access-key",
-    "s3-profile",       "s3-secret-key", "s3-session-token", "s3-bucket-lookup", "s3-api-version",
-    "cacert",           "insecure",      "parallel",         "max-retries",      "max-backoff",
-    "read-buffer-size", "fifo-streams",  "fifo-dir",         "fifo-timeout",     "progress-interval"};
+    "storage",          "s3-endpoint",   "s3-region",         "s3-bucket",        "s3-access-key",
+    "s3-profile",       "s3-secret-key", "s3-session-token",  "s3-bucket-lookup", "s3-api-version",
+    "cacert",           "insecure",      "parallel",          "max-retries",      "max-backoff",
+    "read-buffer-size", "fifo-streams",  "fifo-dir",          "fifo-timeout",     "progress-interval",
+    "s3-storage-class", "s3-sse",        "s3-sse-kms-key-id", "s3-sse-c-key-file"};
 
 // Of those, the options without a value.
 constexpr std::string_view kFileFlags[] = {"insecure"};
@@ -111,6 +114,21 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "elsewhere)")("s3-api-version", po::value<std::string>()->default_value("auto"),
                     "signature version: auto or 4 (SigV4); 2 is not supported")(
       "cacert", po::value<std::string>(), "CA bundle to verify the endpoint's TLS certificate with")(
+      "s3-storage-class", po::value<std::string>(),
+      "put: storage class of every object (STANDARD, STANDARD_IA, GLACIER_IR, ...; default: the bucket's)")(
+      "s3-sse", po::value<std::string>(),
+      "put: server-side encryption, AES256 (SSE-S3) or aws:kms (SSE-KMS)")(
+      "s3-sse-kms-key-id", po::value<std::string>(),
+      "put: the KMS key of --s3-sse=aws:kms (default: the account's)")(
+      "s3-sse-c-key-file", po::value<std::string>(),
+      "SSE-C: file of the 32-byte customer key (mode 600), needed by put and by every later get and verify "
+      "(or XBCLOUD_SSE_C_KEY); the store keeps only its MD5")(
+      "s3-object-lock-mode", po::value<std::string>(),
+      "put: S3 Object Lock, GOVERNANCE or COMPLIANCE, on every object: no one, expire included, can delete "
+      "the backup before its retention date (the bucket must have Object Lock enabled)")(
+      "s3-object-lock-retain-until", po::value<std::string>(),
+      "put: retention date of the lock, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)")(
+      "s3-object-lock-retain-days", po::value<int>(), "put: retention of the lock in days from now")(
       "insecure", "do not verify the endpoint's TLS certificate (unsafe)");
 
   po::options_description transfer("Transfer");
@@ -309,6 +327,36 @@ std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
   return std::nullopt;
 }
 
+// Storage class, server-side encryption, Object Lock.
+std::optional<int> CheckObjectOptions(const po::variables_map& vm, Settings* s) {
+  auto str = [&vm](const char* k) { return Str(vm, k); };
+  xbak::storage::S3Config& cfg = s->cfg;
+  cfg.storage_class = str("s3-storage-class");
+  cfg.sse = str("s3-sse");
+  cfg.sse_kms_key_id = str("s3-sse-kms-key-id");
+  auto key = vm.count("s3-sse-c-key-file") ? xbak::crypt::LoadKeyFile(str("s3-sse-c-key-file"))
+                                           : xbak::crypt::KeyFromEnvironment("XBCLOUD_SSE_C_KEY");
+  if (!key.ok()) return Fail(key.status().With("SSE-C key"));
+  if (*key) cfg.sse_c_key.assign(reinterpret_cast<const char*>((*key)->data()), xbak::crypt::kKeyBytes);
+  cfg.lock_mode = str("s3-object-lock-mode");
+  if (vm.count("s3-object-lock-retain-until") && vm.count("s3-object-lock-retain-days"))
+    return Usage("give --s3-object-lock-retain-until or --s3-object-lock-retain-days, not both");
+  if (vm.count("s3-object-lock-retain-days")) {
+    const int days = vm["s3-object-lock-retain-days"].as<int>();
+    if (days < 1 || days > 36500) return Usage("--s3-object-lock-retain-days must be between 1 and 36500");
+    cfg.lock_until = static_cast<int64_t>(::time(nullptr)) + int64_t{days} * 86400;
+  } else if (vm.count("s3-object-lock-retain-until")) {
+    std::string v = str("s3-object-lock-retain-until");
+    cfg.lock_until = xbak::storage::ParseIsoUtc(v.size() == 10 ? v + "T00:00:00Z" : v);
+    if (cfg.lock_until == 0)
+      return Usage("--s3-object-lock-retain-until: '" + v + "' is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ");
+  }
+  if ((!cfg.lock_mode.empty() || cfg.lock_until != 0) && s->command != "put") {
+    return Usage("--s3-object-lock-* are for put");
+  }
+  return std::nullopt;
+}
+
 // Requests in flight, object size, named pipes, progress.
 std::optional<int> CheckTransfer(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
@@ -373,6 +421,32 @@ std::optional<int> OpenStreams(const Settings& s, Streams* out) {
 }
 
 // Runs the command on the S3 store.
+// list and expire: the bucket (under PREFIX) as a whole.
+int RunRepositoryCommand(const Settings& s, xbak::storage::EventLoop& loop,
+                         xbak::storage::ObjectStore& store) {
+  if (s.command == "list") {
+    auto catalog = xbak::cloud::ReadCatalog(loop, store, {s.name, s.repo_parallel});
+    if (!catalog.ok()) return Fail(catalog.status());
+    std::cout << (s.json ? xbak::cloud::FormatCatalogJson(*catalog)
+                         : xbak::cloud::FormatCatalogTable(*catalog))
+              << std::flush;
+    return 0;
+  }
+  xbak::cloud::ExpireOptions eo;
+  eo.prefix = s.name;
+  eo.retain_full = s.retain_full;
+  eo.retain_days = s.retain_days;
+  eo.dry_run = s.dry_run;
+  eo.parallel = s.repo_parallel;
+  xbak::Status st = xbak::cloud::CloudExpire(loop, store, eo, [&](const xbak::cloud::ExpirePlan& plan) {
+    for (const auto& i : plan.remove)
+      std::cout << (s.dry_run ? "would delete " : "delete ") << i.name << "  (" << i.why << ")\n";
+    for (const auto& i : plan.keep) std::cout << "keep " << i.name << "  (" << i.why << ")\n";
+    std::cout << std::flush;
+  });
+  return st.ok() ? 0 : Fail(st);
+}
+
 int RunCommand(const Settings& s) {
   const std::string &command = s.command, &name = s.name;
   xbak::storage::S3Config cfg = s.cfg;
@@ -381,6 +455,10 @@ int RunCommand(const Settings& s) {
   auto credentials = xbak::storage::ResolveAwsCredentials(s.keys);
   if (!credentials.ok()) return Fail(credentials.status());
   cfg.credentials = *credentials;
+  if (int64_t until = cfg.credentials->expiration(); until != 0) {
+    xbak::util::LogInfo("temporary S3 credentials from " + cfg.credentials->Describe() + ", valid until " +
+                        xbak::cloud::UtcTime(until) + " UTC, renewed before they expire");
+  }
 
   xbak::storage::EventLoop loop;
   auto store = xbak::storage::MakeS3Store(loop, cfg);
@@ -390,29 +468,7 @@ int RunCommand(const Settings& s) {
     xbak::Status st = xbak::cloud::CloudDelete(loop, **store, name);
     return st.ok() ? 0 : Fail(st);
   }
-  if (command == "list") {
-    auto catalog = xbak::cloud::ReadCatalog(loop, **store, {name, s.repo_parallel});
-    if (!catalog.ok()) return Fail(catalog.status());
-    std::cout << (s.json ? xbak::cloud::FormatCatalogJson(*catalog)
-                         : xbak::cloud::FormatCatalogTable(*catalog))
-              << std::flush;
-    return 0;
-  }
-  if (command == "expire") {
-    xbak::cloud::ExpireOptions eo;
-    eo.prefix = name;
-    eo.retain_full = s.retain_full;
-    eo.retain_days = s.retain_days;
-    eo.dry_run = s.dry_run;
-    eo.parallel = s.repo_parallel;
-    xbak::Status st = xbak::cloud::CloudExpire(loop, **store, eo, [&](const xbak::cloud::ExpirePlan& plan) {
-      for (const auto& i : plan.remove)
-        std::cout << (s.dry_run ? "would delete " : "delete ") << i.name << "  (" << i.why << ")\n";
-      for (const auto& i : plan.keep) std::cout << "keep " << i.name << "  (" << i.why << ")\n";
-      std::cout << std::flush;
-    });
-    return st.ok() ? 0 : Fail(st);
-  }
+  if (command == "list" || command == "expire") return RunRepositoryCommand(s, loop, **store);
   if (command == "verify") {
     xbak::cloud::CloudVerifyOptions vo;
     vo.name = name;
@@ -434,6 +490,8 @@ int RunCommand(const Settings& s) {
     o.parallel = parallel;
     o.object_size = static_cast<size_t>(s.object_size);
     o.progress_interval = s.progress;
+    o.lock_mode = cfg.lock_mode;
+    o.lock_until = cfg.lock_until;
     xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
     return st.ok() ? 0 : Fail(st);
   }
@@ -468,6 +526,7 @@ int main(int argc, char** argv) {
   Settings s;
   if (auto rc = CheckCommand(vm, &s)) return *rc;
   if (auto rc = CheckS3(vm, &s)) return *rc;
+  if (auto rc = CheckObjectOptions(vm, &s)) return *rc;
   if (auto rc = CheckTransfer(vm, &s)) return *rc;
   return RunCommand(s);
 }

@@ -23,6 +23,8 @@ std::string StateOf(const BackupRecord& b) {
   if (!b.problem.empty()) return "damaged manifest";
   if (b.manifest_version < 3) return "complete (no summary)";
   if (b.base_missing) return "complete, base missing";
+  if (b.locked(static_cast<int64_t>(::time(nullptr))))
+    return "complete, locked until " + UtcTime(b.summary.lock_until).substr(0, 10);
   return "complete";
 }
 
@@ -141,6 +143,8 @@ std::string FormatCatalogJson(const Catalog& catalog) {
     out += ", \"stored_bytes\": " + num(b.summary.stored_bytes) +
            ", \"file_bytes\": " + num(b.summary.file_bytes) + ", \"objects\": " + num(b.summary.objects) +
            ", \"encoding\": " + str(b.summary.encoding) +
+           ", \"lock_mode\": " + (b.summary.lock_mode.empty() ? "null" : str(b.summary.lock_mode)) +
+           ", \"lock_until\": " + num(static_cast<uint64_t>(b.summary.lock_until)) +
            ", \"manifest_version\": " + num(static_cast<uint64_t>(b.manifest_version)) +
            ", \"problem\": " + (b.problem.empty() ? "null" : str(b.problem));
     if (b.known() && b.full()) {

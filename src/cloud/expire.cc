@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "xbak/cloud/catalog_format.h"
 #include "xbak/cloud/remove.h"
 #include "xbak/util/log.h"
 
@@ -53,10 +54,18 @@ Result<ExpirePlan> PlanExpire(const Catalog& catalog, const ExpireOptions& optio
   for (size_t i = 0; i < fulls.size(); i++) {
     std::vector<std::string> chain = ChainOf(backups, fulls[i]->name);
     bool recent = false;
-    for (const auto& n : chain) recent = recent || by_name[n]->summary.finished >= cutoff;
+    const BackupRecord* locked = nullptr;
+    for (const auto& n : chain) {
+      recent = recent || by_name[n]->summary.finished >= cutoff;
+      if (by_name[n]->locked(now) && (!locked || by_name[n]->summary.lock_until > locked->summary.lock_until))
+        locked = by_name[n];
+    }
     std::string why;
     if (i < static_cast<size_t>(options.retain_full)) {
       why = "chain of full " + fulls[i]->name + ", one of the newest " + std::to_string(options.retain_full);
+    } else if (locked != nullptr) {
+      why = "chain of full " + fulls[i]->name + " is under S3 Object Lock (" + locked->name + " until " +
+            UtcTime(locked->summary.lock_until) + " UTC): skipped";
     } else if (recent) {
       why = "chain of full " + fulls[i]->name + " has a backup of the last " +
             std::to_string(options.retain_days) + " days";

@@ -145,6 +145,7 @@ std::string EncodeSummary(const ManifestSummary& s) {
                     "\nfile-bytes " + std::to_string(s.file_bytes) + "\nstored-bytes " +
                     std::to_string(s.stored_bytes) + "\nobjects " + std::to_string(s.objects) + "\n";
   if (!s.encoding.empty()) out += "encoding " + s.encoding + "\n";
+  if (!s.lock_mode.empty()) out += "lock " + s.lock_mode + " " + std::to_string(s.lock_until) + "\n";
   for (const auto& [path, bytes] : s.files) {
     out += "file " + path + " " +
            util::HexBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) + "\n";
@@ -240,6 +241,15 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
     s.stored_bytes = n;
   } else if (number("objects ", 8)) {
     s.objects = n;
+  } else if (line.starts_with("lock ")) {
+    size_t sp = line.find(' ', 5);
+    std::string_view mode = line.substr(5, sp == std::string_view::npos ? 0 : sp - 5);
+    if ((mode != "GOVERNANCE" && mode != "COMPLIANCE") || !ParseU64(line.substr(sp + 1), &n) ||
+        n > uint64_t{INT64_MAX}) {
+      return m->Corrupt("expected 'lock GOVERNANCE|COMPLIANCE <unix time>'");
+    }
+    s.lock_mode = std::string(mode);
+    s.lock_until = static_cast<int64_t>(n);
   } else if (line.starts_with("encoding ") && line.size() > 9 && line.size() < 100 &&
              line.find(' ', 9) == std::string_view::npos) {
     s.encoding = std::string(line.substr(9));

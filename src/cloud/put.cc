@@ -281,6 +281,8 @@ class PutJob {
     summary_.objects = entries_.size();
     for (const auto& e : entries_) summary_.stored_bytes += e.size;
     summary_.encoding = EncodingOf(entries_);
+    summary_.lock_mode = options_.lock_mode;
+    summary_.lock_until = options_.lock_until;
     // In a fixed order, whichever stream carried them.
     std::sort(summary_.files.begin(), summary_.files.end());
     auto body = std::make_shared<const std::string>(EncodeManifest(entries_, &summary_));

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "xbak/cloud/catalog_format.h"
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
 #include "xbak/util/log.h"
@@ -38,6 +39,15 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
   if (has_manifest) {
     auto text = GetSync(loop, store, manifest);
     finishing = text.ok() && IsTombstone(*text);
+    auto head = text.ok() && !finishing ? ParseManifestHead(*text) : Result<ManifestHead>(ManifestHead{});
+    const int64_t now = static_cast<int64_t>(::time(nullptr));
+    if (head.ok() && !head->summary.lock_mode.empty() && head->summary.lock_until > now) {
+      return Error(ErrorCode::kInvalidArgument, "backup " + name + " is under S3 Object Lock (" +
+                                                    head->summary.lock_mode + ") until " +
+                                                    UtcTime(head->summary.lock_until) +
+                                                    " UTC: nothing of it can be deleted "
+                                                    "before then; nothing was deleted");
+    }
   }
   if (!finishing) {
     XBAK_RETURN_IF_ERROR(PutSync(loop, store, manifest, TombstoneText(::time(nullptr)))

@@ -47,6 +47,7 @@ struct BackupRecord {
   std::string base;           // an incremental's base backup ("" for a full or when unknown)
   bool base_missing = false;  // an incremental whose base is not in the catalog
 
+  bool locked(int64_t now) const { return !summary.lock_mode.empty() && summary.lock_until > now; }
   bool full() const;
   bool incremental() const;
   // Chain known: a complete backup whose checkpoints were read.

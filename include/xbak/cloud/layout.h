@@ -103,6 +103,10 @@ struct ManifestSummary {
   // How its files are stored, from their names: "zstd", "lz4", "qpress",
   // "encrypted", joined by '+' ("zstd+encrypted"); empty: as they are.
   std::string encoding;
+  // S3 Object Lock on every object of the backup: nothing may delete it
+  // before lock_until (Unix time). Empty mode: none.
+  std::string lock_mode;
+  int64_t lock_until = 0;
   // The backup's small metadata files as the stream carried them
   // (xtrabackup_checkpoints, xtrabackup_info, xtrabackup_binlog_info), by path.
   std::vector<std::pair<std::string, std::string>> files;
@@ -130,6 +134,7 @@ inline constexpr size_t kManifestHeadMax = 64 << 10;
 //   stored-bytes <bytes>
 //   objects <count>
 //   encoding <zstd+encrypted ...>      (only when the files are encoded)
+//   lock <GOVERNANCE|COMPLIANCE> <unix time>   (only with S3 Object Lock)
 //   file <path> <hex of its bytes>     (zero or more, at most 8)
 // EncodeManifest writes version 3 when given a summary and every object has
 // piece digests of one size (an empty object: piece_bytes set, no pieces),

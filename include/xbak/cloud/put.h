@@ -49,6 +49,10 @@ struct PutOptions {
   // The start time the manifest records (Unix time); 0: the clock's. Tests
   // set it to order backups put within one second.
   int64_t started_unix = 0;
+  // The S3 Object Lock the store puts on every object (S3Config), recorded
+  // in the manifest so that list, expire and delete know it.
+  std::string lock_mode;
+  int64_t lock_until = 0;
 };
 
 struct PutStats {

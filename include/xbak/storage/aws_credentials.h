@@ -72,6 +72,7 @@ class Credentials {
   Result<AwsCredentials> Get(int64_t now);
   std::string Describe() const { return source_->Describe(); }
   uint64_t renewals() const;
+  int64_t expiration() const;  // of the current ones (0: never)
 
  private:
   mutable std::mutex mu_;

@@ -39,6 +39,16 @@ struct S3Config {
   double backoff_max_s = 20;
   long connect_timeout_s = 10;
   long stall_timeout_s = 30;  // a transfer that moves no byte for this long is retried
+
+  // What every object put gets (s3_object_options.cc):
+  std::string storage_class;   // x-amz-storage-class ("": the bucket's default)
+  std::string sse;             // server-side encryption: "", "AES256" (SSE-S3) or "aws:kms" (SSE-KMS)
+  std::string sse_kms_key_id;  // with aws:kms ("": the account's default key)
+  // SSE-C: the customer's 32-byte key, sent with every PUT and GET (the
+  // store keeps only its MD5; without it an object cannot be read).
+  std::string sse_c_key;
+  std::string lock_mode;   // S3 Object Lock: "", "GOVERNANCE" or "COMPLIANCE"
+  int64_t lock_until = 0;  // with lock_mode: Unix time before which no version can be deleted
 };
 
 // Checks the configuration (bucket name, endpoint scheme, credentials present)

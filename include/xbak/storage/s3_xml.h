@@ -44,6 +44,8 @@ Result<AwsCredentials> ParseStsCredentials(std::string_view xml, const std::stri
 // ISO 8601 in UTC as AWS writes it ("2026-11-26T21:50:54.000Z",
 // "2026-11-26T21:50:54Z") as Unix time; 0 for anything else.
 int64_t ParseIsoUtc(std::string_view text);
+// Unix time as "2026-11-26T21:50:54Z".
+std::string FormatIsoUtc(int64_t unix_time);
 
 // As the ObjectStore interface hands it on: an ETag of 32 hex digits becomes
 // the object's MD5 (another is a multipart or encrypted object's).

@@ -190,5 +190,30 @@ TEST_F(CatalogTest, AManifestEditedByHandIsReported) {
   EXPECT_EQ(Names(plan->remove), (std::vector<std::string>{"i2", "i1", "f1"}));
 }
 
+// A backup under S3 Object Lock: expire keeps its whole chain and says why,
+// delete refuses it before writing anything.
+TEST_F(CatalogTest, LockedBackupsAreSkipped) {
+  PutAt("f1", 0, true, 0, 100);
+  {
+    auto fd = MemFd(BackupStream(false, 100, 200));
+    auto o = PutOpts("i1");
+    o.started_unix = kDay0 + 86400;
+    o.lock_mode = "GOVERNANCE";
+    o.lock_until = ::time(nullptr) + 86400;
+    ASSERT_TRUE(CloudPut(loop_, *store_, {fd.get()}, {"s"}, o).ok());
+  }
+  PutAt("f2", 2, true, 0, 300);
+  auto plan = Expire(1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_TRUE(plan->remove.empty());
+  ASSERT_EQ(plan->keep.size(), 3u);
+  EXPECT_NE(plan->keep[0].why.find("under S3 Object Lock (i1 until"), std::string::npos) << plan->keep[0].why;
+  Status s = CloudDelete(loop_, *store_, "i1");
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("under S3 Object Lock (GOVERNANCE)"), std::string::npos) << s.message();
+  EXPECT_EQ(Read().backups.size(), 3u);
+  EXPECT_TRUE(Find(Read(), "i1")->locked(::time(nullptr)));
+}
+
 }  // namespace
 }  // namespace xbak::cloud

@@ -121,6 +121,8 @@ TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
   sum.stored_bytes = 23456789;
   sum.objects = 17;
   sum.encoding = "zstd+encrypted";
+  sum.lock_mode = "GOVERNANCE";
+  sum.lock_until = 1796000000;
   sum.files = {{"xtrabackup_checkpoints", "backup_type = full-backuped\nfrom_lsn = 0\n"},
                {"xtrabackup_info", std::string("binary\0\xff\n bytes", 16)}};
   std::string text = EncodeManifest(e, &sum);
@@ -136,6 +138,8 @@ TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
   EXPECT_EQ(back.stored_bytes, sum.stored_bytes);
   EXPECT_EQ(back.objects, sum.objects);
   EXPECT_EQ(back.encoding, sum.encoding);
+  EXPECT_EQ(back.lock_mode, "GOVERNANCE");
+  EXPECT_EQ(back.lock_until, 1796000000);
   EXPECT_EQ(back.files, sum.files);
   ASSERT_NE(back.File("xtrabackup_info"), nullptr);
   EXPECT_EQ(*back.File("xtrabackup_info"), sum.files[1].second);
@@ -169,6 +173,8 @@ TEST(LayoutTest, ManifestVersion3CarriesTheSummary) {
   EXPECT_FALSE(damaged("file xtrabackup_info 62", "file xtrabackup_info zz").ok());
   EXPECT_FALSE(damaged("pieces 4096\n", "").ok());
   EXPECT_FALSE(damaged("encoding zstd+encrypted", "encoding zstd encrypted").ok());
+  EXPECT_FALSE(damaged("lock GOVERNANCE", "lock FOREVER").ok());
+  EXPECT_FALSE(damaged("lock GOVERNANCE 1796000000", "lock GOVERNANCE soon").ok());
   auto unknown = damaged("finished", "finishd");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("manifest line 3"), std::string::npos)
