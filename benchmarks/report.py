@@ -303,6 +303,32 @@ def section_xbcloud(doc, name):
                "aws uses its defaults (8 MiB parts, 10 concurrent requests), rclone its defaults "
                "(5 MiB chunks, 4 concurrent). CPU and peak RSS are the client's.")
     out.append("")
+    if doc.get("listing"):
+        li = doc["listing"]
+        out.append(f"### list and expire: {li['backups']:,} backups, {li['objects']:,} objects")
+        out.append("")
+        out.append(f"Chains of a full and 9 incrementals, each put by xbcloud (12 objects: 4 files with their "
+                   f"sidecars, the started marker and the manifest). `xbcloud list` made {li['xbcloud_requests']:,} "
+                   "requests in all (16 in flight): one ranged GET of each manifest's head, a listing of the levels "
+                   "that are not backups. The rivals list every object (`aws s3 ls --recursive`, `rclone lsf -R`), "
+                   "which is what a user has without xbcloud list, and know nothing of chains or completeness.")
+        out.append("")
+        out.append("| command | s (median, reps) | vs aws s3 ls | vs rclone lsf | CPU s | peak RSS |")
+        out.append("|---|---|---|---|---|---|")
+        rival = {t: median([r["seconds"] for r in reps(runs, op="list", tool=t)]) for t in ("aws", "rclone")
+                 if reps(runs, op="list", tool=t)}
+        names = {("list-json", "xbcloud"): "xbcloud list --json", ("list", "xbcloud"): "xbcloud list",
+                 ("expire-dry-run", "xbcloud"): "xbcloud expire --retain-full=10 --dry-run",
+                 ("list", "aws"): "aws s3 ls --recursive", ("list", "rclone"): "rclone lsf -R"}
+        for (op, tool), label in names.items():
+            xs = reps(runs, op=op, tool=tool)
+            if not xs:
+                continue
+            t = median([r["seconds"] for r in xs])
+            vs = [f"{rival[k] / t:.1f}x" if k in rival and tool == "xbcloud" else "-" for k in ("aws", "rclone")]
+            out.append(f"| `{label}` | {t:.2f} ({fmt_reps(xs)}) | {vs[0]} | {vs[1]} | "
+                       f"{median([r['cpu_seconds'] for r in xs]):.2f} | {max(r['peak_rss_kb'] for r in xs) / 1024:.0f} MiB |")
+        out.append("")
     for op in ("put", "get"):
         xs_all = [r for r in runs if r["op"] == op]
         if not xs_all:

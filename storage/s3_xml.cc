@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "xbak/util/utc_time.h"
+
 namespace xbak::storage {
 namespace {
 
@@ -258,14 +260,7 @@ Result<Element> ParseRoot(std::string_view xml, std::string_view root_name) {
 
 }  // namespace
 
-std::string FormatIsoUtc(int64_t unix_time) {
-  time_t s = static_cast<time_t>(unix_time);
-  struct tm tm;
-  gmtime_r(&s, &tm);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return out;
-}
+std::string FormatIsoUtc(int64_t unix_time) { return util::FormatUtc(unix_time, "%Y-%m-%dT%H:%M:%SZ"); }
 
 int64_t ParseIsoUtc(std::string_view v) {
   auto num = [&](size_t at, size_t n, int* out) {

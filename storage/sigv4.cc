@@ -4,9 +4,9 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
-#include <ctime>
 
 #include "xbak/util/hex.h"
+#include "xbak/util/utc_time.h"
 
 namespace xbak::storage {
 namespace {
@@ -50,12 +50,7 @@ std::string Sha256Hex(const std::string& data) {
 }
 
 std::vector<std::string> SignV4(const SigV4Input& in, const SigV4Keys& keys, int64_t now) {
-  time_t t = static_cast<time_t>(now);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char amz_date[32], date[16];
-  std::strftime(amz_date, sizeof amz_date, "%Y%m%dT%H%M%SZ", &tm);
-  std::strftime(date, sizeof date, "%Y%m%d", &tm);
+  const std::string amz_date = util::FormatUtc(now, "%Y%m%dT%H%M%SZ"), date = util::FormatUtc(now, "%Y%m%d");
 
   // Sorted by name alone (the point of this file), names lowercase.
   std::vector<std::pair<std::string, std::string>> headers;
@@ -70,18 +65,17 @@ std::vector<std::string> SignV4(const SigV4Input& in, const SigV4Keys& keys, int
   }
   const std::string canonical = in.method + "\n" + in.path + "\n" + in.query + "\n" + canonical_headers +
                                 "\n" + signed_headers + "\n" + in.payload_hash;
-  const std::string scope = std::string(date) + "/" + keys.region + "/" + keys.service + "/aws4_request";
-  const std::string to_sign =
-      "AWS4-HMAC-SHA256\n" + std::string(amz_date) + "\n" + scope + "\n" + Sha256Hex(canonical);
+  const std::string scope = date + "/" + keys.region + "/" + keys.service + "/aws4_request";
+  const std::string to_sign = "AWS4-HMAC-SHA256\n" + amz_date + "\n" + scope + "\n" + Sha256Hex(canonical);
   std::string k = Hmac("AWS4" + keys.secret_key, date);
   k = Hmac(k, keys.region);
   k = Hmac(k, keys.service);
   k = Hmac(k, "aws4_request");
   const std::string mac = Hmac(k, to_sign);
   const std::string signature = util::HexBytes(reinterpret_cast<const uint8_t*>(mac.data()), mac.size());
-  return {std::string("x-amz-date: ") + amz_date,
-          "Authorization: AWS4-HMAC-SHA256 Credential=" + keys.access_key + "/" + scope +
-              ", SignedHeaders=" + signed_headers + ", Signature=" + signature};
+  return {"x-amz-date: " + amz_date, "Authorization: AWS4-HMAC-SHA256 Credential=" + keys.access_key + "/" +
+                                         scope + ", SignedHeaders=" + signed_headers +
+                                         ", Signature=" + signature};
 }
 
 }  // namespace xbak::storage

@@ -6,6 +6,7 @@
 
 #include "xbak/util/json.h"
 #include "xbak/util/progress.h"
+#include "xbak/util/utc_time.h"
 
 namespace xbak::cloud {
 namespace {
@@ -67,12 +68,7 @@ std::vector<std::pair<const BackupRecord*, int>> TreeOrder(const Catalog& c) {
 
 std::string UtcTime(int64_t unix_time) {
   if (unix_time <= 0) return "-";
-  time_t t = static_cast<time_t>(unix_time);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%d %H:%M:%S", &tm);
-  return out;
+  return util::FormatUtc(unix_time, "%Y-%m-%d %H:%M:%S");
 }
 
 std::string FormatCatalogTable(const Catalog& catalog) {
