@@ -17,13 +17,15 @@ Credentials::Credentials(std::unique_ptr<CredentialSource> source, AwsCredential
 Result<AwsCredentials> Credentials::Get(int64_t now) {
   std::lock_guard<std::mutex> l(mu_);
   if (current_.expiration == 0 || now < current_.expiration - margin_s_) return current_;
+  if (now < next_attempt_ && now < current_.expiration) return current_;
   auto fresh = source_->Fetch();
   if (fresh.ok()) {
     current_ = std::move(*fresh);
     renewals_++;
     return current_;
   }
-  if (now < current_.expiration) return current_;  // the old ones still serve; the next request tries again
+  next_attempt_ = now + 30;
+  if (now < current_.expiration) return current_;  // the old ones still serve
   return fresh.status().With("renewing the S3 credentials from " + source_->Describe() + ", which expired");
 }
 

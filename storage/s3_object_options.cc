@@ -45,6 +45,10 @@ Status CheckObjectOptions(const S3Config& c) {
     return bad("the SSE-C key must be 32 bytes (AES-256), not " + std::to_string(c.sse_c_key.size()));
   }
   if (!c.sse_c_key.empty() && !c.sse.empty()) return bad("SSE-C and --s3-sse exclude each other");
+  // The key goes in every request's headers: never in the clear (the AWS SDKs refuse it too).
+  if (!c.sse_c_key.empty() && !c.endpoint.starts_with("https://")) {
+    return bad("SSE-C sends the customer key with every request: only over https, not to " + c.endpoint);
+  }
   if (!c.lock_mode.empty() && c.lock_mode != "GOVERNANCE" && c.lock_mode != "COMPLIANCE") {
     return bad("--s3-object-lock-mode must be GOVERNANCE or COMPLIANCE, not '" + c.lock_mode + "'");
   }
@@ -73,6 +77,19 @@ std::vector<std::string> PutHeaders(const S3Config& c) {
 }
 
 std::vector<std::string> GetHeaders(const S3Config& c) { return SseCHeaders(c); }
+
+std::string ObjectOptionsText(const S3Config& c) {
+  std::string out;
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) out += (out.empty() ? "" : ",") + k + "=" + v;
+  };
+  add("class", c.storage_class);
+  add("sse", c.sse);
+  add("kms", c.sse_kms_key_id);
+  add("sse-c-md5", c.sse_c_key.empty() ? "" : Md5Base64(Md5(c.sse_c_key)));
+  add("lock", c.lock_mode);
+  return out;
+}
 
 bool EtagIsMd5(const S3Config& c) { return c.sse != "aws:kms" && c.sse_c_key.empty(); }
 

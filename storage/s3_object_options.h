@@ -18,6 +18,8 @@ Status CheckObjectOptions(const S3Config& config);
 std::vector<std::string> PutHeaders(const S3Config& config);
 // Headers of a GET (SSE-C only: the key again).
 std::vector<std::string> GetHeaders(const S3Config& config);
+// The options as text for ObjectStore::ObjectOptions (the SSE-C key as its MD5).
+std::string ObjectOptionsText(const S3Config& config);
 // Whether a PUT's ETag is the MD5 of its body (not with SSE-KMS or SSE-C).
 bool EtagIsMd5(const S3Config& config);
 

@@ -154,6 +154,7 @@ class S3Store final : public ObjectStore {
   }
 
   StoreStats stats() const override { return stats_; }
+  std::string ObjectOptions() const override { return s3::ObjectOptionsText(config_); }
   std::string Describe() const override { return "s3://" + config_.bucket + " at " + config_.endpoint; }
 
  private:
@@ -400,6 +401,10 @@ class S3Store final : public ObjectStore {
     if (http == 400 && body.message.find("Server Side Encryption") != std::string::npos) {
       return {
           Error(ErrorCode::kInvalidArgument, what + " (an SSE-C backup: give its key, --s3-sse-c-key-file)")};
+    }
+    if (http == 403 && body.code == "InvalidObjectState") {
+      return {Error(ErrorCode::kInvalidArgument,
+                    what + " (an archived object: restore it from its storage class first)")};
     }
     if (http == 403 || http == 401) {
       return {Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)")};

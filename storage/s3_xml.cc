@@ -263,21 +263,35 @@ Result<Element> ParseRoot(std::string_view xml, std::string_view root_name) {
 std::string FormatIsoUtc(int64_t unix_time) { return util::FormatUtc(unix_time, "%Y-%m-%dT%H:%M:%SZ"); }
 
 int64_t ParseIsoUtc(std::string_view v) {
-  auto num = [&](size_t at, size_t n, int* out) {
+  // Digits only (from_chars alone would take a sign), each field in range:
+  // "2026-02-30" is no date, not March 2nd.
+  auto num = [&](size_t at, size_t n, int lo, int hi, int* out) {
     if (at + n > v.size()) return false;
-    auto [end, ec] = std::from_chars(v.data() + at, v.data() + at + n, *out);
-    return ec == std::errc() && end == v.data() + at + n;
+    for (size_t i = at; i < at + n; i++) {
+      if (v[i] < '0' || v[i] > '9') return false;
+    }
+    std::from_chars(v.data() + at, v.data() + at + n, *out);
+    return *out >= lo && *out <= hi;
   };
   struct tm t = {};
   if (v.size() < 20 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' ||
-      v.back() != 'Z' || !num(0, 4, &t.tm_year) || !num(5, 2, &t.tm_mon) || !num(8, 2, &t.tm_mday) ||
-      !num(11, 2, &t.tm_hour) || !num(14, 2, &t.tm_min) || !num(17, 2, &t.tm_sec)) {
+      v.back() != 'Z' || !num(0, 4, 1970, 9999, &t.tm_year) || !num(5, 2, 1, 12, &t.tm_mon) ||
+      !num(8, 2, 1, 31, &t.tm_mday) || !num(11, 2, 0, 23, &t.tm_hour) || !num(14, 2, 0, 59, &t.tm_min) ||
+      !num(17, 2, 0, 60, &t.tm_sec)) {
     return 0;
   }
+  // Between the seconds and 'Z': nothing, or a fraction ".ddd".
+  std::string_view frac = v.substr(19, v.size() - 20);
+  if (!frac.empty() && (frac[0] != '.' || frac.size() < 2 ||
+                        frac.substr(1).find_first_not_of("0123456789") != std::string_view::npos)) {
+    return 0;
+  }
+  const int mday = t.tm_mday, mon = t.tm_mon;
   t.tm_year -= 1900;
   t.tm_mon -= 1;
   time_t secs = timegm(&t);
-  return secs < 0 ? 0 : static_cast<int64_t>(secs);
+  if (secs <= 0 || t.tm_mday != mday || t.tm_mon != mon - 1) return 0;  // normalised: no such day
+  return static_cast<int64_t>(secs);
 }
 
 namespace {

@@ -86,8 +86,10 @@ class Walk {
           Complete(name, std::move(*r));
         } else if (r.status().code() == ErrorCode::kNotFound) {
           ListLevel(std::make_shared<Level>(Level{prefix, {}, {}}), "");
+        } else if (Unreadable(r.status())) {
+          Complete(name, "", r.status().message());  // a backup whose manifest cannot be read, and why
         } else {
-          Fail(r.status().With("reading " + ManifestKey(name)));
+          Fail(r.status());  // names the manifest's key
         }
         Done();
       });
@@ -111,6 +113,13 @@ class Walk {
         Done();
       });
     });
+  }
+
+  // A manifest this one backup keeps from us (SSE-C without its key, an
+  // archived storage class), not the store from everything (credentials).
+  static bool Unreadable(const Status& s) {
+    return s.message().find("Server Side Encryption") != std::string::npos ||
+           s.message().find("InvalidObjectState") != std::string::npos;
   }
 
   // A level with a marker of its own is a backup; any other is walked on.
@@ -138,12 +147,14 @@ class Walk {
     for (const auto& p : level.prefixes) Probe(p);
   }
 
-  void Complete(const std::string& name, std::string head) {
+  void Complete(const std::string& name, std::string head, std::string problem = {}) {
     BackupRecord b;
     b.name = name;
+    b.problem = std::move(problem);
     b.state = IsTombstone(head) ? BackupState::kDeleting : BackupState::kComplete;
     catalog_.backups.push_back(std::move(b));
-    if (catalog_.backups.back().state == BackupState::kDeleting) return;
+    if (catalog_.backups.back().state == BackupState::kDeleting || !catalog_.backups.back().problem.empty())
+      return;
     Summarize(catalog_.backups.size() - 1, head, head.size() < kManifestHeadMax);
   }
 
@@ -154,7 +165,7 @@ class Walk {
         if (r.ok()) {
           Summarize(index, *r, true);
         } else {
-          Fail(r.status().With("reading " + ManifestKey(catalog_.backups[index].name)));
+          Fail(r.status());
         }
         Done();
       });
@@ -218,18 +229,23 @@ Result<Catalog> ReadCatalog(storage::EventLoop& loop, storage::ObjectStore& stor
   return c;
 }
 
+std::string BackupGroup(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? std::string() : name.substr(0, slash);
+}
+
 void LinkChains(std::vector<BackupRecord>* backups) {
-  // Complete backups by the LSN where they end.
-  std::multimap<uint64_t, const BackupRecord*> by_end;
+  // Complete backups by their group and the LSN where they end.
+  std::multimap<std::pair<std::string, uint64_t>, const BackupRecord*> by_end;
   for (const auto& b : *backups) {
-    if (b.known()) by_end.emplace(b.checkpoints->to_lsn, &b);
+    if (b.known()) by_end.emplace(std::pair{BackupGroup(b.name), b.checkpoints->to_lsn}, &b);
   }
   for (auto& b : *backups) {
     b.base.clear();
     b.base_missing = false;
     if (!b.incremental()) continue;
     const BackupRecord* best = nullptr;
-    auto [lo, hi] = by_end.equal_range(b.checkpoints->from_lsn);
+    auto [lo, hi] = by_end.equal_range(std::pair{BackupGroup(b.name), b.checkpoints->from_lsn});
     for (auto it = lo; it != hi; ++it) {
       const BackupRecord* c = it->second;
       if (c == &b || c->summary.started > b.summary.started) continue;

@@ -26,6 +26,46 @@ std::string LeftAloneWhy(const BackupRecord& b) {
   return "kept";
 }
 
+// Why a chain (`chain`, its full `full`, of `rank` among its group's fulls,
+// newest first) is kept; "" when it expires.
+std::string KeepChainWhy(const BackupRecord& full_record, int rank, const std::vector<std::string>& chain,
+                         const std::map<std::string, const BackupRecord*>& by_name,
+                         const std::vector<const BackupRecord*>& unknown, const ExpireOptions& options,
+                         int64_t now) {
+  const BackupRecord* full = &full_record;
+  const std::string group = BackupGroup(full->name);
+  const int64_t cutoff = options.retain_days < 0 ? INT64_MAX : now - int64_t{options.retain_days} * 86400;
+  bool recent = false;
+  const BackupRecord* locked = nullptr;
+  const BackupRecord* dependent = nullptr;
+  for (const auto& n : chain) {
+    const BackupRecord* m = by_name.at(n);
+    recent = recent || m->summary.finished >= cutoff;
+    if (m->locked(now) && (!locked || m->summary.lock_until > locked->summary.lock_until)) locked = m;
+    for (const BackupRecord* u : unknown) {
+      // A start not known (no summary): it may depend on anything.
+      if (!dependent && BackupGroup(u->name) == group &&
+          (u->summary.started == 0 || u->summary.started >= m->summary.started))
+        dependent = u;
+    }
+  }
+  std::string why;
+  if (rank < options.retain_full) {
+    why = "chain of full " + full->name + ", one of the newest " + std::to_string(options.retain_full) +
+          (group.empty() ? "" : " of " + group + "/");
+  } else if (dependent != nullptr) {
+    why = "chain of full " + full->name + ": " + dependent->name +
+          ", whose chain is unknown, started after it and may depend on it";
+  } else if (locked != nullptr) {
+    why = "chain of full " + full->name + " is under S3 Object Lock (" + locked->name + " until " +
+          UtcTime(locked->summary.lock_until) + " UTC): skipped";
+  } else if (recent) {
+    why = "chain of full " + full->name + " has a backup of the last " + std::to_string(options.retain_days) +
+          " days";
+  }
+  return why;
+}
+
 }  // namespace
 
 Result<ExpirePlan> PlanExpire(const Catalog& catalog, const ExpireOptions& options) {
@@ -35,9 +75,8 @@ Result<ExpirePlan> PlanExpire(const Catalog& catalog, const ExpireOptions& optio
   }
   const std::vector<BackupRecord>& backups = catalog.backups;
   const int64_t now = options.now != 0 ? options.now : static_cast<int64_t>(::time(nullptr));
-  const int64_t cutoff = options.retain_days < 0 ? INT64_MAX : now - int64_t{options.retain_days} * 86400;
 
-  // Fulls, newest first.
+  // Fulls, newest first; the policy counts them per group (BackupGroup).
   std::vector<const BackupRecord*> fulls;
   for (const auto& b : backups) {
     if (b.known() && b.full()) fulls.push_back(&b);
@@ -47,29 +86,23 @@ Result<ExpirePlan> PlanExpire(const Catalog& catalog, const ExpireOptions& optio
   });
   std::map<std::string, const BackupRecord*> by_name;
   for (const auto& b : backups) by_name[b.name] = &b;
+  // Complete backups whose chain is unknown (no summary, checkpoints not in
+  // the clear, a damaged manifest) may depend on any backup of their group
+  // that started before them.
+  std::vector<const BackupRecord*> unknown;
+  for (const auto& b : backups) {
+    if (b.state == BackupState::kComplete && !b.known()) unknown.push_back(&b);
+  }
 
   ExpirePlan plan;
   std::map<std::string, std::string> keep_why;
   std::vector<std::vector<std::string>> expired_chains;
-  for (size_t i = 0; i < fulls.size(); i++) {
-    std::vector<std::string> chain = ChainOf(backups, fulls[i]->name);
-    bool recent = false;
-    const BackupRecord* locked = nullptr;
-    for (const auto& n : chain) {
-      recent = recent || by_name[n]->summary.finished >= cutoff;
-      if (by_name[n]->locked(now) && (!locked || by_name[n]->summary.lock_until > locked->summary.lock_until))
-        locked = by_name[n];
-    }
-    std::string why;
-    if (i < static_cast<size_t>(options.retain_full)) {
-      why = "chain of full " + fulls[i]->name + ", one of the newest " + std::to_string(options.retain_full);
-    } else if (locked != nullptr) {
-      why = "chain of full " + fulls[i]->name + " is under S3 Object Lock (" + locked->name + " until " +
-            UtcTime(locked->summary.lock_until) + " UTC): skipped";
-    } else if (recent) {
-      why = "chain of full " + fulls[i]->name + " has a backup of the last " +
-            std::to_string(options.retain_days) + " days";
-    }
+  std::map<std::string, int> fulls_seen;  // per group
+  for (const BackupRecord* full : fulls) {
+    const std::string group = BackupGroup(full->name);
+    const int rank = fulls_seen[group]++;
+    std::vector<std::string> chain = ChainOf(backups, full->name);
+    const std::string why = KeepChainWhy(*full, rank, chain, by_name, unknown, options, now);
     if (!why.empty()) {
       for (const auto& n : chain) keep_why[n] = why;
     } else {

@@ -62,6 +62,38 @@ std::string ManifestKey(std::string_view name) {
 }
 
 std::string StartedKey(std::string_view name) { return std::string(name) + "/" + std::string(kStartedName); }
+std::string EncodeStartedMarker(const StartedMarker& m) {
+  std::string out = "started " + std::to_string(m.started) + "\ntoken " + m.token + "\n";
+  if (!m.lock_mode.empty()) out += "lock " + m.lock_mode + " " + std::to_string(m.lock_until) + "\n";
+  if (!m.options.empty()) out += "options " + m.options + "\n";
+  return out;
+}
+
+StartedMarker ParseStartedMarker(std::string_view text) {
+  StartedMarker m;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    uint64_t n = 0;
+    if (line.starts_with("started ") && ParseU64(line.substr(8), &n) && n <= uint64_t{INT64_MAX}) {
+      m.started = static_cast<int64_t>(n);
+    } else if (line.starts_with("token ")) {
+      m.token = std::string(line.substr(6));
+    } else if (line.starts_with("options ")) {
+      m.options = std::string(line.substr(8));
+    } else if (line.starts_with("lock ")) {
+      size_t sp = line.find(' ', 5);
+      if (sp != std::string_view::npos && ParseU64(line.substr(sp + 1), &n) && n <= uint64_t{INT64_MAX}) {
+        m.lock_mode = std::string(line.substr(5, sp - 5));
+        m.lock_until = static_cast<int64_t>(n);
+      }
+    }
+  }
+  return m;
+}
+
 std::string TombstoneText(int64_t unix_time) {
   return "xbcloud-deleting " + std::to_string(unix_time) + "\n";
 }
@@ -231,9 +263,11 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
   auto number = [&](std::string_view field, size_t at) {
     return line.starts_with(field) && ParseU64(line.substr(at), &n) && n <= uint64_t{INT64_MAX};
   };
-  if (number("started ", 8)) {
+  // Times: up to the end of year 9999, which every formatter can print.
+  constexpr uint64_t kMaxUnixTime = 253402300799;
+  if (number("started ", 8) && n <= kMaxUnixTime) {
     s.started = static_cast<int64_t>(n);
-  } else if (number("finished ", 9)) {
+  } else if (number("finished ", 9) && n <= kMaxUnixTime) {
     s.finished = static_cast<int64_t>(n);
   } else if (number("file-bytes ", 11)) {
     s.file_bytes = n;
@@ -245,7 +279,7 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
     size_t sp = line.find(' ', 5);
     std::string_view mode = line.substr(5, sp == std::string_view::npos ? 0 : sp - 5);
     if ((mode != "GOVERNANCE" && mode != "COMPLIANCE") || !ParseU64(line.substr(sp + 1), &n) ||
-        n > uint64_t{INT64_MAX}) {
+        n > kMaxUnixTime) {
       return m->Corrupt("expected 'lock GOVERNANCE|COMPLIANCE <unix time>'");
     }
     s.lock_mode = std::string(mode);
@@ -267,7 +301,8 @@ Status ParseSummaryLine(std::string_view line, ManifestState* m) {
     s.files.emplace_back(std::string(line.substr(5, sp - 5)), std::move(bytes));
   } else {
     return m->Corrupt(
-        "expected a summary line (started, finished, file-bytes, stored-bytes, objects, encoding, file) or "
+        "expected a summary line (started, finished, file-bytes, stored-bytes, objects, encoding, lock, "
+        "file) or "
         "'pieces <bytes>'");
   }
   return Status::Ok();

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <ctime>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
+#include "put_start.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
@@ -101,8 +104,14 @@ std::string EncodingOf(const std::vector<ManifestEntry>& entries) {
 class PutJob {
  public:
   PutJob(storage::EventLoop& loop, storage::ObjectStore& store, const PutOptions& options, size_t streams,
-         std::map<std::string, storage::ObjectInfo> stored)
-      : loop_(loop), store_(store), options_(options), stored_(std::move(stored)), readers_running_(streams) {
+         std::map<std::string, storage::ObjectInfo> stored, bool trust_stored, StartedMarker marker)
+      : loop_(loop),
+        store_(store),
+        options_(options),
+        stored_(std::move(stored)),
+        trust_stored_(trust_stored),
+        marker_(std::move(marker)),
+        readers_running_(streams) {
     size_t share = options.memory_per_stream;
     if (share == 0) share = (static_cast<size_t>(options.parallel) + 2) * options.object_size / streams;
     share = std::max(share, 2 * options.object_size);
@@ -225,6 +234,7 @@ class PutJob {
 
   // A resumed put: the object is in the store with this size and MD5.
   bool AlreadyStored(const std::string& key, const std::string& body, const Md5Digest& md5) const {
+    if (!trust_stored_) return false;
     auto it = stored_.find(key);
     return it != stored_.end() && it->second.size == body.size() && it->second.md5 == md5;
   }
@@ -273,7 +283,7 @@ class PutJob {
     }
     // Everything is stored: the manifest goes last and marks the backup complete.
     manifest_started_ = true;
-    summary_.started = started_unix_;
+    summary_.started = marker_.started;  // a resumed put's: the first one's
     summary_.finished =
         started_unix_ +
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start_).count();
@@ -285,11 +295,29 @@ class PutJob {
     summary_.lock_until = options_.lock_until;
     // In a fixed order, whichever stream carried them.
     std::sort(summary_.files.begin(), summary_.files.end());
+    // Only if NAME is still ours: a delete that removed our marker, or a
+    // second put of NAME that replaced it, must not meet a manifest that
+    // says complete.
+    inflight_++;
+    store_.Get(StartedKey(options_.name), [this](Result<std::string> marker) {
+      inflight_--;
+      if (!marker.ok() || ParseStartedMarker(*marker).token != marker_.token) {
+        return Fail(Error(ErrorCode::kAlreadyExists,
+                          !marker.ok() && marker.status().code() != ErrorCode::kNotFound
+                              ? marker.status().message()
+                          : !marker.ok() ? "backup " + options_.name + " was deleted while it was being put"
+                                         : "another put of " + options_.name + " started meanwhile"));
+      }
+      WriteManifest();
+    });
+  }
+
+  void WriteManifest() {
     auto body = std::make_shared<const std::string>(EncodeManifest(entries_, &summary_));
     inflight_++;
     store_.Put(ManifestKey(options_.name), body, storage::Md5(*body), [this](Status s) {
       inflight_--;
-      if (!s.ok()) error_ = s.With("writing the completion marker " + ManifestKey(options_.name));
+      if (!s.ok()) error_ = s.With("writing the completion marker");
       finished_ = true;
       loop_.Stop();
     });
@@ -299,6 +327,8 @@ class PutJob {
   storage::ObjectStore& store_;
   const PutOptions& options_;
   const std::map<std::string, storage::ObjectInfo> stored_;  // by an interrupted put of NAME
+  const bool trust_stored_;     // stored_ was stored under the same object options
+  const StartedMarker marker_;  // ours, in NAME/xbcloud.started
   std::vector<std::unique_ptr<Budget>> budgets_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> bytes_read_{0};
@@ -451,55 +481,6 @@ class StreamReader {
 
 }  // namespace
 
-namespace {
-
-// What is stored under NAME/: nothing for a new backup; the leftovers of an
-// interrupted put (no manifest) to resume; a complete backup or one being
-// deleted is refused.
-Result<std::map<std::string, storage::ObjectInfo>> StoredObjects(storage::EventLoop& loop,
-                                                                 storage::ObjectStore& store,
-                                                                 const std::string& name) {
-  // A backup inside another would hide from list (which stops at a backup)
-  // and be deleted with it.
-  for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
-    const std::string outer = name.substr(0, slash);
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, outer + "/xbcloud.", ""));
-    for (const auto& o : page.objects) {
-      if (MarkerOwner(o.key) == outer) {
-        return Error(ErrorCode::kAlreadyExists,
-                     "backup " + name + " would be inside backup " + outer + ": choose another name");
-      }
-    }
-  }
-  std::map<std::string, storage::ObjectInfo> stored;
-  std::string token;
-  do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
-    for (auto& o : page.objects) {
-      const std::string owner = MarkerOwner(o.key);
-      if (o.key == ManifestKey(name)) {
-        auto text = GetSync(loop, store, o.key);
-        if (text.ok() && IsTombstone(*text)) {
-          return Error(ErrorCode::kAlreadyExists,
-                       "backup " + name + " is being deleted in " + store.Describe() +
-                           " (its deletion was cut short?): finish it with xbcloud delete " + name);
-        }
-        return Error(ErrorCode::kAlreadyExists, "backup " + name + " already exists in " + store.Describe() +
-                                                    ": choose another name or remove it with xbcloud delete");
-      }
-      if (!owner.empty() && owner != name) {
-        return Error(ErrorCode::kAlreadyExists,
-                     "backup " + name + " would hold another backup (" + owner + "): choose another name");
-      }
-      stored.emplace(o.key, std::move(o));
-    }
-    token = page.next_token;
-  } while (!token.empty());
-  return stored;
-}
-
-}  // namespace
-
 Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std::vector<int>& fds,
                 const std::vector<std::string>& names, const PutOptions& options, PutStats* stats) {
   XBAK_RETURN_IF_ERROR(CheckBackupName(options.name));
@@ -510,18 +491,8 @@ Status CloudPut(storage::EventLoop& loop, storage::ObjectStore& store, const std
 
   // Before reading a byte: the store must answer, and NAME must be free or
   // the leftovers of an interrupted put, which this one resumes.
-  XBAK_ASSIGN_OR_RETURN(auto stored, StoredObjects(loop, store, options.name));
-  if (!stored.empty()) {
-    util::LogInfo("put " + options.name + ": resuming an interrupted put (" + std::to_string(stored.size()) +
-                  " objects stored): objects stored with the same bytes are not sent again");
-  }
-  if (!stored.count(StartedKey(options.name))) {
-    XBAK_RETURN_IF_ERROR(
-        PutSync(loop, store, StartedKey(options.name), "started " + std::to_string(::time(nullptr)) + "\n")
-            .With("writing " + StartedKey(options.name)));
-  }
-
-  PutJob job(loop, store, options, fds.size(), std::move(stored));
+  XBAK_ASSIGN_OR_RETURN(PutStart start, BeginPut(loop, store, options));
+  PutJob job(loop, store, options, fds.size(), std::move(start.stored), start.trust_stored, start.marker);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < fds.size(); i++) {
     std::string name = i < names.size() ? names[i] : "stream " + std::to_string(i);

@@ -1,5 +1,6 @@
 #include "xbak/cloud/remove.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "xbak/cloud/catalog_format.h"
@@ -8,6 +9,51 @@
 #include "xbak/util/log.h"
 
 namespace xbak::cloud {
+namespace {
+
+// Refuses a backup under an Object Lock that has not expired, from its
+// manifest or (a put that did not finish) its started marker; a manifest
+// that cannot be read is not taken as unlocked. True when the manifest is a
+// tombstone already (a deletion cut short, being finished).
+Result<bool> CheckDeletable(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& name,
+                            bool has_manifest, const std::vector<std::string>& keys) {
+  const std::string manifest = ManifestKey(name);
+  bool finishing = false;
+  std::string lock_mode;
+  int64_t lock_until = 0;
+  if (has_manifest) {
+    auto text = GetSync(loop, store, manifest);
+    if (!text.ok()) {
+      return text.status().With("refusing to delete " + name +
+                                " without reading its manifest (its Object "
+                                "Lock, if any); nothing was deleted");
+    }
+    finishing = IsTombstone(*text);
+    auto head = finishing ? Result<ManifestHead>(ManifestHead{}) : ParseManifestHead(*text);
+    if (head.ok()) {
+      lock_mode = head->summary.lock_mode;
+      lock_until = head->summary.lock_until;
+    }
+  } else if (std::find(keys.begin(), keys.end(), StartedKey(name)) != keys.end()) {
+    auto text = GetSync(loop, store, StartedKey(name));
+    if (text.ok()) {
+      StartedMarker m = ParseStartedMarker(*text);
+      lock_mode = m.lock_mode;
+      lock_until = m.lock_until;
+    }
+  }
+  if (!lock_mode.empty() && lock_until > static_cast<int64_t>(::time(nullptr))) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "backup " + name + " is under S3 Object Lock (" + lock_mode + ") until " +
+                     UtcTime(lock_until) +
+                     " UTC: nothing of it can be deleted before then; nothing was "
+                     "deleted");
+  }
+  return finishing;
+}
+
+}  // namespace
+
 Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& name,
                    uint64_t* deleted) {
   XBAK_RETURN_IF_ERROR(CheckBackupName(name));
@@ -35,23 +81,10 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
   if (keys.empty() && !has_manifest) {
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
   }
-  bool finishing = false;
-  if (has_manifest) {
-    auto text = GetSync(loop, store, manifest);
-    finishing = text.ok() && IsTombstone(*text);
-    auto head = text.ok() && !finishing ? ParseManifestHead(*text) : Result<ManifestHead>(ManifestHead{});
-    const int64_t now = static_cast<int64_t>(::time(nullptr));
-    if (head.ok() && !head->summary.lock_mode.empty() && head->summary.lock_until > now) {
-      return Error(ErrorCode::kInvalidArgument, "backup " + name + " is under S3 Object Lock (" +
-                                                    head->summary.lock_mode + ") until " +
-                                                    UtcTime(head->summary.lock_until) +
-                                                    " UTC: nothing of it can be deleted "
-                                                    "before then; nothing was deleted");
-    }
-  }
+  XBAK_ASSIGN_OR_RETURN(bool finishing, CheckDeletable(loop, store, name, has_manifest, keys));
   if (!finishing) {
     XBAK_RETURN_IF_ERROR(PutSync(loop, store, manifest, TombstoneText(::time(nullptr)))
-                             .With("replacing " + manifest + " with a tombstone"));
+                             .With("replacing the manifest with a tombstone"));
   }
   constexpr size_t kBatch = 1000;  // the most one DeleteObjects request may name
   for (size_t i = 0; i < keys.size(); i += kBatch) {

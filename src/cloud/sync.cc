@@ -21,8 +21,9 @@ T RunOne(storage::EventLoop& loop, Op op) {
 
 Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectStore& store,
                                      const std::string& prefix, const std::string& token, bool delimit) {
-  return RunOne<Result<storage::ListResult>>(
-      loop, [&](auto done) { store.List({prefix, token, delimit}, std::move(done)); });
+  return RunOne<Result<storage::ListResult>>(loop, [&](auto done) {
+    store.List({prefix, token, delimit}, std::move(done));
+  });
 }
 
 Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key) {

@@ -68,10 +68,16 @@ struct CatalogOptions {
 Result<Catalog> ReadCatalog(storage::EventLoop& loop, storage::ObjectStore& store,
                             const CatalogOptions& options);
 
-// Sets each incremental's base: of the complete backups that end at the LSN
-// where it starts (to_lsn = its from_lsn) and whose put started before its
-// own, the one that started last. An incremental without one has
-// base_missing set.
+// The group a backup belongs to: its name up to the last '/' ("host1" of
+// "host1/2026-11-26"; "" for a name without one). Chains are linked, and
+// expire's policy applied, within a group: one host's backups never serve
+// as another's base, nor count toward its retention.
+std::string BackupGroup(const std::string& name);
+
+// Sets each incremental's base: of the complete backups of its group that
+// end at the LSN where it starts (to_lsn = its from_lsn) and whose put
+// started before its own, the one that started last. An incremental without
+// one has base_missing set.
 void LinkChains(std::vector<BackupRecord>* backups);
 
 // The names of `name`'s chain: the backup and, transitively, every backup

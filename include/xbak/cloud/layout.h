@@ -48,6 +48,26 @@ std::string StartedKey(std::string_view name);
 // when it is neither.
 std::string MarkerOwner(std::string_view key);
 
+// NAME/xbcloud.started, one "key value" line each (unknown lines ignored):
+//   started <unix time>      when the put (the first one, if resumed) began
+//   token <hex>              this put's, checked before the manifest is
+//                            written: a put whose marker was replaced (by a
+//                            second put of NAME) or removed (by a delete)
+//                            fails instead of marking the backup complete
+//   lock <mode> <unix time>  the S3 Object Lock the objects get
+//   options <text>           the store's per-object options (encryption,
+//                            storage class, lock): a resumed put keeps
+//                            objects only when they were stored the same way
+struct StartedMarker {
+  int64_t started = 0;
+  std::string token;
+  std::string lock_mode;
+  int64_t lock_until = 0;
+  std::string options;
+};
+std::string EncodeStartedMarker(const StartedMarker& m);
+StartedMarker ParseStartedMarker(std::string_view text);
+
 // Delete and expire first replace a backup's manifest with a tombstone, in
 // one PUT: from that moment get refuses the backup and list shows it as
 // being deleted, whatever is cut after; the tombstone is removed last, so
@@ -112,10 +132,12 @@ struct ManifestSummary {
   std::vector<std::pair<std::string, std::string>> files;
   const std::string* File(std::string_view path) const;
 };
-// Files larger than this are not kept in the summary.
-inline constexpr size_t kSummaryFileMax = 16 << 10;
-// A summary's head is at most this long (list reads this much of each
-// manifest first): the version line, times and files at their limit.
+// Files larger than this are not kept in the summary (xtrabackup_info, the
+// largest, is about 1 KiB).
+inline constexpr size_t kSummaryFileMax = 8 << 10;
+// What list reads of each manifest first: the head of one put writes (the
+// times and its three files at their limit, in hex: under 50 KiB) fits; a
+// longer head is read whole.
 inline constexpr size_t kManifestHeadMax = 64 << 10;
 
 // Text format, one object per line, in key order:

@@ -68,7 +68,9 @@ class Credentials {
  public:
   Credentials(std::unique_ptr<CredentialSource> source, AwsCredentials first, int64_t margin_s);
   // Current credentials; renews them first when needed. A failed renewal is
-  // an error only once they have expired (until then the old ones serve).
+  // an error only once they have expired (until then the old ones serve, and
+  // the next attempt waits 30 s: requests must not each wait on a source
+  // that is down).
   Result<AwsCredentials> Get(int64_t now);
   std::string Describe() const { return source_->Describe(); }
   uint64_t renewals() const;
@@ -79,7 +81,8 @@ class Credentials {
   std::unique_ptr<CredentialSource> source_;
   AwsCredentials current_;  // guarded by mu_
   const int64_t margin_s_;
-  uint64_t renewals_ = 0;  // guarded by mu_
+  uint64_t renewals_ = 0;     // guarded by mu_
+  int64_t next_attempt_ = 0;  // guarded by mu_: after a failed renewal, not before this
 };
 
 // Walks the chain and fetches the first credentials (so that a wrong

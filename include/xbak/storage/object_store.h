@@ -121,6 +121,11 @@ class ObjectStore {
   virtual void CancelAll() = 0;
 
   virtual StoreStats stats() const = 0;
+  // What every object put gets beyond its bytes (S3: server-side
+  // encryption, its key's MD5, storage class, Object Lock), as text: two
+  // objects with the same bytes stored under other options are not the same
+  // (a resumed put compares it). "" for none. No secret in it.
+  virtual std::string ObjectOptions() const { return ""; }
   // For messages: "s3://bucket at https://host" or "directory /x" (no secrets).
   virtual std::string Describe() const = 0;
 };

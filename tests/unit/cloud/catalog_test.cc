@@ -186,8 +186,37 @@ TEST_F(CatalogTest, AManifestEditedByHandIsReported) {
   EXPECT_NE(f3->problem.find("f3/xbcloud.manifest: manifest line 2"), std::string::npos) << f3->problem;
   auto plan = Expire(1, true);
   ASSERT_TRUE(plan.ok());
-  // f3 is unknown, so f2 is now the newest known full.
-  EXPECT_EQ(Names(plan->remove), (std::vector<std::string>{"i2", "i1", "f1"}));
+  // f3's chain is unknown now, and its start too: it might depend on any
+  // backup, so nothing of its group is expired, and the plan says why.
+  EXPECT_TRUE(plan->remove.empty());
+  bool said = false;
+  for (const auto& k : plan->keep)
+    said = said || k.why.find("f3, whose chain is unknown") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Encrypted checkpoints (not in the summary): such a backup may depend on
+// what started before it, not on what started after.
+TEST_F(CatalogTest, AnUnknownChainKeepsWhatItMayDependOn) {
+  ThreeChains();
+  {
+    auto fd = MemFd(SampleStream());  // no xtrabackup_checkpoints in the clear
+    auto o = PutOpts("enc");
+    o.started_unix = kDay0 + 3 * 86400 + 3600;  // after f2, before i3
+    ASSERT_TRUE(CloudPut(loop_, *store_, {fd.get()}, {"s"}, o).ok());
+  }
+  auto plan = Expire(1, true);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_TRUE(plan->remove.empty());  // f1's and f2's chains started before enc
+  // Groups: another host's backups neither link to these nor count.
+  PutAt("other/f1", 0, true, 0, 100);
+  PutAt("other/f2", 1, true, 0, 100);
+  PutAt("other/i1", 2, false, 100, 150);
+  Catalog c = Read();
+  EXPECT_EQ(Find(c, "other/i1")->base, "other/f2");
+  plan = Expire(1, true);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(Names(plan->remove), (std::vector<std::string>{"other/f1"}));
 }
 
 // A backup under S3 Object Lock: expire keeps its whole chain and says why,

@@ -187,41 +187,6 @@ TEST_F(CloudTest, PieceCheckedGetKeepsToItsBudget) {
   EXPECT_GT(gs.requests, gs.objects + 10);
 }
 
-// Forwards every operation to another store; the test stores below change
-// only what they test.
-class ForwardingStore : public storage::ObjectStore {
- public:
-  explicit ForwardingStore(storage::ObjectStore& inner) : inner_(inner) {}
-  void Put(const std::string& key, Body body, const storage::Md5Digest& md5,
-           std::function<void(Status)> done) override {
-    inner_.Put(key, std::move(body), md5, std::move(done));
-  }
-  void Get(const std::string& key, std::function<void(Result<std::string>)> done,
-           std::string range) override {
-    inner_.Get(key, std::move(done), std::move(range));
-  }
-  void GetFirst(const std::string& key, uint64_t max_bytes,
-                std::function<void(Result<std::string>)> done) override {
-    inner_.GetFirst(key, max_bytes, std::move(done));
-  }
-  void GetRange(const std::string& key, storage::ByteRange range, RangeReader reader) override {
-    inner_.GetRange(key, range, std::move(reader));
-  }
-  void ResumeHeld() override { inner_.ResumeHeld(); }
-  void List(const storage::ListQuery& q, std::function<void(Result<storage::ListResult>)> done) override {
-    inner_.List(q, std::move(done));
-  }
-  void Delete(const std::vector<std::string>& keys, std::function<void(Status)> done) override {
-    inner_.Delete(keys, std::move(done));
-  }
-  void CancelAll() override { inner_.CancelAll(); }
-  storage::StoreStats stats() const override { return inner_.stats(); }
-  std::string Describe() const override { return inner_.Describe(); }
-
- protected:
-  storage::ObjectStore& inner_;
-};
-
 // The first read of `key` hands over piece `piece` with one bit flipped
 // (what a corruption in transit looks like).
 class FlipOnceStore final : public ForwardingStore {

@@ -98,6 +98,65 @@ TEST_F(CloudTest, PutSummarizesTheBackupInItsManifest) {
   EXPECT_EQ(sum.files.size(), 1u);
 }
 
+// What happens to NAME/xbcloud.started while the put runs, at its first
+// data object: a delete removes it, or a second put of NAME replaces it.
+class MarkerChangingStore final : public ForwardingStore {
+ public:
+  MarkerChangingStore(storage::ObjectStore& inner, std::string root, bool remove)
+      : ForwardingStore(inner), root_(std::move(root)), remove_(remove) {}
+  void Put(const std::string& key, Body body, const storage::Md5Digest& md5,
+           std::function<void(Status)> done) override {
+    if (!done_ && key.find(".0000") != std::string::npos) {
+      done_ = true;
+      const std::string marker = root_ + "/b1/xbcloud.started";
+      if (remove_) {
+        std::filesystem::remove(marker);
+      } else {
+        EXPECT_TRUE(util::WriteFileAtomic(marker, "started 1\ntoken 0123456789abcdef\n").ok());
+      }
+    }
+    ForwardingStore::Put(key, std::move(body), md5, std::move(done));
+  }
+
+ private:
+  std::string root_;
+  bool remove_;
+  bool done_ = false;
+};
+
+TEST_F(CloudTest, APutWhoseNameWasTakenMeanwhileWritesNoManifest) {
+  for (bool remove : {true, false}) {
+    MarkerChangingStore store(*store_, dir_.path(), remove);
+    auto fd = MemFd(SampleStream());
+    Status s = CloudPut(loop_, store, {fd.get()}, {"s"}, PutOpts("b1"));
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(remove ? "was deleted while it was being put" : "another put of b1 started"),
+              std::string::npos)
+        << s.message();
+    EXPECT_FALSE(util::PathExists(Path("b1/xbcloud.manifest")));
+    std::filesystem::remove_all(Path("b1"));
+  }
+}
+
+// Objects an interrupted put stored under other options (here: no
+// encryption, now with) are sent again, whatever their bytes.
+TEST_F(CloudTest, AResumedPutUnderOtherOptionsSendsEverything) {
+  struct Encrypting final : ForwardingStore {
+    using ForwardingStore::ForwardingStore;
+    std::string ObjectOptions() const override { return "sse=AES256"; }
+  };
+  const std::string stream = SampleStream();
+  ASSERT_EQ(Put("b1", stream.substr(0, stream.size() - EChunk("db/big.ibd").size() - EChunk("empty").size()))
+                .code(),
+            ErrorCode::kCorrupt);
+  Encrypting store(*store_);
+  auto fd = MemFd(stream);
+  PutStats ps;
+  ASSERT_TRUE(CloudPut(loop_, store, {fd.get()}, {"s"}, PutOpts("b1"), &ps).ok());
+  EXPECT_EQ(ps.objects_skipped, 0u);
+  EXPECT_NE(util::ReadSmallFile(Path("b1/xbcloud.started"))->find("options sse=AES256"), std::string::npos);
+}
+
 TEST_F(CloudTest, NotXbstreamFailsWithoutMarker) {
   Status s = Put("b1", "this is not an xbstream at all, just some text........");
   EXPECT_EQ(s.code(), ErrorCode::kCorrupt);

@@ -191,6 +191,9 @@ TEST(CredentialsTest, RenewedBeforeTheyExpire) {
   EXPECT_EQ(c.Get(1000)->access_key, "AK1");
   fail = true;
   EXPECT_EQ(c.Get(1060)->access_key, "AK1");  // renewal failed, still valid
+  const int before = fetches;
+  EXPECT_EQ(c.Get(1061)->access_key, "AK1");  // no new attempt for 30 s
+  EXPECT_EQ(fetches, before);
   auto gone = c.Get(1100);
   ASSERT_FALSE(gone.ok());
   EXPECT_NE(gone.status().message().find("renewing the S3 credentials from counting"), std::string::npos);

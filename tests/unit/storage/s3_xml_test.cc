@@ -96,6 +96,17 @@ TEST(S3Xml, CommonPrefixesAndTimes) {
   ExpectCorrupt("<ListBucketResult><CommonPrefixes></CommonPrefixes></ListBucketResult>", "without <Prefix>");
 }
 
+TEST(S3Xml, IsoTimesStrictly) {
+  EXPECT_EQ(ParseIsoUtc("2026-11-26T21:50:54Z"), 1795729854);
+  EXPECT_EQ(ParseIsoUtc("2026-11-26T21:50:54.123Z"), 1795729854);
+  EXPECT_EQ(FormatIsoUtc(1795729854), "2026-11-26T21:50:54Z");
+  for (const char* bad : {"2026-02-30T00:00:00Z", "2026--1-01T00:00:00Z", "2026-13-01T00:00:00Z",
+                          "2026-11-26T24:00:00Z", "2026-11-26T21:50:54+01:00", "2026-11-26T21:50:54xZ",
+                          "2026-11-26T21:50:54.Z", "+026-11-26T21:50:54Z", "1969-12-31T23:59:59Z", ""}) {
+    EXPECT_EQ(ParseIsoUtc(bad), 0) << bad;
+  }
+}
+
 TEST(S3Xml, EmptyAndLastPages) {
   auto empty = ParseListObjectsV2(
       R"(<?xml version="1.0" encoding="UTF-8"?>)"
