@@ -38,6 +38,20 @@ class Budget {
     used_ += n;
     return true;
   }
+  // Waits until n fits (true), or until all that is held is `held` (false:
+  // nothing in flight will free memory; the caller must release some of
+  // what it holds itself). Cancelled: false.
+  bool AcquireUnlessOnly(size_t n, size_t held) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return cancelled_ || used_ + n <= limit_ || used_ <= held; });
+    if (cancelled_ || used_ + n > limit_) return false;
+    used_ += n;
+    return true;
+  }
+  bool cancelled() {
+    std::lock_guard<std::mutex> l(mu_);
+    return cancelled_;
+  }
   // False when cancelled.
   bool Acquire(size_t n) {
     std::unique_lock<std::mutex> l(mu_);
@@ -388,11 +402,16 @@ class StreamReader {
         bytes = stream::EncodePayloadChunkHeader(c.path, c.payload.size(), c.offset, c.crc);
       }
       size_t n = bytes.size() + (c.type == stream::ChunkType::kPayload ? c.payload.size() : 0);
-      if (!job_.budget(index_).TryAcquire(n)) {
-        // Our share is used up: send what we hold so the uploads can free it.
+      if (!job_.budget(index_).TryAcquire(n) && !job_.budget(index_).AcquireUnlessOnly(n, held_)) {
+        // Our share is used up by what we hold and nothing in flight will
+        // free it: send what we hold. Only then, so that object boundaries
+        // depend on the stream alone whenever they can (a resumed put finds
+        // the same objects).
+        if (job_.budget(index_).cancelled()) return Error(ErrorCode::kCancelled, "cancelled");
         for (auto& [p, f] : open_) Seal(p, f, false);
         if (!job_.budget(index_).Acquire(n)) return Error(ErrorCode::kCancelled, "cancelled");
       }
+      held_ += n;
       if (c.type == stream::ChunkType::kPayload) job_.file_bytes() += c.payload.size();
       KeepSummaryFile(*path, c);
       auto [it, inserted] = open_.try_emplace(*path);
@@ -452,6 +471,7 @@ class StreamReader {
 
   void Seal(const std::string& path, OpenFile& f, bool last) {
     if (f.buf.empty() && !last) return;
+    held_ -= std::min(held_, f.buf.size());
     if (f.buf.capacity() > 2 * f.buf.size() + 4096) f.buf.shrink_to_fit();
     auto body = std::make_shared<const std::string>(std::move(f.buf));
     f.buf = std::string();
@@ -476,6 +496,7 @@ class StreamReader {
   const int fd_;
   const std::string name_;
   std::map<std::string, OpenFile> open_;
+  size_t held_ = 0;                                   // bytes in open_'s buffers (acquired, not yet sealed)
   std::map<std::string, std::string> summary_files_;  // KeepSummaryFile's, until their end
 };
 
