@@ -96,11 +96,14 @@ Result<EncryptionKeys> ParseKeyFile(const std::string& text, const std::string& 
     if (id == 0 || id > 0xFFFFFFFFu) return bad("invalid key id");
     p++;
     std::vector<uint8_t> key;
-    while (key.size() < 32 && p + 1 < end && util::HexDigitValue(text[p]) >= 0 && util::HexDigitValue(text[p + 1]) >= 0) {
-      key.push_back(static_cast<uint8_t>(util::HexDigitValue(text[p]) * 16 + util::HexDigitValue(text[p + 1])));
+    while (key.size() < 32 && p + 1 < end && util::HexDigitValue(text[p]) >= 0 &&
+           util::HexDigitValue(text[p + 1]) >= 0) {
+      key.push_back(
+          static_cast<uint8_t>(util::HexDigitValue(text[p]) * 16 + util::HexDigitValue(text[p + 1])));
       p += 2;
     }
-    if ((p < end && util::HexDigitValue(text[p]) >= 0) || (key.size() != 16 && key.size() != 24 && key.size() != 32)) {
+    if ((p < end && util::HexDigitValue(text[p]) >= 0) ||
+        (key.size() != 16 && key.size() != 24 && key.size() != 32)) {
       return bad("invalid key (16, 24 or 32 bytes in hex)");
     }
     k.keys_[static_cast<uint32_t>(id)] = std::move(key);

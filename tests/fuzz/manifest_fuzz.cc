@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         head->summary.started != summary.started)
       __builtin_trap();
     const bool v3 = head->version == 3;
-    auto again = xbak::cloud::ParseManifest(xbak::cloud::EncodeManifest(*m, v3 ? &summary : nullptr),
-                                            &summary_again);
+    auto again =
+        xbak::cloud::ParseManifest(xbak::cloud::EncodeManifest(*m, v3 ? &summary : nullptr), &summary_again);
     if (!again.ok() || again->size() != m->size()) __builtin_trap();
     if (summary_again.files != summary.files || summary_again.finished != summary.finished ||
         summary_again.file_bytes != summary.file_bytes)
