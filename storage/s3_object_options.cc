@@ -81,7 +81,9 @@ std::vector<std::string> GetHeaders(const S3Config& c) { return SseCHeaders(c); 
 std::string ObjectOptionsText(const S3Config& c) {
   std::string out;
   auto add = [&](const std::string& k, const std::string& v) {
-    if (!v.empty()) out += (out.empty() ? "" : ",") + k + "=" + v;
+    if (v.empty()) return;
+    if (!out.empty()) out += ',';
+    out += k + "=" + v;
   };
   add("class", c.storage_class);
   add("sse", c.sse);

@@ -61,7 +61,8 @@ std::vector<std::string> SignV4(const SigV4Input& in, const SigV4Keys& keys, int
   std::string canonical_headers, signed_headers;
   for (const auto& [name, value] : headers) {
     canonical_headers += name + ":" + value + "\n";
-    signed_headers += (signed_headers.empty() ? "" : ";") + name;
+    if (!signed_headers.empty()) signed_headers += ';';
+    signed_headers += name;
   }
   const std::string canonical = in.method + "\n" + in.path + "\n" + in.query + "\n" + canonical_headers +
                                 "\n" + signed_headers + "\n" + in.payload_hash;

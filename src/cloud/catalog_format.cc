@@ -147,7 +147,8 @@ std::string FormatCatalogJson(const Catalog& catalog) {
       out += ", \"chain\": [";
       bool f = true;
       for (const auto& n : ChainOf(catalog.backups, b.name)) {
-        out += (f ? "" : ", ") + str(n);
+        if (!f) out += ", ";
+        out += str(n);
         f = false;
       }
       out += "]";

@@ -108,7 +108,9 @@ std::string EncodingOf(const std::vector<ManifestEntry>& entries) {
   }
   std::string out;
   for (const auto& [suffix, what] : kSuffixes) {
-    if (seen.count(what)) out += (out.empty() ? "" : "+") + std::string(what);
+    if (!seen.count(what)) continue;
+    if (!out.empty()) out += '+';  // (a ternary prefix trips GCC 12's -Wrestrict at -O3)
+    out += what;
   }
   return out;
 }
