@@ -307,8 +307,9 @@ def section_xbcloud(doc, name):
         li = doc["listing"]
         out.append(f"### list and expire: {li['backups']:,} backups, {li['objects']:,} objects")
         out.append("")
-        out.append(f"Chains of a full and 9 incrementals, each put by xbcloud (12 objects: 4 files with their "
-                   f"sidecars, the started marker and the manifest). `xbcloud list` made {li['xbcloud_requests']:,} "
+        out.append(f"Chains of a full and 9 incrementals, each put by xbcloud ({li['objects'] // li['backups']} objects: "
+                   f"4 files with their sidecars, the started marker and the manifest). `xbcloud list` made "
+                   f"{li['xbcloud_requests']:,} "
                    "requests in all (16 in flight): one ranged GET of each manifest's head, a listing of the levels "
                    "that are not backups. The rivals list every object (`aws s3 ls --recursive`, `rclone lsf -R`), "
                    "which is what a user has without xbcloud list, and know nothing of chains or completeness.")

@@ -3,7 +3,7 @@
 # MinIO by xbcloud (--parallel 1/4/8/16), `aws s3 cp` and `rclone rcat`/`rclone cat`, in one run.
 # Then the repository: LIST_N backups (2,000; 200 with --quick) in chains of a full and 9
 # incrementals, each put by xbcloud from a small stream of its own (checkpoints, info, two small
-# files: 12 objects), and `xbcloud list` (JSON and table) and `xbcloud expire --dry-run` against
+# files: 10 objects), and `xbcloud list` (JSON and table) and `xbcloud expire --dry-run` against
 # what a user without them runs, `aws s3 ls --recursive` and `rclone lsf -R` (every object).
 #   benchmarks/xbcloud_bench.sh [--quick] [--reps N] [--size MIB] [--list N] [--out FILE.json]
 # The stream (default 1 GiB) is an xbstream of incompressible files made once by `mbstream -c`
