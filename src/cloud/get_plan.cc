@@ -19,20 +19,16 @@ Result<std::vector<ManifestEntry>> ListObjects(storage::EventLoop& loop, storage
                                                const std::string& name) {
   std::vector<ManifestEntry> found;
   std::set<std::string> sidecars;
-  std::string token;
-  do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
-    for (const auto& o : page.objects) {
-      ManifestEntry e;
-      if (ParseDataObjectKey(name, o.key, &e.path, &e.seq)) {
-        e.size = o.size;
-        found.push_back(std::move(e));
-      } else if (o.key.ends_with(kMd5Suffix)) {
-        sidecars.insert(o.key.substr(0, o.key.size() - kMd5Suffix.size()));
-      }
+  XBAK_ASSIGN_OR_RETURN(auto listed, ListAllSync(loop, store, name + "/"));
+  for (const auto& o : listed) {
+    ManifestEntry e;
+    if (ParseDataObjectKey(name, o.key, &e.path, &e.seq)) {
+      e.size = o.size;
+      found.push_back(std::move(e));
+    } else if (o.key.ends_with(kMd5Suffix)) {
+      sidecars.insert(o.key.substr(0, o.key.size() - kMd5Suffix.size()));
     }
-    token = page.next_token;
-  } while (!token.empty());
+  }
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return std::tie(a.path, a.seq) < std::tie(b.path, b.seq); });
   std::vector<ManifestEntry> entries;

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <ctime>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <set>
 #include <thread>
 

@@ -40,29 +40,25 @@ Result<std::map<std::string, storage::ObjectInfo>> StoredObjects(storage::EventL
     }
   }
   std::map<std::string, storage::ObjectInfo> stored;
-  std::string token;
-  do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
-    for (auto& o : page.objects) {
-      const std::string owner = MarkerOwner(o.key);
-      if (o.key == ManifestKey(name)) {
-        auto text = GetSync(loop, store, o.key);
-        if (text.ok() && IsTombstone(*text)) {
-          return Error(ErrorCode::kAlreadyExists,
-                       "backup " + name + " is being deleted in " + store.Describe() +
-                           " (its deletion was cut short?): finish it with xbcloud delete " + name);
-        }
-        return Error(ErrorCode::kAlreadyExists, "backup " + name + " already exists in " + store.Describe() +
-                                                    ": choose another name or remove it with xbcloud delete");
-      }
-      if (!owner.empty() && owner != name) {
+  XBAK_ASSIGN_OR_RETURN(auto listed, ListAllSync(loop, store, name + "/"));
+  for (auto& o : listed) {
+    const std::string owner = MarkerOwner(o.key);
+    if (o.key == ManifestKey(name)) {
+      auto text = GetSync(loop, store, o.key);
+      if (text.ok() && IsTombstone(*text)) {
         return Error(ErrorCode::kAlreadyExists,
-                     "backup " + name + " would hold another backup (" + owner + "): choose another name");
+                     "backup " + name + " is being deleted in " + store.Describe() +
+                         " (its deletion was cut short?): finish it with xbcloud delete " + name);
       }
-      stored.emplace(o.key, std::move(o));
+      return Error(ErrorCode::kAlreadyExists, "backup " + name + " already exists in " + store.Describe() +
+                                                  ": choose another name or remove it with xbcloud delete");
     }
-    token = page.next_token;
-  } while (!token.empty());
+    if (!owner.empty() && owner != name) {
+      return Error(ErrorCode::kAlreadyExists,
+                   "backup " + name + " would hold another backup (" + owner + "): choose another name");
+    }
+    stored.emplace(o.key, std::move(o));
+  }
   return stored;
 }
 

@@ -61,23 +61,19 @@ Status CloudDelete(storage::EventLoop& loop, storage::ObjectStore& store, const 
   const std::string manifest = ManifestKey(name);
   std::vector<std::string> keys;
   bool has_manifest = false;
-  std::string token;
-  do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
-    for (auto& o : page.objects) {
-      std::string owner = MarkerOwner(o.key);
-      if (!owner.empty() && owner != name) {
-        return Error(ErrorCode::kInvalidArgument, "refusing to delete " + name + ": " + o.key +
-                                                      " marks another backup (" + owner + ") inside it");
-      }
-      if (o.key == manifest) {
-        has_manifest = true;
-      } else {
-        keys.push_back(std::move(o.key));
-      }
+  XBAK_ASSIGN_OR_RETURN(auto listed, ListAllSync(loop, store, prefix));
+  for (auto& o : listed) {
+    std::string owner = MarkerOwner(o.key);
+    if (!owner.empty() && owner != name) {
+      return Error(ErrorCode::kInvalidArgument, "refusing to delete " + name + ": " + o.key +
+                                                    " marks another backup (" + owner + ") inside it");
     }
-    token = page.next_token;
-  } while (!token.empty());
+    if (o.key == manifest) {
+      has_manifest = true;
+    } else {
+      keys.push_back(std::move(o.key));
+    }
+  }
   if (keys.empty() && !has_manifest) {
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
   }

@@ -26,6 +26,18 @@ Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectSt
   });
 }
 
+Result<std::vector<storage::ObjectInfo>> ListAllSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                     const std::string& prefix) {
+  std::vector<storage::ObjectInfo> all;
+  std::string token;
+  do {
+    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, prefix, token));
+    for (auto& o : page.objects) all.push_back(std::move(o));
+    token = page.next_token;
+  } while (!token.empty());
+  return all;
+}
+
 Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key) {
   return RunOne<Result<std::string>>(loop, [&](auto done) { store.Get(key, std::move(done)); });
 }

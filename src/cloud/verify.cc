@@ -366,12 +366,8 @@ Result<CloudVerifyResult> CloudVerify(storage::EventLoop& loop, storage::ObjectS
   if (options.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
   const std::string& name = options.name;
   std::map<std::string, uint64_t> listed;
-  std::string token;
-  do {
-    XBAK_ASSIGN_OR_RETURN(auto page, ListSync(loop, store, name + "/", token));
-    for (auto& o : page.objects) listed[o.key] = o.size;
-    token = page.next_token;
-  } while (!token.empty());
+  XBAK_ASSIGN_OR_RETURN(auto objects, ListAllSync(loop, store, name + "/"));
+  for (auto& o : objects) listed[o.key] = o.size;
   if (listed.empty())
     return Error(ErrorCode::kNotFound, "backup " + name + " not found in " + store.Describe());
 

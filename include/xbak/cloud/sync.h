@@ -15,6 +15,9 @@ Result<storage::ListResult> ListSync(storage::EventLoop& loop, storage::ObjectSt
                                      const std::string& prefix, const std::string& token,
                                      bool delimit = false);
 Result<std::string> GetSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key);
+// Every key starting with `prefix`, all pages of the listing, in key order.
+Result<std::vector<storage::ObjectInfo>> ListAllSync(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                     const std::string& prefix);
 // Stores a small object (a marker).
 Status PutSync(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& key,
                const std::string& text);
