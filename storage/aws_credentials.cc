@@ -112,6 +112,12 @@ Result<AwsCredentials> ParseJsonCredentials(const std::string& json, const std::
 
 namespace {
 
+// A profile's setting; "" when it has none.
+std::string Setting(const std::map<std::string, std::string>& settings, const char* key) {
+  auto it = settings.find(key);
+  return it == settings.end() ? std::string() : it->second;
+}
+
 // The chain's state: the environment, the shared files, the endpoints.
 class Chain {
  public:
@@ -213,10 +219,7 @@ class Chain {
     if (depth > 4)
       return Error(ErrorCode::kInvalidArgument, "AWS profile " + name + ": source_profile loops");
     const auto s = Settings(name);
-    auto get = [&](const char* k) {
-      auto it = s.find(k);
-      return it == s.end() ? std::string() : it->second;
-    };
+    auto get = [&](const char* k) { return Setting(s, k); };
     const std::string what = "AWS profile " + name;
     if (!get("role_arn").empty()) {
       const std::string session = get("role_session_name").empty() ? SessionName() : get("role_session_name");
@@ -254,10 +257,7 @@ class Chain {
   // aws_access_key_id and aws_secret_access_key of a profile; none: null.
   Result<std::unique_ptr<CredentialSource>> Keys(const std::string& name,
                                                  const std::map<std::string, std::string>& s) {
-    auto get = [&](const char* k) {
-      auto it = s.find(k);
-      return it == s.end() ? std::string() : it->second;
-    };
+    auto get = [&](const char* k) { return Setting(s, k); };
     if (get("aws_access_key_id").empty() && get("aws_secret_access_key").empty())
       return std::unique_ptr<CredentialSource>();
     if (get("aws_access_key_id").empty() || get("aws_secret_access_key").empty()) {

@@ -36,10 +36,17 @@ std::optional<Md5Digest> Md5FromHex(std::string_view hex) {
   return d;
 }
 
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 std::string Md5Base64(const Md5Digest& d) {
-  unsigned char out[32];
-  int n = EVP_EncodeBlock(out, d.data(), static_cast<int>(d.size()));
-  return std::string(reinterpret_cast<char*>(out), static_cast<size_t>(n));
+  return Base64(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
 }
 
 }  // namespace xbak::storage

@@ -1,7 +1,5 @@
 #include "s3_object_options.h"
 
-#include <openssl/evp.h>
-
 #include <ctime>
 
 #include "xbak/storage/md5.h"
@@ -9,15 +7,6 @@
 
 namespace xbak::storage::s3 {
 namespace {
-
-std::string Base64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  int n =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 std::vector<std::string> SseCHeaders(const S3Config& c) {
   if (c.sse_c_key.empty()) return {};

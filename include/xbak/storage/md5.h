@@ -17,6 +17,8 @@ Md5Digest Md5(const void* data, size_t n);
 inline Md5Digest Md5(std::string_view s) { return Md5(s.data(), s.size()); }
 std::string Md5Hex(const Md5Digest& d);     // 32 lowercase hex digits (S3 ETag, md5sum)
 std::string Md5Base64(const Md5Digest& d);  // 24 characters (Content-MD5 header)
+// Standard base64 with padding (headers that carry bytes: SSE-C's key).
+std::string Base64(std::string_view bytes);
 // 32 hex digits (either case); nullopt for anything else.
 std::optional<Md5Digest> Md5FromHex(std::string_view hex);
 
