@@ -399,11 +399,10 @@ class S3Store final : public ObjectStore {
       return {Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)")};
     }
     if (http == 400 && body.message.find("Server Side Encryption") != std::string::npos) {
-      return {
-          Error(ErrorCode::kInvalidArgument, what + " (an SSE-C backup: give its key, --s3-sse-c-key-file)")};
+      return {Error(ErrorCode::kUnreadable, what + " (an SSE-C backup: give its key, --s3-sse-c-key-file)")};
     }
     if (http == 403 && body.code == "InvalidObjectState") {
-      return {Error(ErrorCode::kInvalidArgument,
+      return {Error(ErrorCode::kUnreadable,
                     what + " (an archived object: restore it from its storage class first)")};
     }
     if (http == 403 || http == 401) {

@@ -86,7 +86,9 @@ class Walk {
           Complete(name, std::move(*r));
         } else if (r.status().code() == ErrorCode::kNotFound) {
           ListLevel(std::make_shared<Level>(Level{prefix, {}, {}}), "");
-        } else if (Unreadable(r.status())) {
+        } else if (r.status().code() == ErrorCode::kUnreadable) {
+          // A manifest this one backup keeps from us (SSE-C without its key, an
+          // archived storage class), not the store from everything (credentials).
           Complete(name, "", r.status().message());  // a backup whose manifest cannot be read, and why
         } else {
           Fail(r.status());  // names the manifest's key
@@ -113,13 +115,6 @@ class Walk {
         Done();
       });
     });
-  }
-
-  // A manifest this one backup keeps from us (SSE-C without its key, an
-  // archived storage class), not the store from everything (credentials).
-  static bool Unreadable(const Status& s) {
-    return s.message().find("Server Side Encryption") != std::string::npos ||
-           s.message().find("InvalidObjectState") != std::string::npos;
   }
 
   // A level with a marker of its own is a backup; any other is walked on.

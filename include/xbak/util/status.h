@@ -20,7 +20,8 @@ enum class ErrorCode {
   kUnsupported,  // a valid input we deliberately do not handle
   kServer,       // the database server refused or failed
   kTimeout,
-  kCancelled,  // another part of the operation failed first
+  kCancelled,   // another part of the operation failed first
+  kUnreadable,  // stored, but not handed over as asked (an object needing a key not given, archived)
   kInternal,
 };
 

@@ -244,5 +244,29 @@ TEST_F(CatalogTest, LockedBackupsAreSkipped) {
   EXPECT_TRUE(Find(Read(), "i1")->locked(::time(nullptr)));
 }
 
+// A manifest the store will not hand over (SSE-C without its key, an
+// archived class) makes that one backup unreadable, not the listing fail.
+TEST_F(CatalogTest, AnUnreadableManifestIsOneBackupsProblem) {
+  struct Refusing final : ForwardingStore {
+    using ForwardingStore::ForwardingStore;
+    void GetFirst(const std::string& key, uint64_t max_bytes,
+                  std::function<void(Result<std::string>)> done) override {
+      if (key != "f2/xbcloud.manifest") return ForwardingStore::GetFirst(key, max_bytes, std::move(done));
+      inner_.GetFirst(key, max_bytes, [done = std::move(done)](Result<std::string>) {
+        done(Error(ErrorCode::kUnreadable, "GET f2/xbcloud.manifest: HTTP 400 (an SSE-C backup)"));
+      });
+    }
+  };
+  ThreeChains();
+  Refusing store(*store_);
+  auto c = ReadCatalog(loop_, store, {"", 4});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->backups.size(), 6u);
+  const BackupRecord* f2 = Find(*c, "f2");
+  ASSERT_NE(f2, nullptr);
+  EXPECT_NE(f2->problem.find("SSE-C"), std::string::npos);
+  EXPECT_FALSE(f2->known());
+}
+
 }  // namespace
 }  // namespace xbak::cloud
