@@ -1,14 +1,14 @@
-// ObjectStore on an S3-compatible server (AWS S3, MinIO, ...), driven by
-// libcurl's multi interface on a libev EventLoop: any number of requests in
-// flight on one thread, connections reused.
+// ObjectStore on an S3-compatible server (AWS S3, MinIO, Google Cloud
+// Storage's XML API with HMAC keys, ...), on the HTTP engine every object
+// store shares (storage/http_store.h: libcurl's multi interface on a libev
+// EventLoop, any number of requests in flight on one thread, connections
+// reused).
 //
-// Signing is libcurl's built-in AWS SigV4 (CURLOPT_AWS_SIGV4), which serves
-// every request we make: we pass it requests whose path and query are already
-// in canonical form (keys and parameters URI-encoded the AWS way, parameters
-// sorted), so that curl versions that canonicalise (>= 8.x) and those that
-// sign the query as given (7.88, Debian 12) agree with the server. Bodies are
-// sent as UNSIGNED-PAYLOAD with a Content-MD5 that the server verifies, so a
-// body is never hashed twice.
+// Signing is our own SigV4 (sigv4.h; curl 7.88's mis-sorts SSE-C's headers)
+// over requests whose path and query are in canonical form (keys and
+// parameters URI-encoded the AWS way, parameters sorted). Bodies are sent as
+// UNSIGNED-PAYLOAD with a Content-MD5 that the server verifies, so a body is
+// never hashed twice.
 //
 // Retries (up to max_retries, exponential backoff with equal jitter): connection
 // failures and resets, timeouts and stalls, HTTP 5xx, 408, 429 (SlowDown),
@@ -21,24 +21,18 @@
 
 #include "xbak/storage/aws_credentials.h"
 #include "xbak/storage/event_loop.h"
+#include "xbak/storage/http_options.h"
 #include "xbak/storage/object_store.h"
 
 namespace xbak::storage {
 
-struct S3Config {
+struct S3Config : HttpOptions {
   std::string endpoint;  // "https://host[:port]"; empty: https://s3.<region>.amazonaws.com
   std::string region = "us-east-1";
   std::string bucket;
   // Where the keys come from, renewed as they expire (aws_credentials.h).
   std::shared_ptr<Credentials> credentials;
   enum class Lookup { kAuto, kPath, kDns } lookup = Lookup::kAuto;
-  bool insecure = false;  // TLS without certificate verification
-  std::string cacert;     // CA bundle file (default: the system's)
-  int max_retries = 10;
-  double backoff_initial_s = 0.2;
-  double backoff_max_s = 20;
-  long connect_timeout_s = 10;
-  long stall_timeout_s = 30;  // a transfer that moves no byte for this long is retried
 
   // What every object put gets (s3_object_options.cc):
   std::string storage_class;   // x-amz-storage-class ("": the bucket's default)

@@ -1,7 +1,9 @@
-// One S3 request of the S3 store (s3_store.cc) across its retries, and the
-// libcurl callbacks that move its bytes: the body sent, the answer and its
-// headers received, a ranged GET's bytes handed to its reader in pieces.
-// Internal to the storage layer.
+// One request of an HTTP object store (http_store.cc) across its retries,
+// and the libcurl callbacks that move its bytes: the body sent, the answer
+// and its headers received, a ranged GET's bytes handed to its reader in
+// pieces. The same for every dialect (S3, Azure Blob, Google Cloud Storage):
+// what differs between them is in http_dialect.h. Internal to the storage
+// layer.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,10 +20,13 @@
 #include "xbak/storage/object_store.h"
 #include "xbak/util/status.h"
 
-namespace xbak::storage::s3 {
+namespace xbak::storage::http {
 
-// DeleteObjects is a POST; no request of ours uses the DELETE method.
-enum class Method { kGet, kPut, kPost };
+enum class Method { kGet, kPut, kPost, kDelete };
+
+// What a request does for the ObjectStore interface (its method and URL are
+// the dialect's: a Google upload is a POST, an S3 batch delete too).
+enum class Op { kPut, kGet, kList, kDelete };
 
 inline const char* MethodName(Method m) {
   switch (m) {
@@ -31,6 +36,8 @@ inline const char* MethodName(Method m) {
       return "PUT";
     case Method::kPost:
       return "POST";
+    case Method::kDelete:
+      return "DELETE";
   }
   return "?";
 }
@@ -41,12 +48,15 @@ using Done = std::variant<std::function<void(Status)>, std::function<void(Result
 // One logical request, kept across its retries. The body is shared with the
 // caller's buffer: a retried PUT resends it from memory.
 struct Request {
+  Op op = Op::kGet;
   Method method = Method::kGet;
   std::string key;    // object key ("" for bucket-level requests)
-  std::string query;  // canonical (sorted, encoded) query string, without '?'
+  std::string name;   // for messages when there is no key: "ListObjectsV2", "List Blobs", ...
+  std::string query;  // the dialect's query string, without '?' (S3: canonical, sorted and encoded)
+  std::vector<std::string> keys;  // a batch delete's keys, or a list's prefix and page token
   ObjectStore::Body body;
-  std::string content_md5;   // base64, sent as Content-MD5 when non-empty
-  std::string expect_etag;   // md5 hex a PUT's ETag must equal
+  Md5Digest md5{};          // a PUT's: what the store must have received
+  std::string content_md5;  // base64, sent as Content-MD5 when non-empty
   ByteRange range;           // GetRange: the bytes asked for (length 0: whole object)
   uint64_t first_bytes = 0;  // GetFirst: at most this many bytes from the start (0: not GetFirst)
   Done done;
@@ -62,7 +72,8 @@ struct Request {
   size_t next_piece = 0;
   std::string current;
   std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
-  std::string first_etag;                             // of the first answer with a body
+  std::string first_version;  // of the first answer with a body: its ETag (Google: its generation)
+  std::string first_etag;     // that answer's ETag as sent (for If-Match)
   bool held = false;  // the reader cannot take more yet (RangeReader::may_read)
 
   // Per attempt:
@@ -70,7 +81,10 @@ struct Request {
   curl_slist* headers = nullptr;
   size_t sent = 0;
   std::string response;
-  std::string etag;
+  std::string etag;         // normalized (http_headers.h), for comparing
+  std::string etag_raw;     // as sent, for If-Match
+  std::string answer_md5;   // Content-MD5 of the answer (Azure: what it stored), base64
+  std::string generation;   // x-goog-generation (Google's object version)
   bool overlong = false;      // GetRange: the store sent more than the range
   bool checked = false;       // GetRange: this answer's status and Content-Range were checked
   bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
@@ -89,6 +103,9 @@ struct Request {
     sent = 0;
     response.clear();
     etag.clear();
+    etag_raw.clear();
+    answer_md5.clear();
+    generation.clear();
     overlong = false;
     checked = false;
     paused = false;
@@ -98,12 +115,22 @@ struct Request {
     curl_error[0] = '\0';
   }
   bool ranged() const { return range.length > 0; }
+  // This answer's version of the object: Google's generation, else its ETag.
+  const std::string& version() const { return generation.empty() ? etag : generation; }
+  // The Range this attempt asks for, as "FIRST-LAST" ("" for none).
+  std::string RangeSpec() const {
+    if (ranged()) return std::to_string(want()) + "-" + std::to_string(last());
+    if (first_bytes > 0) return "0-" + std::to_string(first_bytes - 1);
+    return "";
+  }
+  // A resumed transfer must continue the version it started on.
+  bool resuming() const { return ranged() && received > 0 && !first_version.empty(); }
   // The first byte this attempt asks for, and the range's last byte.
   uint64_t want() const { return range.offset + received; }
   uint64_t last() const { return range.offset + range.length - 1; }
   std::string What() const {
     if (!key.empty()) return std::string(MethodName(method)) + " " + key;
-    return query.starts_with("delete") ? "DeleteObjects" : "ListObjectsV2";
+    return name;
   }
 };
 
@@ -113,4 +140,4 @@ int SeekBody(void* userp, curl_off_t offset, int origin);                  // CU
 size_t WriteResponse(char* data, size_t size, size_t nmemb, void* userp);  // CURLOPT_WRITEFUNCTION
 size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp);    // CURLOPT_HEADERFUNCTION
 
-}  // namespace xbak::storage::s3
+}  // namespace xbak::storage::http

@@ -1,11 +1,11 @@
-#include "s3_request.h"
+#include "http_request.h"
 
 #include <strings.h>
 
 #include <algorithm>
 #include <cstring>
 
-namespace xbak::storage::s3 {
+namespace xbak::storage::http {
 size_t ReadBody(char* dst, size_t size, size_t nitems, void* userp) {
   auto* r = static_cast<Request*>(userp);
   size_t n = std::min(size * nitems, r->body->size() - r->sent);
@@ -41,11 +41,14 @@ void CheckRangeAnswer(Request* r) {
                       std::to_string(r->content_range->last);
   } else if (http != 206 && r->want() != 0) {
     r->wrong_answer = "ignored the range (HTTP " + std::to_string(http) + ")";
-  } else if (!r->first_etag.empty() && !r->etag.empty() && r->etag != r->first_etag) {
-    r->wrong_answer =
-        "sent another version of the object (ETag " + r->etag + ", first " + r->first_etag + ")";
+  } else if (!r->first_version.empty() && !r->version().empty() && r->version() != r->first_version) {
+    r->wrong_answer = "sent another version of the object (" + std::string(r->generation.empty() ? "ETag" : "generation") +
+                      " " + r->version() + ", first " + r->first_version + ")";
   }
-  if (r->first_etag.empty()) r->first_etag = r->etag;
+  if (r->first_version.empty()) {
+    r->first_version = r->version();
+    r->first_etag = r->etag_raw;
+  }
 }
 
 size_t WriteRangePieces(const char* data, size_t n, Request* r) {
@@ -119,6 +122,13 @@ bool HeaderValue(std::string_view line, std::string_view name, std::string* valu
   return true;
 }
 
+std::string Trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == '\n'))
+    v.remove_suffix(1);
+  return std::string(v);
+}
+
 }  // namespace
 
 size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
@@ -129,14 +139,19 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
     // Size the body buffer once instead of growing it by doubling (copies).
     // (A range goes into pieces; its response holds at most an error document.)
     unsigned long long n = std::strtoull(v.c_str(), nullptr, 10);
-    if (n > 0 && n <= (1ULL << 31) && r->method != Method::kPut && !r->ranged())
+    if (n > 0 && n <= (1ULL << 31) && r->op != Op::kPut && !r->ranged())
       r->response.reserve(static_cast<size_t>(n));
   } else if (HeaderValue(line, "content-range:", &v)) {
     r->content_range = ParseContentRange(v);
   } else if (HeaderValue(line, "etag:", &v)) {
     r->etag = NormalizeEtag(v);
+    r->etag_raw = Trim(v);
+  } else if (HeaderValue(line, "content-md5:", &v)) {
+    r->answer_md5 = Trim(v);
+  } else if (HeaderValue(line, "x-goog-generation:", &v)) {
+    r->generation = Trim(v);
   }
   return size * nitems;
 }
 
-}  // namespace xbak::storage::s3
+}  // namespace xbak::storage::http
