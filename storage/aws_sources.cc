@@ -1,11 +1,10 @@
 #include "aws_sources.h"
 
-#include <curl/curl.h>
-
 #include <ctime>
 #include <memory>
 #include <vector>
 
+#include "http_call.h"
 #include "xbak/storage/s3_store.h"
 #include "xbak/storage/s3_xml.h"
 #include "xbak/storage/sigv4.h"
@@ -15,59 +14,10 @@
 namespace xbak::storage::aws {
 namespace {
 
-struct HttpCall {
-  std::string method = "GET";
-  std::string url;
-  std::string body;
-  std::vector<std::string> headers;
-  const AwsCredentials* sign = nullptr;  // SigV4 for STS with these
-  std::string region;
-  std::string cacert;
-  bool insecure = false;
-  long timeout_s = 10;
-};
-struct HttpAnswer {
-  long status = 0;
-  std::string body;
-};
-
-size_t Collect(char* data, size_t size, size_t n, void* userp) {
-  auto* out = static_cast<std::string*>(userp);
-  if (out->size() + size * n > (1 << 20)) return 0;  // no credential answer is that large
-  out->append(data, size * n);
-  return size * n;
-}
-
-// One blocking request. Errors name the URL (no secret is ever in it).
-Result<HttpAnswer> Call(const HttpCall& c, const std::string& what) {
-  std::unique_ptr<CURL, void (*)(CURL*)> e(curl_easy_init(), curl_easy_cleanup);
-  if (!e) return Error(ErrorCode::kInternal, "libcurl: curl_easy_init failed");
-  curl_slist* headers = nullptr;
-  for (const auto& h : c.headers) headers = curl_slist_append(headers, h.c_str());
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> hold(headers, curl_slist_free_all);
-  HttpAnswer a;
-  char err[CURL_ERROR_SIZE] = {};
-  CURL* h = e.get();
-  curl_easy_setopt(h, CURLOPT_URL, c.url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, std::min(c.timeout_s, 5L));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, c.timeout_s);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, err);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Collect);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &a.body);
-  if (c.insecure) {
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  if (!c.cacert.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, c.cacert.c_str());
-  if (c.method == "POST") {
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, c.body.c_str());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(c.body.size()));
-  } else if (c.method != "GET") {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c.method.c_str());
-  }
-  if (c.sign != nullptr) {  // STS: every header we send is signed (sigv4.h)
+// A request to STS is signed (SigV4, every header we send) with `sign`.
+Result<http::Answer> Call(http::Call c, const std::string& what, const AwsCredentials* sign = nullptr,
+                          const std::string& region = "") {
+  if (sign != nullptr) {
     const size_t start = c.url.find("://") + 3;
     const size_t slash = c.url.find('/', start);
     const std::string host = c.url.substr(start, slash - start);
@@ -76,22 +26,12 @@ Result<HttpAnswer> Call(const HttpCall& c, const std::string& what) {
       const size_t colon = header.find(':');
       in.headers.emplace_back(header.substr(0, colon), header.substr(colon + 2));
     }
-    headers = curl_slist_append(headers, ("Host: " + host).c_str());
+    c.headers.push_back("Host: " + host);
     const int64_t now = static_cast<int64_t>(::time(nullptr));
-    for (const auto& s : SignV4(in, {c.sign->access_key, c.sign->secret_key, c.region, "sts"}, now)) {
-      headers = curl_slist_append(headers, s.c_str());
-    }
-    (void)hold.release();  // the list's head may have moved: free it from there
-    hold.reset(headers);
+    for (auto& h : SignV4(in, {sign->access_key, sign->secret_key, region, "sts"}, now))
+      c.headers.push_back(h);
   }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  CURLcode cc = curl_easy_perform(h);
-  if (cc != CURLE_OK) {
-    return Error(ErrorCode::kIo,
-                 what + ": " + c.method + " " + c.url + ": " + (err[0] ? err : curl_easy_strerror(cc)));
-  }
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
-  return a;
+  return http::Perform(c, what);
 }
 
 class Static final : public CredentialSource {
@@ -126,18 +66,16 @@ std::string Field(const std::string& name, const std::string& value) {
 
 Result<AwsCredentials> AskSts(const Endpoints& ep, const std::string& body, const AwsCredentials* sign,
                               const std::string& what) {
-  HttpCall c;
+  http::Call c;
   c.method = "POST";
   c.url = ep.sts + "/";
   c.body = body;
   c.headers = {"Content-Type: application/x-www-form-urlencoded"};
   if (sign != nullptr && !sign->session_token.empty())
     c.headers.push_back("X-Amz-Security-Token: " + sign->session_token);
-  c.sign = sign;
-  c.region = ep.region;
   c.cacert = ep.cacert;
   c.insecure = ep.insecure;
-  XBAK_ASSIGN_OR_RETURN(HttpAnswer a, Call(c, what));
+  XBAK_ASSIGN_OR_RETURN(http::Answer a, Call(c, what, sign, ep.region));
   auto creds =
       ParseStsCredentials(a.body, what + " (STS at " + ep.sts + ", HTTP " + std::to_string(a.status) + ")");
   if (!creds.ok() && a.status / 100 != 2 && creds.status().code() == ErrorCode::kCorrupt) {
@@ -203,23 +141,23 @@ class Imds final : public CredentialSource {
  public:
   explicit Imds(Endpoints ep) : ep_(std::move(ep)) {}
   Result<AwsCredentials> Fetch() override {
-    HttpCall c;
+    http::Call c;
     c.timeout_s = 2;  // off EC2 nothing answers: fail fast
     c.method = "PUT";
     c.url = ep_.imds + "/latest/api/token";
     c.headers = {"X-aws-ec2-metadata-token-ttl-seconds: 21600"};
-    XBAK_ASSIGN_OR_RETURN(HttpAnswer token, Call(c, Describe()));
+    XBAK_ASSIGN_OR_RETURN(http::Answer token, Call(c, Describe()));
     if (token.status != 200) return Refused("a session token", token.status);
     c.method = "GET";
     c.headers = {"X-aws-ec2-metadata-token: " + token.body};
     c.url = ep_.imds + "/latest/meta-data/iam/security-credentials/";
-    XBAK_ASSIGN_OR_RETURN(HttpAnswer role, Call(c, Describe()));
+    XBAK_ASSIGN_OR_RETURN(http::Answer role, Call(c, Describe()));
     if (role.status != 200) return Refused("the instance's role (has it one?)", role.status);
     std::string name = role.body.substr(0, role.body.find('\n'));
     if (name.empty() || name.find('/') != std::string::npos)
       return Error(ErrorCode::kCorrupt, Describe() + ": no role name in its answer");
     c.url += name;
-    XBAK_ASSIGN_OR_RETURN(HttpAnswer creds, Call(c, Describe()));
+    XBAK_ASSIGN_OR_RETURN(http::Answer creds, Call(c, Describe()));
     if (creds.status != 200) return Refused("the credentials of role " + name, creds.status);
     return ParseJsonCredentials(creds.body, Describe() + " (role " + name + ")");
   }

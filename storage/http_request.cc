@@ -4,19 +4,29 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace xbak::storage::http {
 size_t ReadBody(char* dst, size_t size, size_t nitems, void* userp) {
   auto* r = static_cast<Request*>(userp);
-  size_t n = std::min(size * nitems, r->body->size() - r->sent);
-  std::copy_n(r->body->data() + r->sent, n, dst);
-  r->sent += n;
-  return n;
+  const std::string_view parts[] = {r->body_head, r->body ? std::string_view(*r->body) : std::string_view(),
+                                    r->body_tail};
+  size_t want = size * nitems, done = 0, at = 0;
+  for (std::string_view part : parts) {
+    if (r->sent < at + part.size() && done < want) {
+      size_t from = r->sent - at, n = std::min(want - done, part.size() - from);
+      std::copy_n(part.data() + from, n, dst + done);
+      done += n;
+      r->sent += n;
+    }
+    at += part.size();
+  }
+  return done;
 }
 
 int SeekBody(void* userp, curl_off_t offset, int origin) {
   auto* r = static_cast<Request*>(userp);
-  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > r->body->size())
+  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > r->BodySize())
     return CURL_SEEKFUNC_FAIL;
   r->sent = static_cast<size_t>(offset);
   return CURL_SEEKFUNC_OK;
@@ -42,8 +52,9 @@ void CheckRangeAnswer(Request* r) {
   } else if (http != 206 && r->want() != 0) {
     r->wrong_answer = "ignored the range (HTTP " + std::to_string(http) + ")";
   } else if (!r->first_version.empty() && !r->version().empty() && r->version() != r->first_version) {
-    r->wrong_answer = "sent another version of the object (" + std::string(r->generation.empty() ? "ETag" : "generation") +
-                      " " + r->version() + ", first " + r->first_version + ")";
+    r->wrong_answer = "sent another version of the object (" +
+                      std::string(r->generation.empty() ? "ETag" : "generation") + " " + r->version() +
+                      ", first " + r->first_version + ")";
   }
   if (r->first_version.empty()) {
     r->first_version = r->version();

@@ -53,10 +53,16 @@ struct Request {
   std::string key;    // object key ("" for bucket-level requests)
   std::string name;   // for messages when there is no key: "ListObjectsV2", "List Blobs", ...
   std::string query;  // the dialect's query string, without '?' (S3: canonical, sorted and encoded)
-  std::vector<std::string> keys;  // a batch delete's keys, or a list's prefix and page token
+  // Query parameters as name and value, not yet encoded (Azure and Google:
+  // the dialect encodes them into the URL, and Azure signs them decoded).
+  std::vector<std::pair<std::string, std::string>> params;
   ObjectStore::Body body;
-  Md5Digest md5{};          // a PUT's: what the store must have received
-  std::string content_md5;  // base64, sent as Content-MD5 when non-empty
+  // Sent around the body without copying it (Google's multipart upload:
+  // the metadata part before, the closing boundary after).
+  std::string body_head, body_tail;
+  Md5Digest md5{};           // a PUT's: what the store must have received
+  std::string content_md5;   // base64, sent as Content-MD5 when non-empty
+  std::string content_type;  // of the body sent ("": none)
   ByteRange range;           // GetRange: the bytes asked for (length 0: whole object)
   uint64_t first_bytes = 0;  // GetFirst: at most this many bytes from the start (0: not GetFirst)
   Done done;
@@ -74,17 +80,17 @@ struct Request {
   std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
   std::string first_version;  // of the first answer with a body: its ETag (Google: its generation)
   std::string first_etag;     // that answer's ETag as sent (for If-Match)
-  bool held = false;  // the reader cannot take more yet (RangeReader::may_read)
+  bool held = false;          // the reader cannot take more yet (RangeReader::may_read)
 
   // Per attempt:
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   size_t sent = 0;
   std::string response;
-  std::string etag;         // normalized (http_headers.h), for comparing
-  std::string etag_raw;     // as sent, for If-Match
-  std::string answer_md5;   // Content-MD5 of the answer (Azure: what it stored), base64
-  std::string generation;   // x-goog-generation (Google's object version)
+  std::string etag;           // normalized (http_headers.h), for comparing
+  std::string etag_raw;       // as sent, for If-Match
+  std::string answer_md5;     // Content-MD5 of the answer (Azure: what it stored), base64
+  std::string generation;     // x-goog-generation (Google's object version)
   bool overlong = false;      // GetRange: the store sent more than the range
   bool checked = false;       // GetRange: this answer's status and Content-Range were checked
   bool paused = false;        // GetRange: WriteResponse paused the transfer (CURL_WRITEFUNC_PAUSE)
@@ -115,6 +121,8 @@ struct Request {
     curl_error[0] = '\0';
   }
   bool ranged() const { return range.length > 0; }
+  // What a PUT or POST sends: body_head, the body, body_tail.
+  size_t BodySize() const { return body_head.size() + (body ? body->size() : 0) + body_tail.size(); }
   // This answer's version of the object: Google's generation, else its ETag.
   const std::string& version() const { return generation.empty() ? etag : generation; }
   // The Range this attempt asks for, as "FIRST-LAST" ("" for none).

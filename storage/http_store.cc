@@ -17,7 +17,10 @@ namespace {
 class HttpStore final : public ObjectStore {
  public:
   HttpStore(EventLoop& loop, HttpOptions options, std::unique_ptr<HttpDialect> dialect)
-      : loop_(loop), options_(std::move(options)), dialect_(std::move(dialect)), rng_(std::random_device{}()) {
+      : loop_(loop),
+        options_(std::move(options)),
+        dialect_(std::move(dialect)),
+        rng_(std::random_device{}()) {
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw std::runtime_error("libcurl: curl_multi_init failed");
     curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &HttpStore::OnCurlSocket);
@@ -219,13 +222,15 @@ class HttpStore final : public ObjectStore {
         curl_easy_setopt(e, CURLOPT_READDATA, &r);
         curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
         curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
-        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body->size()));
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.BodySize()));
         break;
       case Method::kPost:
         curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body ? r.body->data() : "");
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
-                         static_cast<curl_off_t>(r.body ? r.body->size() : 0));
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
+        curl_easy_setopt(e, CURLOPT_READDATA, &r);
+        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
+        curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.BodySize()));
         break;
     }
   }
@@ -311,7 +316,8 @@ class HttpStore final : public ObjectStore {
     switch (cc) {
       case CURLE_PEER_FAILED_VERIFICATION:
       case CURLE_SSL_CACERT_BADFILE:
-        return {Error(ErrorCode::kInvalidArgument, "TLS certificate of " + endpoint + " not trusted (" + detail +
+        return {Error(ErrorCode::kInvalidArgument, "TLS certificate of " + endpoint + " not trusted (" +
+                                                       detail +
                                                        "); give its CA with --cacert=FILE, or --insecure")};
       case CURLE_COULDNT_RESOLVE_HOST:
       case CURLE_UNSUPPORTED_PROTOCOL:
@@ -339,7 +345,7 @@ class HttpStore final : public ObjectStore {
   }
 
   void Succeed(Request& r) {
-    if (r.op == Op::kPut) stats_.bytes_sent += r.body->size();
+    if (r.op == Op::kPut) stats_.bytes_sent += r.body->size();  // the object's bytes, not a wrapping
     if (r.op == Op::kGet) stats_.bytes_received += r.ranged() ? r.range.length : r.response.size();
     Finish(r, Status::Ok(), std::move(r.response));
   }

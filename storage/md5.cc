@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -43,6 +44,34 @@ std::string Base64(std::string_view bytes) {
                       reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(n));
   return out;
+}
+
+std::optional<std::string> Base64Decode(std::string_view text) {
+  // EVP_DecodeBlock skips white space and decodes padding as zero bytes:
+  // check the alphabet and the padding first, then drop those bytes.
+  if (text.size() % 4 != 0) return std::nullopt;
+  size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') pad++;
+  for (size_t i = 0; i + pad < text.size(); i++) {
+    const char c = text[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/'))
+      return std::nullopt;
+  }
+  std::string out(3 * (text.size() / 4), '\0');
+  if (text.empty()) return out;
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0 || static_cast<size_t>(n) != out.size()) return std::nullopt;
+  out.resize(out.size() - pad);
+  return out;
+}
+
+std::optional<Md5Digest> Md5FromBase64(std::string_view text) {
+  auto bytes = Base64Decode(text);
+  if (!bytes || bytes->size() != 16) return std::nullopt;
+  Md5Digest d;
+  std::copy(bytes->begin(), bytes->end(), d.begin());
+  return d;
 }
 
 std::string Md5Base64(const Md5Digest& d) {

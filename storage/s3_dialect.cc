@@ -51,6 +51,7 @@ class S3Dialect final : public HttpDialect {
     r.name = "DeleteObjects";
     r.method = Method::kPost;
     r.query = "delete=";
+    r.content_type = "application/xml";
     auto xml = std::make_shared<std::string>(BuildDeleteRequest(keys));
     r.content_md5 = Md5Base64(Md5(*xml));
     r.body = std::move(xml);
@@ -73,9 +74,10 @@ class S3Dialect final : public HttpDialect {
     sign("Host: " + host_);
     if (!keys.session_token.empty()) sign("x-amz-security-token: " + keys.session_token);
     if (!r.content_md5.empty()) sign("Content-MD5: " + r.content_md5);
-    if (r.method == Method::kPost) sign("Content-Type: application/xml");
+    if (!r.content_type.empty()) sign("Content-Type: " + r.content_type);
     if (!r.key.empty()) {  // an object's PUT or GET: its storage class, encryption, lock
-      for (const auto& h : r.method == Method::kPut ? s3::PutHeaders(config_) : s3::GetHeaders(config_)) sign(h);
+      for (const auto& h : r.method == Method::kPut ? s3::PutHeaders(config_) : s3::GetHeaders(config_))
+        sign(h);
     }
     const char* payload = r.method == Method::kGet ? kEmptySha256 : "UNSIGNED-PAYLOAD";
     sign(std::string("x-amz-content-sha256: ") + payload);
@@ -84,8 +86,8 @@ class S3Dialect final : public HttpDialect {
     // must continue the same object: a store whose object was replaced
     // since answers 412 instead.
     if (r.resuming() && !r.first_etag.empty()) out->headers.push_back("If-Match: " + r.first_etag);
-    SigV4Input in{MethodName(r.method), path_prefix_ + UriEncode(r.key, true), r.query, std::move(signed_headers),
-                  payload};
+    SigV4Input in{MethodName(r.method), path_prefix_ + UriEncode(r.key, true), r.query,
+                  std::move(signed_headers), payload};
     for (auto& h : SignV4(in, {keys.access_key, keys.secret_key, config_.region, "s3"}, now))
       out->headers.push_back(std::move(h));
     return Status::Ok();
@@ -113,8 +115,9 @@ class S3Dialect final : public HttpDialect {
     std::string what = r.What() + ": HTTP " + std::to_string(http);
     if (!body.code.empty()) what += " " + body.code;
     if (!body.message.empty()) what += ": " + body.message;
-    if (http >= 500 || http == 408 || http == 429 || body.code == "SlowDown" || body.code == "RequestTimeout" ||
-        body.code == "BadDigest" || body.code == "InternalError" || body.code == "RequestTimeTooSkewed") {
+    if (http >= 500 || http == 408 || http == 429 || body.code == "SlowDown" ||
+        body.code == "RequestTimeout" || body.code == "BadDigest" || body.code == "InternalError" ||
+        body.code == "RequestTimeTooSkewed") {
       return {Error(ErrorCode::kIo, what), true};
     }
     if (http == 404) {
@@ -130,7 +133,8 @@ class S3Dialect final : public HttpDialect {
       return {Error(ErrorCode::kUnreadable, what + " (an SSE-C backup: give its key, --s3-sse-c-key-file)")};
     }
     if (http == 403 && body.code == "InvalidObjectState") {
-      return {Error(ErrorCode::kUnreadable, what + " (an archived object: restore it from its storage class first)")};
+      return {Error(ErrorCode::kUnreadable,
+                    what + " (an archived object: restore it from its storage class first)")};
     }
     if (http == 403 || http == 401) {
       return {Error(ErrorCode::kInvalidArgument, what + " (check the access key, secret key and region)")};

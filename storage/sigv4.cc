@@ -9,15 +9,18 @@
 #include "xbak/util/utc_time.h"
 
 namespace xbak::storage {
-namespace {
 
-std::string Hmac(const std::string& key, const std::string& data) {
+std::string HmacSha256(const std::string& key, const std::string& data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
   return std::string(reinterpret_cast<char*>(out), n);
 }
+
+namespace {
+
+std::string Hmac(const std::string& key, const std::string& data) { return HmacSha256(key, data); }
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -39,9 +39,13 @@ inline constexpr SecretOption kXbakSecrets[] = {
 };
 // xbcloud's: the S3 credentials.
 inline constexpr SecretOption kXbcloudSecrets[] = {
-    {"s3-access-key", 5},     // s3-ac[cess-key] (s3-a is also s3-api-version)
-    {"s3-secret-key", 6},     // s3-sec[ret-key] (s3-se is also s3-session-token)
-    {"s3-session-token", 6},  // s3-ses[sion-token]
+    {"s3-access-key", 5},      // s3-ac[cess-key] (s3-a is also s3-api-version)
+    {"s3-secret-key", 6},      // s3-sec[ret-key] (s3-se is also s3-session-token)
+    {"s3-session-token", 6},   // s3-ses[sion-token]
+    {"azure-access-key", 7},   // azure-a[ccess-key]
+    {"azure-sas-token", 8},    // azure-sa[s-token] (azure-s is also azure-storage-account)
+    {"google-access-key", 8},  // google-a[ccess-key]
+    {"google-secret-key", 9},  // google-se[cret-key] (google-s is also google-storage-class)
 };
 
 // True if `arg` ("--name", "--name=V", '_' for '-', a loose- prefix) names

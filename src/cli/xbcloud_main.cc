@@ -1,4 +1,5 @@
-// xbcloud: moves xbstream backups to and from S3-compatible object storage.
+// xbcloud: moves xbstream backups to and from object storage (S3, Azure Blob
+// Storage, Google Cloud Storage).
 // Commands and option names follow Percona's xbcloud.
 #include <malloc.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 #include "xbak/util/size.h"
+#include "xbcloud_store.h"
 
 namespace po = boost::program_options;
 
@@ -56,7 +58,9 @@ constexpr const char* kUsage =
     "    xbcloud put --fifo-streams=8 --fifo-dir=D --parallel=16 --s3-bucket=B nightly-1\n"
     "  xbcloud get --s3-bucket=B nightly-1 | xbak --extract -C /restore\n"
     "  xbcloud list --s3-bucket=B host1\n"
-    "  xbcloud expire --s3-bucket=B --retain-full=4 host1     (in cron, after the night's put)\n\n"
+    "  xbcloud expire --s3-bucket=B --retain-full=4 host1     (in cron, after the night's put)\n"
+    "  xbcloud put --storage=azure --azure-storage-account=A --azure-container-name=C nightly-1\n"
+    "  xbcloud get --storage=google --google-bucket=B nightly-1 | xbak --extract -C /restore\n\n"
     "A backup NAME is the objects NAME/<file>.<seq> (xbstream chunks of one file), NAME/<file>.<seq>.md5\n"
     "(md5sum-style sidecars) and NAME/xbcloud.manifest, written last by a put that succeeded: get\n"
     "refuses a backup without it unless --allow-incomplete. NAME/xbcloud.started (written first by put)\n"
@@ -72,19 +76,27 @@ constexpr const char* kUsage =
     "(STS AssumeRole) or web_identity_token_file; the EC2 instance metadata service (IMDSv2). Temporary\n"
     "credentials are renewed before they expire. STS: AWS_ENDPOINT_URL_STS. Secrets are never\n"
     "printed; on the command line they are visible to other users while the process starts, so\n"
-    "prefer the environment or a file.\n\n"
+    "prefer the environment or a file.\n"
+    "Azure: the account key (AZURE_STORAGE_KEY or AZURE_ACCESS_KEY) signs each request (Shared Key), or a\n"
+    "SAS token (AZURE_STORAGE_SAS_TOKEN) goes with each. Google: OAuth tokens from a service account's or\n"
+    "an authorized user's JSON (--google-credentials, GOOGLE_APPLICATION_CREDENTIALS, gcloud's\n"
+    "application default credentials) or the VM's metadata server, renewed before they expire; or HMAC\n"
+    "keys (--google-access-key/--google-secret-key), which use the XML API, S3's protocol.\n\n"
     "Exit status: 0 done, 1 failed (one line on stderr says what), 2 bad usage.\n\n";
 
 // Options that may come from the [xbcloud] group of an options file.
-constexpr std::string_view kFileOptions[] = {
-    "storage",          "s3-endpoint",   "s3-region",         "s3-bucket",        "s3-access-key",
-    "s3-profile",       "s3-secret-key", "s3-session-token",  "s3-bucket-lookup", "s3-api-version",
-    "cacert",           "insecure",      "parallel",          "max-retries",      "max-backoff",
-    "read-buffer-size", "fifo-streams",  "fifo-dir",          "fifo-timeout",     "progress-interval",
-    "s3-storage-class", "s3-sse",        "s3-sse-kms-key-id", "s3-sse-c-key-file"};
+constexpr std::string_view kTransferFileOptions[] = {
+    "cacert",           "insecure",     "parallel", "max-retries",  "max-backoff",
+    "read-buffer-size", "fifo-streams", "fifo-dir", "fifo-timeout", "progress-interval"};
+const std::vector<std::string_view> kFileOptions = [] {
+  std::vector<std::string_view> all(std::begin(xbak::cli::kStoreFileOptions),
+                                    std::end(xbak::cli::kStoreFileOptions));
+  all.insert(all.end(), std::begin(kTransferFileOptions), std::end(kTransferFileOptions));
+  return all;
+}();
 
 // Of those, the options without a value.
-constexpr std::string_view kFileFlags[] = {"insecure"};
+constexpr std::string_view kFileFlags[] = {"insecure", "azure-development-storage"};
 
 int Usage(const std::string& msg) {
   std::cerr << "xbcloud: " << msg << "\n(see xbcloud --help)\n";
@@ -96,42 +108,6 @@ using xbak::cli::Fail;
 // Long on purpose: the list of options, grouped as --help shows them.
 void DescribeOptions(po::options_description* all, po::options_description* visible,
                      po::positional_options_description* pos) {
-  po::options_description s3("Object storage (S3)");
-  s3.add_options()("storage", po::value<std::string>()->default_value("s3"),
-                   "storage type: s3 (the only one)")(
-      "s3-endpoint", po::value<std::string>(),
-      "http(s)://host[:port] of the S3 service (default: https://s3.REGION.amazonaws.com)")(
-      "s3-region", po::value<std::string>(), "region (default: AWS_DEFAULT_REGION, else us-east-1)")(
-      "s3-bucket", po::value<std::string>(), "bucket (must exist)")(
-      "s3-access-key", po::value<std::string>(), "access key (prefer AWS_ACCESS_KEY_ID or an options file)")(
-      "s3-secret-key", po::value<std::string>(),
-      "secret key (prefer AWS_SECRET_ACCESS_KEY or an options file)")(
-      "s3-session-token", po::value<std::string>(),
-      "session token of temporary credentials (AWS_SESSION_TOKEN)")(
-      "s3-profile", po::value<std::string>(),
-      "AWS profile of ~/.aws/credentials and ~/.aws/config (default: AWS_PROFILE, else default)")(
-      "s3-bucket-lookup", po::value<std::string>()->default_value("auto"),
-      "addressing: path (http://host/bucket/key), dns (http://bucket.host/key), auto (dns on AWS, path "
-      "elsewhere)")("s3-api-version", po::value<std::string>()->default_value("auto"),
-                    "signature version: auto or 4 (SigV4); 2 is not supported")(
-      "cacert", po::value<std::string>(), "CA bundle to verify the endpoint's TLS certificate with")(
-      "s3-storage-class", po::value<std::string>(),
-      "put: storage class of every object (STANDARD, STANDARD_IA, GLACIER_IR, ...; default: the bucket's)")(
-      "s3-sse", po::value<std::string>(),
-      "put: server-side encryption, AES256 (SSE-S3) or aws:kms (SSE-KMS)")(
-      "s3-sse-kms-key-id", po::value<std::string>(),
-      "put: the KMS key of --s3-sse=aws:kms (default: the account's)")(
-      "s3-sse-c-key-file", po::value<std::string>(),
-      "SSE-C: file of the 32-byte customer key (mode 600), needed by put and by every later get and verify "
-      "(or XBCLOUD_SSE_C_KEY); the store keeps only its MD5")(
-      "s3-object-lock-mode", po::value<std::string>(),
-      "put: S3 Object Lock, GOVERNANCE or COMPLIANCE, on every object: no one, expire included, can delete "
-      "the backup before its retention date (the bucket must have Object Lock enabled)")(
-      "s3-object-lock-retain-until", po::value<std::string>(),
-      "put: retention date of the lock, YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)")(
-      "s3-object-lock-retain-days", po::value<int>(), "put: retention of the lock in days from now")(
-      "insecure", "do not verify the endpoint's TLS certificate (unsafe)");
-
   po::options_description transfer("Transfer");
   transfer.add_options()("parallel", po::value<int>()->default_value(4),
                          "requests in flight (list and expire: 16 unless given)")(
@@ -172,7 +148,8 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
       "files", po::value<std::vector<std::string>>());
   pos->add("command", 1).add("name", 1).add("files", -1);
 
-  visible->add(s3).add(transfer).add(repo).add(general);
+  xbak::cli::DescribeStoreOptions(visible);
+  visible->add(transfer).add(repo).add(general);
   all->add(*visible).add(hidden);
 }
 
@@ -220,9 +197,7 @@ std::optional<int> Parse(int argc, char** argv, po::variables_map* vm_out) {
 struct Settings {
   std::string command, name;
   std::vector<std::string> files;
-  xbak::storage::S3Config cfg;
-  xbak::storage::AwsCredentialOptions keys;  // what the credential chain starts from
-  int max_retries = 10;
+  xbak::cli::StoreSettings store;
   int parallel = 4;
   uint64_t object_size = 0;
   int fifo_streams = 1;
@@ -240,7 +215,6 @@ struct Settings {
 std::string Str(const po::variables_map& vm, const char* k) {
   return vm.count(k) ? vm[k].as<std::string>() : std::string();
 }
-std::string Env(const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); }
 
 // The command, the backup's name and its FILE arguments.
 std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
@@ -277,84 +251,6 @@ std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
   }
   s->json = vm.count("json") != 0;
 
-  if (str("storage") != "s3") return Usage("--storage=" + str("storage") + ": only s3 is supported");
-  std::string api = str("s3-api-version");
-  if (api == "2") {
-    return Fail(xbak::Error(xbak::ErrorCode::kUnsupported,
-                            "--s3-api-version=2: signature version 2 is not supported; every S3 service we "
-                            "know accepts version 4 (auto)"));
-  }
-  if (api != "auto" && api != "4") return Usage("--s3-api-version must be auto, 2 or 4, not '" + api + "'");
-  return std::nullopt;
-}
-
-// The S3 endpoint, credentials (options, else the AWS environment), TLS and
-// retries.
-std::optional<int> CheckS3(const po::variables_map& vm, Settings* s) {
-  auto str = [&vm](const char* k) { return Str(vm, k); };
-  xbak::storage::S3Config& cfg = s->cfg;
-  cfg.endpoint = str("s3-endpoint");
-  cfg.region = vm.count("s3-region") ? str("s3-region") : Env("AWS_DEFAULT_REGION");
-  if (cfg.region.empty()) cfg.region = Env("AWS_REGION");
-  if (cfg.region.empty()) cfg.region = "us-east-1";
-  cfg.bucket = str("s3-bucket");
-  std::string lookup = str("s3-bucket-lookup");
-  if (lookup == "path")
-    cfg.lookup = xbak::storage::S3Config::Lookup::kPath;
-  else if (lookup == "dns")
-    cfg.lookup = xbak::storage::S3Config::Lookup::kDns;
-  else if (lookup != "auto")
-    return Usage("--s3-bucket-lookup must be auto, path or dns, not '" + lookup + "'");
-  cfg.insecure = vm.count("insecure") != 0;
-  cfg.cacert = str("cacert");
-  if (!cfg.cacert.empty() && !xbak::util::PathExists(cfg.cacert))
-    return Usage("--cacert: no file " + cfg.cacert);
-  const int max_retries = s->max_retries = vm["max-retries"].as<int>();
-  if (max_retries < 0 || max_retries > 100) return Usage("--max-retries must be between 0 and 100");
-  cfg.max_retries = max_retries;
-  const unsigned max_backoff_ms = vm["max-backoff"].as<unsigned>();
-  if (max_backoff_ms < 1 || max_backoff_ms > 3600 * 1000) {
-    return Usage("--max-backoff must be between 1 and 3600000 milliseconds");
-  }
-  cfg.backoff_max_s = max_backoff_ms / 1000.0;
-  cfg.backoff_initial_s = std::min(cfg.backoff_initial_s, cfg.backoff_max_s);
-  s->keys.access_key = str("s3-access-key");
-  s->keys.secret_key = str("s3-secret-key");
-  s->keys.session_token = str("s3-session-token");
-  s->keys.profile = str("s3-profile");
-  s->keys.region = cfg.region;
-  s->keys.cacert = cfg.cacert;
-  s->keys.insecure = cfg.insecure;
-  return std::nullopt;
-}
-
-// Storage class, server-side encryption, Object Lock.
-std::optional<int> CheckObjectOptions(const po::variables_map& vm, Settings* s) {
-  auto str = [&vm](const char* k) { return Str(vm, k); };
-  xbak::storage::S3Config& cfg = s->cfg;
-  cfg.storage_class = str("s3-storage-class");
-  cfg.sse = str("s3-sse");
-  cfg.sse_kms_key_id = str("s3-sse-kms-key-id");
-  auto key = vm.count("s3-sse-c-key-file") ? xbak::crypt::LoadKeyFile(str("s3-sse-c-key-file"))
-                                           : xbak::crypt::KeyFromEnvironment("XBCLOUD_SSE_C_KEY");
-  if (!key.ok()) return Fail(key.status().With("SSE-C key"));
-  if (*key) cfg.sse_c_key.assign(reinterpret_cast<const char*>((*key)->data()), xbak::crypt::kKeyBytes);
-  cfg.lock_mode = str("s3-object-lock-mode");
-  if (vm.count("s3-object-lock-retain-until") && vm.count("s3-object-lock-retain-days"))
-    return Usage("give --s3-object-lock-retain-until or --s3-object-lock-retain-days, not both");
-  if (vm.count("s3-object-lock-retain-days")) {
-    const int days = vm["s3-object-lock-retain-days"].as<int>();
-    if (days < 1 || days > 36500) return Usage("--s3-object-lock-retain-days must be between 1 and 36500");
-    cfg.lock_until = static_cast<int64_t>(::time(nullptr)) + int64_t{days} * 86400;
-  } else if (vm.count("s3-object-lock-retain-until")) {
-    std::string v = str("s3-object-lock-retain-until");
-    cfg.lock_until = xbak::storage::ParseIsoUtc(v.size() == 10 ? v + "T00:00:00Z" : v);
-    if (cfg.lock_until == 0)
-      return Usage("--s3-object-lock-retain-until: '" + v + "' is not YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ");
-  }
-  if ((!cfg.lock_mode.empty() || cfg.lock_until != 0) && s->command != "put") {
-    return Usage("--s3-object-lock-* are for put");
-  }
   return std::nullopt;
 }
 
@@ -450,19 +346,9 @@ int RunRepositoryCommand(const Settings& s, xbak::storage::EventLoop& loop,
 
 int RunCommand(const Settings& s) {
   const std::string &command = s.command, &name = s.name;
-  xbak::storage::S3Config cfg = s.cfg;
   const int parallel = s.parallel;
-  if (cfg.insecure) xbak::util::LogWarning("--insecure: the TLS certificate of the endpoint is not verified");
-  auto credentials = xbak::storage::ResolveAwsCredentials(s.keys);
-  if (!credentials.ok()) return Fail(credentials.status());
-  cfg.credentials = *credentials;
-  if (int64_t until = cfg.credentials->expiration(); until != 0) {
-    xbak::util::LogInfo("temporary S3 credentials from " + cfg.credentials->Describe() + ", valid until " +
-                        xbak::cloud::UtcTime(until) + " UTC, renewed before they expire");
-  }
-
   xbak::storage::EventLoop loop;
-  auto store = xbak::storage::MakeS3Store(loop, cfg);
+  auto store = xbak::cli::OpenStore(loop, s.store);
   if (!store.ok()) return Fail(store.status());
 
   if (command == "delete") {
@@ -491,8 +377,8 @@ int RunCommand(const Settings& s) {
     o.parallel = parallel;
     o.object_size = static_cast<size_t>(s.object_size);
     o.progress_interval = s.progress;
-    o.lock_mode = cfg.lock_mode;
-    o.lock_until = cfg.lock_until;
+    o.lock_mode = s.store.lock_mode;
+    o.lock_until = s.store.lock_until;
     xbak::Status st = xbak::cloud::CloudPut(loop, **store, fds, names, o);
     return st.ok() ? 0 : Fail(st);
   }
@@ -501,8 +387,8 @@ int RunCommand(const Settings& s) {
   o.files = s.files;
   o.parallel = parallel;
   o.allow_incomplete = s.allow_incomplete;
-  o.verify_retries = std::min(s.max_retries, 10);
-  o.verify_backoff_max_s = cfg.backoff_max_s;
+  o.verify_retries = std::min(s.store.http.max_retries, 10);
+  o.verify_backoff_max_s = s.store.http.backoff_max_s;
   o.progress_interval = s.progress;
   xbak::Status st = xbak::cloud::CloudGet(loop, **store, fds, names, o);
   streams.owned.clear();  // readers of the FIFOs see the end of their streams
@@ -526,8 +412,7 @@ int main(int argc, char** argv) {
   if (auto rc = Parse(argc, argv, &vm)) return *rc;
   Settings s;
   if (auto rc = CheckCommand(vm, &s)) return *rc;
-  if (auto rc = CheckS3(vm, &s)) return *rc;
-  if (auto rc = CheckObjectOptions(vm, &s)) return *rc;
+  if (auto rc = xbak::cli::CheckStoreOptions(vm, s.command, &s.store)) return *rc;
   if (auto rc = CheckTransfer(vm, &s)) return *rc;
   return RunCommand(s);
 }

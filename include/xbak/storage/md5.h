@@ -19,6 +19,11 @@ std::string Md5Hex(const Md5Digest& d);     // 32 lowercase hex digits (S3 ETag,
 std::string Md5Base64(const Md5Digest& d);  // 24 characters (Content-MD5 header)
 // Standard base64 with padding (headers that carry bytes: SSE-C's key).
 std::string Base64(std::string_view bytes);
+// Standard base64 decoded (padding required, no white space); nullopt for
+// anything else (Azure's account key, the MD5s Azure and Google report).
+std::optional<std::string> Base64Decode(std::string_view text);
+// 24 base64 characters of 16 bytes; nullopt for anything else.
+std::optional<Md5Digest> Md5FromBase64(std::string_view text);
 // 32 hex digits (either case); nullopt for anything else.
 std::optional<Md5Digest> Md5FromHex(std::string_view hex);
 

@@ -13,6 +13,7 @@
 
 #include "xbak/storage/aws_credentials.h"
 #include "xbak/storage/object_store.h"
+#include "xbak/storage/xml.h"  // XmlEscape, XmlUnescape
 #include "xbak/util/status.h"
 
 namespace xbak::storage {
@@ -72,15 +73,5 @@ Result<std::vector<DeleteFailure>> ParseDeleteResult(std::string_view xml);
 // <Object><Key>..</Key></Object>...</Delete>. S3 accepts at most 1000 keys per
 // request; splitting larger sets is the caller's job.
 std::string BuildDeleteRequest(const std::vector<std::string>& keys);
-
-// Escapes & < > " ' as entities and bytes 0x01-0x1f as character references
-// (&#13;): an XML parser turns a raw CR into LF and XML 1.0 forbids most raw
-// control characters, so a key holding them would otherwise reach S3 changed.
-// NUL has no XML representation at all and is passed through.
-std::string XmlEscape(std::string_view s);
-
-// Decodes &amp; &lt; &gt; &quot; &apos; &#NNN; &#xHH; (to UTF-8). A malformed
-// entity, or a reference to NUL, a surrogate or beyond U+10FFFF, is kCorrupt.
-Result<std::string> XmlUnescape(std::string_view s);
 
 }  // namespace xbak::storage

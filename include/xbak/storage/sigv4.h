@@ -35,6 +35,10 @@ struct SigV4Keys {
 // Signature=...". `now` is Unix time.
 std::vector<std::string> SignV4(const SigV4Input& in, const SigV4Keys& keys, int64_t now);
 
+// HMAC-SHA256 of `data` under `key`, as raw bytes (SigV4's key chain,
+// Azure's Shared Key and SAS signatures).
+std::string HmacSha256(const std::string& key, const std::string& data);
+
 // Hex SHA-256, for payload hashes.
 std::string Sha256Hex(const std::string& data);
 
