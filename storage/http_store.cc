@@ -96,26 +96,14 @@ class HttpStore final : public ObjectStore {
       loop_.After(0, [done] { done(Status::Ok()); });
       return;
     }
-    // A store without a batch delete: one request per key, in flight
-    // together; done once, with the first error.
+    // One request per batch of keys (a store without a batch delete: per
+    // key), kMaxDeletes of them in flight; done once, with the first error.
     const size_t batch = std::max<size_t>(dialect_->DeleteBatch(), 1);
-    struct Fan {
-      size_t left;
-      Status first;
-      std::function<void(Status)> done;
-    };
-    auto fan = std::make_shared<Fan>(Fan{(keys.size() + batch - 1) / batch, Status::Ok(), std::move(done)});
-    for (size_t at = 0; at < keys.size(); at += batch) {
-      auto r = std::make_shared<Request>();
-      r->op = Op::kDelete;
-      std::vector<std::string> some(keys.begin() + at, keys.begin() + std::min(keys.size(), at + batch));
-      r->done = std::function<void(Status)>([fan](Status s) {
-        if (!s.ok() && fan->first.ok()) fan->first = s;
-        if (--fan->left == 0) fan->done(fan->first);
-      });
-      dialect_->ShapeDelete(*r, some);
-      Start(std::move(r));
-    }
+    auto fan = std::make_shared<DeleteFan>();
+    for (size_t at = 0; at < keys.size(); at += batch)
+      fan->batches.emplace_back(keys.begin() + at, keys.begin() + std::min(keys.size(), at + batch));
+    fan->done = std::move(done);
+    for (size_t i = 0; i < kMaxDeletes && i < fan->batches.size(); i++) NextDelete(fan);
   }
 
   void CancelAll() override {
@@ -151,6 +139,29 @@ class HttpStore final : public ObjectStore {
     ev_io io;
     HttpStore* self;
   };
+
+  // A Delete's requests: what is left to send, what is in flight.
+  struct DeleteFan {
+    std::vector<std::vector<std::string>> batches;
+    size_t next = 0, in_flight = 0;
+    Status first;
+    std::function<void(Status)> done;
+  };
+  static constexpr size_t kMaxDeletes = 32;
+
+  void NextDelete(const std::shared_ptr<DeleteFan>& fan) {
+    auto r = std::make_shared<Request>();
+    r->op = Op::kDelete;
+    dialect_->ShapeDelete(*r, fan->batches[fan->next++]);
+    fan->in_flight++;
+    r->done = std::function<void(Status)>([this, fan](Status s) {
+      fan->in_flight--;
+      if (!s.ok() && fan->first.ok()) fan->first = s;
+      if (fan->first.ok() && fan->next < fan->batches.size()) return NextDelete(fan);
+      if (fan->in_flight == 0) fan->done(fan->first);
+    });
+    Start(std::move(r));
+  }
 
   static std::shared_ptr<Request> NewGet(const std::string& key) {
     auto r = std::make_shared<Request>();

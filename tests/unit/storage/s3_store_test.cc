@@ -4,135 +4,13 @@
 // MinIO cannot be made to do. What MinIO does do is covered by t_xbcloud.sh.
 #include "xbak/storage/s3_store.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cstring>
-#include <functional>
-#include <mutex>
-#include <thread>
-
+#include "storage/fake_http.h"
 #include "storage/read_range.h"
 
 namespace xbak::storage {
 namespace {
-
-struct HttpRequest {
-  std::string line;  // "GET /bucket/key HTTP/1.1"
-  std::string range, if_match;
-};
-
-// What to send back: `head` (status line and headers, without the blank
-// line), then `body`, or only its first `cut` bytes before the connection
-// is closed.
-struct HttpAnswer {
-  std::string head;
-  std::string body;
-  size_t cut = std::string::npos;
-};
-
-std::string Header(const std::string& req, const std::string& name) {
-  // Header names are case-insensitive; curl sends "Range:" and our "If-Match:".
-  std::string lower = req;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  size_t at = lower.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  at += 2 + name.size() + 1;
-  while (at < req.size() && req[at] == ' ') at++;
-  return req.substr(at, req.find("\r\n", at) - at);
-}
-
-// One connection at a time; every answer closes its connection.
-class FakeS3 {
- public:
-  using Handler = std::function<HttpAnswer(const HttpRequest&, int n)>;
-  explicit FakeS3(Handler handler) : handler_(std::move(handler)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeS3() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  int port() const { return port_; }
-  std::vector<HttpRequest> requests() {
-    std::lock_guard<std::mutex> l(mu_);
-    return requests_;
-  }
-
- private:
-  void Serve() {
-    for (int n = 0; !stop_; n++) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        ssize_t r = ::read(c, buf, sizeof buf);
-        if (r <= 0) break;
-        req.append(buf, static_cast<size_t>(r));
-      }
-      HttpRequest hr{req.substr(0, req.find("\r\n")), Header(req, "range"), Header(req, "if-match")};
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        requests_.push_back(hr);
-      }
-      HttpAnswer a = handler_(hr, n);
-      std::string out = a.head + "\r\nConnection: close\r\n\r\n" + a.body.substr(0, a.cut);
-      for (size_t at = 0; at < out.size();) {
-        ssize_t w = ::send(c, out.data() + at, out.size() - at, MSG_NOSIGNAL);
-        if (w <= 0) break;
-        at += static_cast<size_t>(w);
-      }
-      ::close(c);
-    }
-  }
-
-  Handler handler_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<HttpRequest> requests_;
-};
-
-std::string Object(size_t n) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i++) s[i] = static_cast<char>((i * 7 + i / 251) & 0xff);
-  return s;
-}
-
-// "bytes=A-B" -> A, B.
-std::pair<size_t, size_t> ParseRange(const std::string& r) {
-  size_t a = std::stoul(r.substr(6));
-  size_t b = std::stoul(r.substr(r.find('-') + 1));
-  return {a, b};
-}
-
-// A 206 for the range asked, as S3 answers it.
-HttpAnswer Partial(const std::string& object, const HttpRequest& req, const std::string& etag = "abc") {
-  auto [a, b] = ParseRange(req.range);
-  std::string body = object.substr(a, b - a + 1);
-  return {"HTTP/1.1 206 Partial Content\r\nETag: \"" + etag + "\"\r\nContent-Range: bytes " +
-              std::to_string(a) + "-" + std::to_string(b) + "/" + std::to_string(object.size()) +
-              "\r\nContent-Length: " + std::to_string(body.size()),
-          body};
-}
 
 class S3RangeTest : public ::testing::Test {
  protected:
@@ -153,7 +31,7 @@ class S3RangeTest : public ::testing::Test {
 };
 
 TEST_F(S3RangeTest, PiecesComeInOrderAndACutTransferResumesWhereItStopped) {
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     HttpAnswer a = Partial(object_, req);
     if (n == 0) a.cut = 40000;  // then the connection drops
     return a;
@@ -181,7 +59,7 @@ TEST_F(S3RangeTest, PiecesComeInOrderAndACutTransferResumesWhereItStopped) {
 }
 
 TEST_F(S3RangeTest, ARangeInsideTheObject) {
-  FakeS3 server([&](const HttpRequest& req, int) { return Partial(object_, req); });
+  FakeHttp server([&](const HttpRequest& req, int) { return Partial(object_, req); });
   auto store = Store(server.port());
   auto r = testing::ReadRange(loop_, *store, "obj", {1000, 5000}, 4096);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -191,7 +69,7 @@ TEST_F(S3RangeTest, ARangeInsideTheObject) {
 }
 
 TEST_F(S3RangeTest, AResumeThatIgnoresTheRangeIsRefused) {
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     if (n == 0) {
       HttpAnswer a = Partial(object_, req);
       a.cut = 40000;
@@ -216,7 +94,7 @@ TEST_F(S3RangeTest, AResumeThatIgnoresTheRangeIsRefused) {
 TEST_F(S3RangeTest, A206OfOtherBytesIsRefused) {
   // The resume is answered with bytes from 0 (a Content-Range that says so),
   // then with no Content-Range at all.
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     HttpRequest from0 = req;
     from0.range = "bytes=0-102399";
     HttpAnswer a = Partial(object_, n == 0 ? req : from0);
@@ -237,7 +115,7 @@ TEST_F(S3RangeTest, A206OfOtherBytesIsRefused) {
 }
 
 TEST_F(S3RangeTest, AnObjectReplacedMidReadIsAnError) {
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     if (n == 0) {
       HttpAnswer a = Partial(object_, req);
       a.cut = 40000;
@@ -256,7 +134,7 @@ TEST_F(S3RangeTest, AnObjectReplacedMidReadIsAnError) {
 
 TEST_F(S3RangeTest, ADifferentETagOnResumeIsRefused) {
   // A server that does not honour If-Match but says which object it sends.
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     HttpAnswer a = Partial(object_, req, n == 0 ? "abc" : "def");
     if (n == 0) a.cut = 40000;
     return a;
@@ -268,7 +146,7 @@ TEST_F(S3RangeTest, ADifferentETagOnResumeIsRefused) {
 }
 
 TEST_F(S3RangeTest, AnAnswerLongerThanAskedIsStoppedAndRetried) {
-  FakeS3 server([&](const HttpRequest&, int) {
+  FakeHttp server([&](const HttpRequest&, int) {
     return HttpAnswer{"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(object_.size()), object_};
   });
   auto store = Store(server.port());
@@ -281,7 +159,7 @@ TEST_F(S3RangeTest, AnAnswerLongerThanAskedIsStoppedAndRetried) {
 
 TEST_F(S3RangeTest, AShortAnswerIsResumed) {
   // 206 with fewer bytes than asked, and a Content-Length that says so.
-  FakeS3 server([&](const HttpRequest& req, int n) {
+  FakeHttp server([&](const HttpRequest& req, int n) {
     HttpAnswer a = Partial(object_, req);
     if (n == 0) {
       a.body.resize(10000);
@@ -299,7 +177,7 @@ TEST_F(S3RangeTest, AShortAnswerIsResumed) {
 }
 
 TEST_F(S3RangeTest, AHeldTransferReadsNothingUntilResumed) {
-  FakeS3 server([&](const HttpRequest& req, int) { return Partial(object_, req); });
+  FakeHttp server([&](const HttpRequest& req, int) { return Partial(object_, req); });
   auto store = Store(server.port());
   bool allow = false, first = true;
   size_t at_resume = 0;
@@ -328,7 +206,7 @@ TEST_F(S3RangeTest, AHeldTransferReadsNothingUntilResumed) {
 // may (a get starting many transfers at once holds them before their first
 // piece, not after).
 TEST_F(S3RangeTest, AHeldTransferWaitsBeforeItsFirstByte) {
-  FakeS3 server([&](const HttpRequest& req, int) { return Partial(object_, req); });
+  FakeHttp server([&](const HttpRequest& req, int) { return Partial(object_, req); });
   auto store = Store(server.port());
   bool allow = false;
   size_t asked = 0;
