@@ -63,6 +63,8 @@ std::optional<std::string> Base64Decode(std::string_view text) {
                           reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
   if (n < 0 || static_cast<size_t>(n) != out.size()) return std::nullopt;
   out.resize(out.size() - pad);
+  // One text per bytes: unused low bits of the last character must be zero.
+  if (Base64(out) != text) return std::nullopt;
   return out;
 }
 

@@ -125,6 +125,69 @@ os_toxi_clear() { # PROXY: remove every toxic
   for n in $names; do curl -fsS -X DELETE "$_OS_TOXI/proxies/$1/toxics/$n" > /dev/null; done
 }
 
+# Azure Blob Storage and Google Cloud Storage, by their emulators (from build-go-tools.sh).
+# Azurite's development account and its published key (it opens nothing but the emulator).
+export OS_AZ_ACCOUNT=devstoreaccount1
+export OS_AZ_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+
+os_azurite_start() { # PORT [DATADIR]: Azurite's blob service on 127.0.0.1:PORT
+  local port=$1 dir=${2:-$XBAK_WORK/azurite-$1} bin
+  os_gobin > /dev/null || return 1
+  bin=${XBAK_CACHE:-$HOME/.cache/xbak}/azurite/node_modules/.bin/azurite-blob
+  mkdir -p "$dir"
+  "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir" --silent --disableTelemetry --loose \
+    > "$dir.log" 2>&1 &
+  _OS_PIDS+=("$!")
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -q "successfully listens" "$dir.log" 2> /dev/null && { _os_log "Azurite up on 127.0.0.1:$port"; return 0; }
+    sleep 0.1
+  done
+  _os_err "Azurite did not start on 127.0.0.1:$port (log: $dir.log)"
+  tail -20 "$dir.log" >&2
+  return 1
+}
+
+os_fakegcs_start() { # PORT: fake-gcs-server (in memory) on 127.0.0.1:PORT
+  local port=$1 gobin
+  gobin=$(os_gobin) || return 1
+  "$gobin/fake-gcs-server" -scheme http -host 127.0.0.1 -port "$port" -backend memory \
+    -public-host "127.0.0.1:$port" -external-url "http://127.0.0.1:$port" > "$XBAK_WORK/fakegcs-$port.log" 2>&1 &
+  _OS_PIDS+=("$!")
+  if ! _os_wait_http "http://127.0.0.1:$port/_internal/healthcheck" 30; then
+    _os_err "fake-gcs-server did not start on 127.0.0.1:$port"
+    return 1
+  fi
+  _os_log "fake-gcs-server up on 127.0.0.1:$port"
+}
+
+# The objects under PREFIX as JSON [{"Path", "Size"}], by a client of its own (store_ls.py):
+# os_store_ls azure|gcs PORT CONTAINER PREFIX; os_store_count: how many.
+os_store_ls() { "$OS_PYTHON" "$OS_REPO_ROOT/scripts/lib/store_ls.py" "$@"; }
+os_store_count() { os_store_ls "$@" | "$OS_PYTHON" -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
+
+os_azure_container_create() { # PORT CONTAINER: Create Container, signed with the account key
+  "$OS_PYTHON" - "$1" "$2" <<'PY'
+import base64, hashlib, hmac, http.client, os, sys, time
+port, container = sys.argv[1], sys.argv[2]
+account, key = os.environ["OS_AZ_ACCOUNT"], base64.b64decode(os.environ["OS_AZ_KEY"])
+date = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
+path = "/%s/%s" % (account, container)
+sts = "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:%s\nx-ms-version:2021-08-06\n/%s%s\nrestype:container" % (date, account, path)
+sig = base64.b64encode(hmac.new(key, sts.encode(), hashlib.sha256).digest()).decode()
+c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
+c.request("PUT", path + "?restype=container", headers={"x-ms-date": date, "x-ms-version": "2021-08-06",
+          "Authorization": "SharedKey %s:%s" % (account, sig), "Content-Length": "0"})
+r = c.getresponse()
+if r.status != 201:
+    sys.exit("objstore: Create Container %s: HTTP %d %s" % (container, r.status, r.read()[:200]))
+PY
+}
+os_gcs_bucket_create() { # PORT BUCKET
+  curl -fsS -X POST -H 'Content-Type: application/json' -d "{\"name\":\"$2\"}" \
+    "http://127.0.0.1:$1/storage/v1/b" > /dev/null
+}
+
 os_cleanup() {
   local p
   for p in "${_OS_PIDS[@]}"; do kill "$p" 2> /dev/null || true; done

@@ -13,7 +13,8 @@
 namespace xbak::storage {
 namespace {
 
-constexpr const char* kKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+constexpr const char* kKey =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 class AzureTest : public ::testing::Test {
  protected:
@@ -56,14 +57,17 @@ class AzureTest : public ::testing::Test {
 };
 
 HttpAnswer ErrorReply(int status, const std::string& code) {
-  std::string body = "<?xml version=\"1.0\"?><Error><Code>" + code + "</Code><Message>m\nRequestId:1</Message></Error>";
-  return {"HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(body.size()), body};
+  std::string body =
+      "<?xml version=\"1.0\"?><Error><Code>" + code + "</Code><Message>m\nRequestId:1</Message></Error>";
+  return {"HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(body.size()),
+          body};
 }
 
 TEST_F(AzureTest, PutSendsABlockBlobWithItsMd5SignedWithTheSharedKey) {
   const std::string body = "hello azure";
   FakeHttp server([&](const HttpRequest&, int) {
-    return HttpAnswer{"HTTP/1.1 201 Created\r\nContent-MD5: " + Md5Base64(Md5(body)) + "\r\nContent-Length: 0", ""};
+    return HttpAnswer{
+        "HTTP/1.1 201 Created\r\nContent-MD5: " + Md5Base64(Md5(body)) + "\r\nContent-Length: 0", ""};
   });
   auto store = Store(Config(server.port()));
   ASSERT_TRUE(Put(*store, "n/a b+c.0", body).ok());
@@ -80,7 +84,8 @@ TEST_F(AzureTest, PutSendsABlockBlobWithItsMd5SignedWithTheSharedKey) {
 
 TEST_F(AzureTest, APutWhoseAnswerIsAnotherMd5IsSentAgainThenFails) {
   FakeHttp server([&](const HttpRequest&, int) {
-    return HttpAnswer{"HTTP/1.1 201 Created\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 0", ""};
+    return HttpAnswer{"HTTP/1.1 201 Created\r\nContent-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==\r\nContent-Length: 0",
+                      ""};
   });
   auto store = Store(Config(server.port()));
   Status s = Put(*store, "k", "body");
@@ -92,7 +97,8 @@ TEST_F(AzureTest, APutWhoseAnswerIsAnotherMd5IsSentAgainThenFails) {
 TEST_F(AzureTest, BusyIsRetriedAndMissingThingsAreNamed) {
   FakeHttp server([&](const HttpRequest& r, int n) {
     if (r.line.find("/busy") != std::string::npos) {
-      return n == 0 ? ErrorReply(503, "ServerBusy") : HttpAnswer{"HTTP/1.1 200 OK\r\nContent-Length: 2", "ok"};
+      return n == 0 ? ErrorReply(503, "ServerBusy")
+                    : HttpAnswer{"HTTP/1.1 200 OK\r\nContent-Length: 2", "ok"};
     }
     if (r.line.find("/gone") != std::string::npos) return ErrorReply(404, "BlobNotFound");
     if (r.line.find("/nocontainer") != std::string::npos) return ErrorReply(404, "ContainerNotFound");
@@ -144,7 +150,7 @@ TEST_F(AzureTest, ACutRangeResumesOnTheSameBlobWithIfMatch) {
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].if_match, "");
-  EXPECT_EQ(reqs[1].if_match, "\"0x8DA1\"");  // the ETag as the service sent it
+  EXPECT_EQ(reqs[1].if_match, "\"0x8DA1\"");      // the ETag as the service sent it
   EXPECT_EQ(reqs[1].range, "bytes=20000-51199");  // from the first byte not received
 }
 
@@ -166,9 +172,10 @@ TEST_F(AzureTest, ASasTokenGoesWithEveryRequestInsteadOfASignature) {
   ASSERT_TRUE(page.ok()) << page.status().message();
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 1u);
-  EXPECT_EQ(reqs[0].line,
-            "GET /devstoreaccount1/backups?restype=container&comp=list&prefix=p%2F&maxresults=5000&delimiter=%2F&"
-            "sv=2021-08-06&sp=rl&sig=abc%2B HTTP/1.1");
+  EXPECT_EQ(
+      reqs[0].line,
+      "GET /devstoreaccount1/backups?restype=container&comp=list&prefix=p%2F&maxresults=5000&delimiter=%2F&"
+      "sv=2021-08-06&sp=rl&sig=abc%2B HTTP/1.1");
   EXPECT_EQ(Header(reqs[0].head, "authorization"), "");
 }
 
@@ -192,9 +199,12 @@ TEST_F(AzureTest, BadConfigurationsAreRefusedByName) {
 
 TEST(AzureXml, BlobListWithPrefixesFirstAndEscapedNames) {
   auto page = ParseBlobList(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><EnumerationResults ServiceEndpoint=\"x\" "
-      "ContainerName=\"c\"><Prefix>a/</Prefix><Marker/><MaxResults>2</MaxResults><Delimiter>/</Delimiter><Blobs>"
-      "<BlobPrefix><Name>a/b/</Name></BlobPrefix><Blob><Name>a/x&amp;y</Name><Properties><Last-Modified>Fri, 27 "
+      "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?><EnumerationResults "
+      "ServiceEndpoint=\"x\" "
+      "ContainerName=\"c\"><Prefix>a/</Prefix><Marker/><MaxResults>2</MaxResults><Delimiter>/</"
+      "Delimiter><Blobs>"
+      "<BlobPrefix><Name>a/b/</Name></BlobPrefix><Blob><Name>a/x&amp;y</Name><Properties><Last-Modified>Fri, "
+      "27 "
       "Nov 2026 03:35:11 GMT</Last-Modified><Etag>0x1</Etag><Content-Length>8</Content-Length><Content-MD5>"
       "/19k1DajZ0qVQw8QOO4kAg==</Content-MD5></Properties></Blob><Blob><Name>a/1</Name><Properties>"
       "<Content-Length>0</Content-Length></Properties></Blob></Blobs><NextMarker>a/2</NextMarker>"
@@ -213,10 +223,11 @@ TEST(AzureXml, BlobListWithPrefixesFirstAndEscapedNames) {
 }
 
 TEST(AzureXml, ShapesTheDriverReliesOnAreChecked) {
-  EXPECT_EQ(ParseBlobList("<EnumerationResults><Blobs><Blob><Properties/></Blob></Blobs></EnumerationResults>")
-                .status()
-                .code(),
-            ErrorCode::kCorrupt);
+  EXPECT_EQ(
+      ParseBlobList("<EnumerationResults><Blobs><Blob><Properties/></Blob></Blobs></EnumerationResults>")
+          .status()
+          .code(),
+      ErrorCode::kCorrupt);
   auto r = ParseBlobList(
       "<EnumerationResults><Blobs><Blob><Name>k</Name><Properties><Content-Length>-1</Content-Length>"
       "</Properties></Blob></Blobs></EnumerationResults>");

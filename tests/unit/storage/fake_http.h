@@ -87,7 +87,8 @@ class FakeHttp {
         req.append(buf, static_cast<size_t>(r));
       }
       const size_t head_end = req.find("\r\n\r\n");
-      std::string head = req.substr(0, head_end), body = head_end == std::string::npos ? "" : req.substr(head_end + 4);
+      std::string head = req.substr(0, head_end),
+                  body = head_end == std::string::npos ? "" : req.substr(head_end + 4);
       const std::string length = Header(head + "\r\n", "content-length");
       const size_t want = length.empty() ? 0 : std::stoul(length);
       while (body.size() < want) {
@@ -95,8 +96,8 @@ class FakeHttp {
         if (r <= 0) break;
         body.append(buf, static_cast<size_t>(r));
       }
-      HttpRequest hr{req.substr(0, req.find("\r\n")), Header(req, "range"), Header(req, "if-match"), head + "\r\n",
-                     body};
+      HttpRequest hr{req.substr(0, req.find("\r\n")), Header(req, "range"), Header(req, "if-match"),
+                     head + "\r\n", body};
       {
         std::lock_guard<std::mutex> l(mu_);
         requests_.push_back(hr);
@@ -135,7 +136,8 @@ inline std::pair<size_t, size_t> ParseRange(const std::string& r) {
 }
 
 // A 206 for the range asked, as S3 answers it.
-inline HttpAnswer Partial(const std::string& object, const HttpRequest& req, const std::string& etag = "abc") {
+inline HttpAnswer Partial(const std::string& object, const HttpRequest& req,
+                          const std::string& etag = "abc") {
   auto [a, b] = ParseRange(req.range);
   std::string body = object.substr(a, b - a + 1);
   return {"HTTP/1.1 206 Partial Content\r\nETag: \"" + etag + "\"\r\nContent-Range: bytes " +

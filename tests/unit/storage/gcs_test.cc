@@ -47,8 +47,8 @@ class GcsTest : public ::testing::Test {
 };
 
 HttpAnswer Json(const std::string& body, int status = 200) {
-  return {"HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
-              std::to_string(body.size()),
+  return {"HTTP/1.1 " + std::to_string(status) +
+              " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()),
           body};
 }
 
@@ -108,7 +108,8 @@ TEST_F(GcsTest, ACutDownloadResumesOnTheGenerationItStartedOn) {
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 2u);
   EXPECT_EQ(reqs[0].line, "GET /storage/v1/b/backups/o/dir%2Fobj?alt=media HTTP/1.1");
-  EXPECT_EQ(reqs[1].line, "GET /storage/v1/b/backups/o/dir%2Fobj?alt=media&generation=1795750555058570 HTTP/1.1");
+  EXPECT_EQ(reqs[1].line,
+            "GET /storage/v1/b/backups/o/dir%2Fobj?alt=media&generation=1795750555058570 HTTP/1.1");
 }
 
 TEST_F(GcsTest, AnObjectReplacedDuringADownloadIsNamed) {
@@ -130,7 +131,8 @@ TEST_F(GcsTest, MissingBucketAndRefusedTokenAreNamed) {
   FakeHttp server([&](const HttpRequest& req, int) {
     if (req.line.starts_with("GET /storage/v1/b/backups/o?"))
       return Json(R"({"error":{"code":404,"message":"Not Found","errors":[{"reason":"notFound"}]}})", 404);
-    return Json(R"({"error":{"code":401,"message":"Invalid Credentials","errors":[{"reason":"authError"}]}})", 401);
+    return Json(R"({"error":{"code":401,"message":"Invalid Credentials","errors":[{"reason":"authError"}]}})",
+                401);
   });
   auto store = Store(server.port());
   Result<ListResult> page = Status();

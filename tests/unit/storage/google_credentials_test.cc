@@ -76,7 +76,9 @@ class GoogleCredentialsTest : public ::testing::Test {
 HttpAnswer Token(const std::string& token, int expires_in) {
   std::string body = R"({"access_token":")" + token + R"(","expires_in":)" + std::to_string(expires_in) +
                      R"(,"token_type":"Bearer"})";
-  return {"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()), body};
+  return {
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()),
+      body};
 }
 
 TEST_F(GoogleCredentialsTest, AServiceAccountSignsAJwtTheTokenEndpointCanVerify) {
@@ -120,7 +122,8 @@ TEST_F(GoogleCredentialsTest, AServiceAccountSignsAJwtTheTokenEndpointCanVerify)
 
 TEST_F(GoogleCredentialsTest, ARefusedRefreshIsNamedWithoutItsSecrets) {
   FakeHttp server([&](const HttpRequest&, int) {
-    std::string body = R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})";
+    std::string body =
+        R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})";
     return HttpAnswer{"HTTP/1.1 400 Bad Request\r\nContent-Length: " + std::to_string(body.size()), body};
   });
   auto tokens = ResolveGoogleCredentials(
@@ -165,8 +168,10 @@ TEST_F(GoogleCredentialsTest, WrongFilesAreRefusedByName) {
   GoogleCredentialOptions o;
   o.env = [](const char* name) { return std::string(name) == "NO_GCE_CHECK" ? "true" : ""; };
   EXPECT_NE(ResolveGoogleCredentials(o).status().message().find("no Google credentials"), std::string::npos);
-  auto bad_key = ResolveGoogleCredentials(Options(Write(
-      {{"type", "service_account"}, {"client_email", "x"}, {"private_key", "-----BEGIN PRIVATE KEY-----\nno"}})));
+  auto bad_key =
+      ResolveGoogleCredentials(Options(Write({{"type", "service_account"},
+                                              {"client_email", "x"},
+                                              {"private_key", "-----BEGIN PRIVATE KEY-----\nno"}})));
   ASSERT_TRUE(bad_key.ok());
   EXPECT_NE((*bad_key)->Get(1).status().message().find("not a PEM private key"), std::string::npos);
 }
