@@ -2,7 +2,8 @@
 # The project's one test command (fresh Debian 12 machine or a developer checkout):
 # installs the dependencies, configures, builds and runs every test, four times over:
 #   1. a normal build (./build): unit + integration tests against real servers;
-#   2. ASan + UBSan (./build-asan): unit + integration tests;
+#   2. ASan + UBSan (./build-asan): the unit tests and the integration tests labelled asan (one
+#      per engine, end to end: tests/CMakeLists.txt lists them; --asan-full runs them all);
 #   3. TSan (./build-tsan): the unit tests (they drive every threaded part directly);
 #   4. AArch64 (./build-aarch64): cross-compiled, the unit tests under qemu-user
 #      (scripts/cross-aarch64.sh; about 5 minutes from a clean build directory on 2 cores);
@@ -13,6 +14,8 @@
 #   scripts/run-tests.sh --quick    pass 1 only
 #   scripts/run-tests.sh --unit     pass 1, unit tests only
 #   scripts/run-tests.sh --asan     pass 2 only;  --tsan  pass 3 only;  --arm64  pass 4 only;
+#   scripts/run-tests.sh --asan-full  opt-in, not in CI: pass 2 with every integration test
+#                                   (about 25 minutes on 2 cores)
 #                                   --fuzz  pass 5 only
 #   scripts/run-tests.sh --soak     opt-in, not in CI: the normal build, then tests/soak/t_soak.sh
 #                                   (XBAK_SOAK_BACKUPS hot backups in a row under writes and DDL
@@ -30,17 +33,19 @@ cd "$repo"
 
 passes=(normal asan tsan arm64 fuzz)
 unit_only=0
+asan_full=0
 ctest_extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) passes=(normal) ;;
     --unit) passes=(normal); unit_only=1 ;;
     --asan) passes=(asan) ;;
+    --asan-full) passes=(asan); asan_full=1 ;;
     --tsan) passes=(tsan) ;;
     --arm64) passes=(arm64) ;;
     --fuzz) passes=(fuzz) ;;
     --soak) passes=(soak) ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -126,7 +131,10 @@ run_pass() { # NAME
   # TSan: the unit tests, which drive every threaded part (copier, queues, FIFO writers,
   # compression pool, extract readers) directly.
   if [ "$name" = tsan ]; then ctest_args+=(-L '^unit$'); fi
-  if [ "$name" = asan ]; then ctest_args+=(-E '^integration\.t_redo_race$'); fi
+  if [ "$name" = asan ]; then
+    ctest_args+=(-E '^integration\.t_redo_race$')
+    [ "$asan_full" = 1 ] || ctest_args+=(-L '^(unit|asan)$')
+  fi
   banner "[$name] test"
   ctest "${ctest_args[@]}" "${ctest_extra[@]}"
 }

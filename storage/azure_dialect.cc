@@ -16,9 +16,9 @@
 #include "xbak/storage/azure_store.h"
 #include "xbak/storage/azure_xml.h"
 #include "xbak/storage/md5.h"
-#include "xbak/storage/s3_store.h"  // UriEncode
-#include "xbak/storage/s3_xml.h"    // ParseErrorBody: Azure's <Error> has S3's shape
-#include "xbak/storage/sigv4.h"     // HmacSha256
+#include "xbak/storage/s3_xml.h"  // ParseErrorBody: Azure's <Error> has S3's shape
+#include "xbak/storage/sigv4.h"   // HmacSha256
+#include "xbak/storage/uri.h"
 
 namespace xbak::storage {
 
@@ -26,7 +26,8 @@ namespace {
 
 using namespace http;
 
-constexpr const char* kApiVersion = "2021-08-06";
+// 2021-12-02 or later: the Cold tier needs it.
+constexpr const char* kApiVersion = "2023-11-03";
 
 class AzureDialect final : public HttpDialect {
  public:
@@ -123,6 +124,7 @@ class AzureDialect final : public HttpDialect {
       return {Error(ErrorCode::kInvalidArgument, "container '" + config_.container + "' does not exist at " +
                                                      config_.endpoint + " (" + what + ")")};
     }
+    if (http == 404 && r.op == Op::kDelete) return {Status::Ok()};  // gone already
     if (http == 404) return {Error(ErrorCode::kNotFound, what)};
     if (http == 412 && r.ranged()) {
       return {Error(ErrorCode::kCorrupt, what + " (the blob was replaced while it was read)")};
@@ -160,7 +162,7 @@ Result<std::unique_ptr<ObjectStore>> MakeAzureStore(EventLoop& loop, AzureConfig
   auto bad = [](const std::string& what) { return Error(ErrorCode::kInvalidArgument, what); };
   if (!NameOk(c.account, 3, 24, false))
     return bad("--azure-storage-account: '" + c.account + "' is not a storage account name (3-24 a-z, 0-9)");
-  if (!NameOk(c.container, 3, 63, true) || c.container.front() == '-' ||
+  if (!NameOk(c.container, 3, 63, true) || c.container.front() == '-' || c.container.back() == '-' ||
       c.container.find("--") != std::string::npos)
     return bad("--azure-container-name: '" + c.container + "' is not a container name (3-63 a-z, 0-9, -)");
   if (c.endpoint.empty()) c.endpoint = "https://" + c.account + ".blob.core.windows.net";

@@ -7,7 +7,7 @@
 #include "http_store.h"
 #include "xbak/storage/gcs_store.h"
 #include "xbak/storage/md5.h"
-#include "xbak/storage/s3_store.h"  // UriEncode
+#include "xbak/storage/uri.h"
 #include "xbak/util/hex.h"
 
 namespace xbak::storage {
@@ -15,6 +15,19 @@ namespace xbak::storage {
 namespace {
 
 using namespace http;
+
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; k++) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += n;
+  }
+  return true;
+}
 
 class GcsDialect final : public HttpDialect {
  public:
@@ -32,6 +45,9 @@ class GcsDialect final : public HttpDialect {
   // sent between its two framing strings, not copied into a third.
   void ShapePut(Request& r) const override {
     r.method = Method::kPost;
+    // JSON holds UTF-8 only (and Google's names are UTF-8): Prepare refuses
+    // another key, as nlohmann::json::dump would throw on it.
+    if (!ValidUtf8(r.key)) return;
     nlohmann::json meta = {{"name", r.key}, {"md5Hash", Md5Base64(r.md5)}};
     if (!config_.storage_class.empty()) meta["storageClass"] = config_.storage_class;
     std::string boundary;
@@ -66,6 +82,9 @@ class GcsDialect final : public HttpDialect {
     std::vector<std::pair<std::string, std::string>> params = r.params;
     switch (r.op) {
       case Op::kPut:
+        if (r.body_head.empty())
+          return Error(ErrorCode::kInvalidArgument,
+                       "PUT " + r.key + ": Google Cloud Storage names must be UTF-8");
         out->url = config_.endpoint + "/upload/storage/v1" + bucket;
         params.emplace_back("uploadType", "multipart");
         out->headers.push_back("Content-Type: " + r.content_type);
@@ -75,7 +94,8 @@ class GcsDialect final : public HttpDialect {
         params.emplace_back("alt", "media");
         // A resumed transfer reads the generation it started on: a replaced
         // object answers 404 instead.
-        if (r.resuming()) params.emplace_back("generation", r.first_version);
+        if (r.resuming() && !r.first_generation.empty())
+          params.emplace_back("generation", r.first_generation);
         break;
       case Op::kDelete:
         out->url = config_.endpoint + "/storage/v1" + bucket + "/" + UriEncode(r.key, false);
@@ -120,10 +140,14 @@ class GcsDialect final : public HttpDialect {
         (http == 400 && body.message.find("MD5") != std::string::npos)) {
       return {Error(ErrorCode::kIo, what), true};
     }
-    if (http == 404 && r.resuming()) {
+    if (http == 404 && r.resuming() && !r.first_generation.empty()) {
       return {Error(ErrorCode::kCorrupt, what + " (the object was replaced while it was read)")};
     }
-    if (http == 404 && (r.op == Op::kList || r.op == Op::kPut)) {
+    // Google says which: "No such object: ..." or "The specified bucket does
+    // not exist." (an emulator may say only "Not Found").
+    const bool no_bucket = body.message.find("bucket does not exist") != std::string::npos;
+    if (http == 404 && r.op == Op::kDelete && !no_bucket) return {Status::Ok()};  // gone already
+    if (http == 404 && (r.op == Op::kList || r.op == Op::kPut || no_bucket)) {
       return {Error(ErrorCode::kInvalidArgument, "bucket '" + config_.bucket + "' does not exist at " +
                                                      config_.endpoint + " (" + what + ")")};
     }

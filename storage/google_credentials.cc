@@ -3,12 +3,13 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "http_call.h"
 #include "xbak/storage/md5.h"
-#include "xbak/storage/s3_store.h"  // UriEncode
+#include "xbak/storage/uri.h"
 #include "xbak/util/file.h"
 
 namespace xbak::storage {
@@ -25,6 +26,8 @@ Result<std::string> SignRs256(const std::string& pem, const std::string& data, c
   std::unique_ptr<EVP_PKEY, void (*)(EVP_PKEY*)> key(
       bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr, EVP_PKEY_free);
   if (!key) return Error(ErrorCode::kInvalidArgument, what + ": private_key is not a PEM private key");
+  if (EVP_PKEY_base_id(key.get()) != EVP_PKEY_RSA)
+    return Error(ErrorCode::kInvalidArgument, what + ": private_key is not an RSA key (RS256 needs one)");
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   size_t n = 0;
   if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
@@ -52,19 +55,26 @@ class Source {
 class Tokens final : public GoogleTokens {
  public:
   explicit Tokens(std::unique_ptr<Source> source) : source_(std::move(source)) {}
+  // Runs on the store's loop (one thread): a fetch blocks it, so a failed
+  // one is not tried again for 30 s (every request would otherwise wait on
+  // it); meanwhile the old token serves while it lasts, else the last error.
   Result<std::string> Get(int64_t now) override {
-    if (!token_.empty() && now + kEarly < expires_) return token_;
-    // A failed renewal is not asked again for 30 s (every request would
-    // otherwise wait on it); the old token serves while it lasts.
-    if (now < retry_after_ && !token_.empty() && now < expires_) return token_;
+    if (!token_.empty() && now < renew_at_) return token_;
+    if (now < retry_after_) {
+      if (!token_.empty() && now < expires_) return token_;
+      return last_error_;
+    }
     auto t = source_->Fetch(now);
     if (!t.ok()) {
       retry_after_ = now + 30;
+      last_error_ = t.status();
       if (!token_.empty() && now < expires_) return token_;
       return t.status();
     }
     token_ = t->access_token;
     expires_ = now + t->expires_in;
+    // Five minutes early, or halfway for a token that lives less than ten.
+    renew_at_ = expires_ - std::min(kEarly, t->expires_in / 2);
     return token_;
   }
   std::string Describe() const override { return source_->Describe(); }
@@ -72,7 +82,8 @@ class Tokens final : public GoogleTokens {
  private:
   std::unique_ptr<Source> source_;
   std::string token_;
-  int64_t expires_ = 0, retry_after_ = 0;
+  int64_t expires_ = 0, renew_at_ = 0, retry_after_ = 0;
+  Status last_error_;
 };
 
 // POSTs a form to an OAuth token endpoint.

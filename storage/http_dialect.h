@@ -64,7 +64,8 @@ class HttpDialect {
   // kInvalidArgument for a missing bucket or refused credentials).
   virtual Outcome Failed(const Request& r, long http) const = 0;
   // A 2xx delete answer may still report keys it could not delete (S3's
-  // DeleteObjects); a 404 for a single key is no error.
+  // DeleteObjects). (A single key already gone is no error: Failed says
+  // so for its 404.)
   virtual Status DeleteAnswered(const Request& r) const = 0;
   // A list page's body.
   virtual Result<ListResult> ParseList(const std::string& body) const = 0;

@@ -59,6 +59,7 @@ void CheckRangeAnswer(Request* r) {
   if (r->first_version.empty()) {
     r->first_version = r->version();
     r->first_etag = r->etag_raw;
+    r->first_generation = r->generation;
   }
 }
 

@@ -78,9 +78,10 @@ struct Request {
   size_t next_piece = 0;
   std::string current;
   std::vector<std::pair<size_t, std::string>> ready;  // complete, not yet handed over
-  std::string first_version;  // of the first answer with a body: its ETag (Google: its generation)
-  std::string first_etag;     // that answer's ETag as sent (for If-Match)
-  bool held = false;          // the reader cannot take more yet (RangeReader::may_read)
+  std::string first_version;     // of the first answer with a body: its ETag (Google: its generation)
+  std::string first_etag;        // that answer's ETag as sent (for If-Match)
+  std::string first_generation;  // and its x-goog-generation, if it had one
+  bool held = false;             // the reader cannot take more yet (RangeReader::may_read)
 
   // Per attempt:
   CURL* easy = nullptr;

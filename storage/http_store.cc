@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <random>
@@ -97,13 +98,25 @@ class HttpStore final : public ObjectStore {
       return;
     }
     // One request per batch of keys (a store without a batch delete: per
-    // key), kMaxDeletes of them in flight; done once, with the first error.
+    // key), queued store-wide so that at most kMaxDeletes are in flight
+    // whatever the callers ask at once; done once, with the first error.
     const size_t batch = std::max<size_t>(dialect_->DeleteBatch(), 1);
     auto fan = std::make_shared<DeleteFan>();
-    for (size_t at = 0; at < keys.size(); at += batch)
-      fan->batches.emplace_back(keys.begin() + at, keys.begin() + std::min(keys.size(), at + batch));
+    fan->left = (keys.size() + batch - 1) / batch;
     fan->done = std::move(done);
-    for (size_t i = 0; i < kMaxDeletes && i < fan->batches.size(); i++) NextDelete(fan);
+    for (size_t at = 0; at < keys.size(); at += batch) {
+      auto r = std::make_shared<Request>();
+      r->op = Op::kDelete;
+      dialect_->ShapeDelete(*r, {keys.begin() + at, keys.begin() + std::min(keys.size(), at + batch)});
+      r->done = std::function<void(Status)>([this, fan](Status s) {
+        deletes_in_flight_--;
+        if (!s.ok() && fan->first.ok()) fan->first = s;
+        if (--fan->left == 0) fan->done(fan->first);
+        PumpDeletes();
+      });
+      delete_queue_.push_back(std::move(r));
+    }
+    PumpDeletes();
   }
 
   void CancelAll() override {
@@ -115,6 +128,13 @@ class HttpStore final : public ObjectStore {
     active_.clear();
     for (auto& r : waiting_) victims.push_back(r);
     waiting_.clear();
+    // Queued deletes end as cancelled too (their completion counts them as
+    // in flight, as if started).
+    for (auto& r : delete_queue_) {
+      deletes_in_flight_++;
+      victims.push_back(std::move(r));
+    }
+    delete_queue_.clear();
     Status cancelled = Error(ErrorCode::kCancelled, "cancelled");
     for (auto& r : victims) {
       r->cancelled = true;
@@ -140,27 +160,21 @@ class HttpStore final : public ObjectStore {
     HttpStore* self;
   };
 
-  // A Delete's requests: what is left to send, what is in flight.
+  // One Delete call: its requests not yet done, the first error.
   struct DeleteFan {
-    std::vector<std::vector<std::string>> batches;
-    size_t next = 0, in_flight = 0;
+    size_t left = 0;
     Status first;
     std::function<void(Status)> done;
   };
   static constexpr size_t kMaxDeletes = 32;
 
-  void NextDelete(const std::shared_ptr<DeleteFan>& fan) {
-    auto r = std::make_shared<Request>();
-    r->op = Op::kDelete;
-    dialect_->ShapeDelete(*r, fan->batches[fan->next++]);
-    fan->in_flight++;
-    r->done = std::function<void(Status)>([this, fan](Status s) {
-      fan->in_flight--;
-      if (!s.ok() && fan->first.ok()) fan->first = s;
-      if (fan->first.ok() && fan->next < fan->batches.size()) return NextDelete(fan);
-      if (fan->in_flight == 0) fan->done(fan->first);
-    });
-    Start(std::move(r));
+  void PumpDeletes() {
+    while (deletes_in_flight_ < kMaxDeletes && !delete_queue_.empty()) {
+      auto r = std::move(delete_queue_.front());
+      delete_queue_.pop_front();
+      deletes_in_flight_++;
+      Start(std::move(r));
+    }
   }
 
   static std::shared_ptr<Request> NewGet(const std::string& key) {
@@ -288,7 +302,6 @@ class HttpStore final : public ObjectStore {
     }
     Outcome o = Classify(*r, cc, http);
     if (o.err.ok()) return Succeed(*r);
-    if (r->op == Op::kDelete && o.err.code() == ErrorCode::kNotFound) return Succeed(*r);  // gone already
     if (o.retry && r->attempt < options_.max_retries) return RetryLater(std::move(r));
     Status err = o.err;
     if (o.retry)
@@ -492,6 +505,8 @@ class HttpStore final : public ObjectStore {
   std::map<CURL*, std::shared_ptr<Request>> active_;
   std::set<std::shared_ptr<Request>> waiting_;  // backing off before a retry
   std::map<curl_socket_t, std::unique_ptr<SocketWatch>> sockets_;
+  std::deque<std::shared_ptr<Request>> delete_queue_;  // not started yet (PumpDeletes)
+  size_t deletes_in_flight_ = 0;
   StoreStats stats_;
 };
 

@@ -85,7 +85,11 @@ class S3Dialect final : public HttpDialect {
     // covers the same headers as a whole-object GET. A resumed transfer
     // must continue the same object: a store whose object was replaced
     // since answers 412 instead.
-    if (r.resuming() && !r.first_etag.empty()) out->headers.push_back("If-Match: " + r.first_etag);
+    if (r.resuming() && !r.first_etag.empty()) {
+      // An entity tag is quoted (RFC 9110); a server that sent one bare gets it quoted back.
+      const bool quoted = r.first_etag.front() == '"' || r.first_etag.starts_with("W/");
+      out->headers.push_back("If-Match: " + (quoted ? r.first_etag : "\"" + r.first_etag + "\""));
+    }
     SigV4Input in{MethodName(r.method), path_prefix_ + UriEncode(r.key, true), r.query,
                   std::move(signed_headers), payload};
     for (auto& h : SignV4(in, {keys.access_key, keys.secret_key, config_.region, "s3"}, now))

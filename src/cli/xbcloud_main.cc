@@ -98,10 +98,7 @@ const std::vector<std::string_view> kFileOptions = [] {
 // Of those, the options without a value.
 constexpr std::string_view kFileFlags[] = {"insecure", "azure-development-storage"};
 
-int Usage(const std::string& msg) {
-  std::cerr << "xbcloud: " << msg << "\n(see xbcloud --help)\n";
-  return 2;
-}
+using xbak::cli::Usage;
 
 using xbak::cli::Fail;
 
@@ -212,9 +209,7 @@ struct Settings {
   bool dry_run = false;    // expire
 };
 
-std::string Str(const po::variables_map& vm, const char* k) {
-  return vm.count(k) ? vm[k].as<std::string>() : std::string();
-}
+using xbak::cli::Str;
 
 // The command, the backup's name and its FILE arguments.
 std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {

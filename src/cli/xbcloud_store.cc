@@ -23,9 +23,6 @@ constexpr const char* kDevAccount = "devstoreaccount1";
 constexpr const char* kDevKey =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
-std::string Str(const po::variables_map& vm, const char* k) {
-  return vm.count(k) ? vm[k].as<std::string>() : std::string();
-}
 std::string Env(const char* k) { return std::getenv(k) ? std::string(std::getenv(k)) : std::string(); }
 // The option, else the first of the environment variables that is set.
 std::string OptOrEnv(const po::variables_map& vm, const char* k, std::initializer_list<const char*> envs) {
@@ -36,10 +33,18 @@ std::string OptOrEnv(const po::variables_map& vm, const char* k, std::initialize
   return "";
 }
 
+}  // namespace
+
+std::string Str(const po::variables_map& vm, const char* k) {
+  return vm.count(k) ? vm[k].as<std::string>() : std::string();
+}
+
 int Usage(const std::string& msg) {
   std::cerr << "xbcloud: " << msg << "\n(see xbcloud --help)\n";
   return 2;
 }
+
+namespace {
 
 // --insecure, --cacert, --max-retries, --max-backoff: every store's.
 std::optional<int> CheckHttp(const po::variables_map& vm, storage::HttpOptions* h) {
@@ -143,6 +148,8 @@ std::optional<int> CheckAzure(const po::variables_map& vm, StoreSettings* s) {
   a.endpoint = OptOrEnv(vm, "azure-endpoint", {"AZURE_ENDPOINT"});
   a.access_key = OptOrEnv(vm, "azure-access-key", {"AZURE_ACCESS_KEY", "AZURE_STORAGE_KEY"});
   a.sas_token = OptOrEnv(vm, "azure-sas-token", {"AZURE_STORAGE_SAS_TOKEN"});
+  if (vm.count("azure-access-key") && vm.count("azure-sas-token"))
+    return Usage("give --azure-access-key or --azure-sas-token, not both");
   a.tier = OptOrEnv(vm, "azure-tier-class", {"AZURE_STORAGE_CLASS"});
   if (vm.count("azure-development-storage")) {  // Azurite on its default port
     if (a.account.empty()) a.account = kDevAccount;
@@ -153,18 +160,24 @@ std::optional<int> CheckAzure(const po::variables_map& vm, StoreSettings* s) {
     return Usage("--storage=azure needs --azure-storage-account (or AZURE_STORAGE_ACCOUNT)");
   if (a.container.empty())
     return Usage("--storage=azure needs --azure-container-name (or AZURE_CONTAINER_NAME)");
-  // Both given (say the key in the environment, a SAS on purpose): the SAS,
-  // which was chosen for this job, wins.
-  if (!a.access_key.empty() && !a.sas_token.empty()) a.access_key.clear();
+  // Both found: the one given on purpose (an option, or an options file)
+  // wins over the environment's; both from the environment, the SAS, which
+  // was made for such a job.
+  if (!a.access_key.empty() && !a.sas_token.empty()) {
+    if (vm.count("azure-access-key"))
+      a.sas_token.clear();
+    else
+      a.access_key.clear();
+  }
   return std::nullopt;
 }
 
 std::optional<int> CheckGoogle(const po::variables_map& vm, StoreSettings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   std::string endpoint = str("google-endpoint");
-  std::string emulator = Env("STORAGE_EMULATOR_HOST");
-  if (endpoint.empty() && !emulator.empty())
-    endpoint = emulator.find("://") == std::string::npos ? "http://" + emulator : emulator;
+  const std::string emulator = Env("STORAGE_EMULATOR_HOST");
+  const bool to_emulator = endpoint.empty() && !emulator.empty();
+  if (to_emulator) endpoint = emulator.find("://") == std::string::npos ? "http://" + emulator : emulator;
   const std::string bucket = str("google-bucket");
   if (bucket.empty()) return Usage("--storage=google needs --google-bucket");
   const std::string access = str("google-access-key"), secret = str("google-secret-key");
@@ -186,6 +199,9 @@ std::optional<int> CheckGoogle(const po::variables_map& vm, StoreSettings* s) {
     s->aws.access_key = access;  // given keys: the first step of the credential chain
     s->aws.secret_key = secret;
     s->aws.region = c.region;
+    // Nothing from the AWS environment: an AWS_SESSION_TOKEN there must not
+    // go to Google with its keys.
+    s->aws.env = [](const char*) { return std::string(); };
     return std::nullopt;
   }
   storage::GcsConfig& g = s->gcs;
@@ -197,8 +213,9 @@ std::optional<int> CheckGoogle(const po::variables_map& vm, StoreSettings* s) {
   s->google.cacert = g.cacert;
   s->google.insecure = g.insecure;
   // Google's client libraries talk to an emulator without credentials.
+  // (Only to the emulator that variable names: an endpoint given on purpose gets credentials.)
   s->google_anonymous =
-      !emulator.empty() && s->google.file.empty() && Env("GOOGLE_APPLICATION_CREDENTIALS").empty();
+      to_emulator && s->google.file.empty() && Env("GOOGLE_APPLICATION_CREDENTIALS").empty();
   return std::nullopt;
 }
 

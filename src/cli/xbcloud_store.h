@@ -72,6 +72,10 @@ struct StoreSettings {
 std::optional<int> CheckStoreOptions(const boost::program_options::variables_map& vm,
                                      const std::string& command, StoreSettings* out);
 
+// xbcloud's usage error (exit status 2) and an option's string value ("" when absent).
+int Usage(const std::string& msg);
+std::string Str(const boost::program_options::variables_map& vm, const char* k);
+
 // Resolves credentials and opens the store (messages on stderr name where
 // temporary credentials came from, never the secrets).
 Result<std::unique_ptr<storage::ObjectStore>> OpenStore(storage::EventLoop& loop, const StoreSettings& s);

@@ -23,6 +23,7 @@
 #include "xbak/storage/event_loop.h"
 #include "xbak/storage/http_options.h"
 #include "xbak/storage/object_store.h"
+#include "xbak/storage/uri.h"  // UriEncode, once declared here
 
 namespace xbak::storage {
 
@@ -48,9 +49,5 @@ struct S3Config : HttpOptions {
 // Checks the configuration (bucket name, endpoint scheme, credentials present)
 // and builds the store. Nothing is sent yet.
 Result<std::unique_ptr<ObjectStore>> MakeS3Store(EventLoop& loop, S3Config config);
-
-// AWS URI encoding: every byte but A-Z a-z 0-9 - _ . ~ is %XX (and '/' too
-// unless keep_slash).
-std::string UriEncode(std::string_view s, bool keep_slash);
 
 }  // namespace xbak::storage

@@ -76,7 +76,7 @@ TEST_F(AzureTest, PutSendsABlockBlobWithItsMd5SignedWithTheSharedKey) {
   EXPECT_EQ(reqs[0].line, "PUT /devstoreaccount1/backups/n/a%20b%2Bc.0 HTTP/1.1");
   EXPECT_EQ(Header(reqs[0].head, "x-ms-blob-type"), "BlockBlob");
   EXPECT_EQ(Header(reqs[0].head, "content-md5"), Md5Base64(Md5(body)));
-  EXPECT_EQ(Header(reqs[0].head, "x-ms-version"), "2021-08-06");
+  EXPECT_EQ(Header(reqs[0].head, "x-ms-version"), "2023-11-03");
   EXPECT_EQ(Header(reqs[0].head, "x-ms-date").size(), 29u);  // "Fri, 27 Nov 2026 03:35:11 GMT"
   EXPECT_TRUE(Header(reqs[0].head, "authorization").starts_with("SharedKey devstoreaccount1:"));
   EXPECT_EQ(reqs[0].body, body);

@@ -120,6 +120,28 @@ TEST_F(GoogleCredentialsTest, AServiceAccountSignsAJwtTheTokenEndpointCanVerify)
   EXPECT_EQ(server.requests().size(), 2u);
 }
 
+TEST_F(GoogleCredentialsTest, AFailedFetchIsNotRepeatedForThirtySecondsAndShortTokensAreKept) {
+  FakeHttp server([&](const HttpRequest&, int n) {
+    if (n == 0) return HttpAnswer{"HTTP/1.1 503 X\r\nContent-Length: 0", ""};
+    return Token("short", 120);
+  });
+  auto tokens = ResolveGoogleCredentials(
+      Options(Write({{"type", "service_account"},
+                     {"client_email", "a@b"},
+                     {"private_key", pem_},
+                     {"token_uri", "http://127.0.0.1:" + std::to_string(server.port()) + "/token"}})));
+  ASSERT_TRUE(tokens.ok());
+  const int64_t now = 1795750000;
+  EXPECT_FALSE((*tokens)->Get(now).ok());
+  EXPECT_FALSE((*tokens)->Get(now + 29).ok());  // the same error, not asked again
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(*(*tokens)->Get(now + 30), "short");
+  EXPECT_EQ(*(*tokens)->Get(now + 89), "short");  // a 2-minute token: renewed halfway, not every time
+  EXPECT_EQ(server.requests().size(), 2u);
+  EXPECT_EQ(*(*tokens)->Get(now + 90), "short");
+  EXPECT_EQ(server.requests().size(), 3u);
+}
+
 TEST_F(GoogleCredentialsTest, ARefusedRefreshIsNamedWithoutItsSecrets) {
   FakeHttp server([&](const HttpRequest&, int) {
     std::string body =
