@@ -15,6 +15,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from report_stores import section_stores  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RES = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "results")
 OUT = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "docs", "benchmarks.md")
@@ -647,7 +649,8 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream,
             "encrypt-bench": section_encrypt, "xbcloud-bench": section_xbcloud,
             "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore,
-            "scale-bench": section_scale}
+            "scale-bench": section_scale,
+            "stores-bench": lambda doc, name: section_stores(doc, name, sys.modules[__name__])}
 
 
 def main():

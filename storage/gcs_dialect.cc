@@ -175,15 +175,19 @@ class GcsDialect final : public HttpDialect {
 
 }  // namespace
 
+Status CheckGcsBucketName(const std::string& b) {
+  bool ok = b.size() >= 3 && b.size() <= 222;
+  for (char ch : b) {
+    ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.');
+  }
+  if (ok) return Status::Ok();
+  return Error(ErrorCode::kInvalidArgument,
+               "--google-bucket: '" + b + "' is not a bucket name (3-222 a-z, 0-9, - _ .)");
+}
+
 Result<std::unique_ptr<ObjectStore>> MakeGcsStore(EventLoop& loop, GcsConfig c) {
   auto bad = [](const std::string& what) { return Error(ErrorCode::kInvalidArgument, what); };
-  const std::string& b = c.bucket;
-  bool name_ok = b.size() >= 3 && b.size() <= 222;
-  for (char ch : b) {
-    name_ok = name_ok &&
-              ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.');
-  }
-  if (!name_ok) return bad("--google-bucket: '" + b + "' is not a bucket name (3-222 a-z, 0-9, - _ .)");
+  XBAK_RETURN_IF_ERROR(CheckGcsBucketName(c.bucket));
   if (c.endpoint.empty()) c.endpoint = "https://storage.googleapis.com";
   while (c.endpoint.ends_with("/")) c.endpoint.pop_back();
   if (!c.endpoint.starts_with("http://") && !c.endpoint.starts_with("https://"))

@@ -180,6 +180,7 @@ std::optional<int> CheckGoogle(const po::variables_map& vm, StoreSettings* s) {
   if (to_emulator) endpoint = emulator.find("://") == std::string::npos ? "http://" + emulator : emulator;
   const std::string bucket = str("google-bucket");
   if (bucket.empty()) return Usage("--storage=google needs --google-bucket");
+  if (auto st = storage::CheckGcsBucketName(bucket); !st.ok()) return Usage(st.message());
   const std::string access = str("google-access-key"), secret = str("google-secret-key");
   if (!access.empty() || !secret.empty()) {
     // HMAC keys: Google's XML API, which is S3's protocol (SigV4 with

@@ -32,10 +32,11 @@ os_azure_container_create "$az_port" "$box"
 os_gcs_bucket_create "$gcs_port" "$box"
 AZ=(--storage=azure --azure-storage-account="$OS_AZ_ACCOUNT" --azure-container-name="$box"
   --azure-endpoint="http://127.0.0.1:$az_port/$OS_AZ_ACCOUNT" --progress-interval=0)
-GS=(--storage=google --google-bucket="$box" --google-endpoint="http://127.0.0.1:$gcs_port" --progress-interval=0)
+GS=(--storage=google --google-bucket="$box" --progress-interval=0)
 # The account key from the environment, as a cron job would have it (never on the command line).
 export AZURE_STORAGE_KEY=$OS_AZ_KEY
-# fake-gcs-server takes no credentials: Google's libraries talk to an emulator without them.
+# fake-gcs-server takes no credentials: Google's libraries talk to the emulator that
+# STORAGE_EMULATOR_HOST names without them (an endpoint given on purpose gets credentials).
 xg() { STORAGE_EMULATOR_HOST=127.0.0.1:$gcs_port "$XBCLOUD" "$@"; }
 xa() { "$XBCLOUD" "$@"; }
 
@@ -242,16 +243,28 @@ srv.serve_forever()
 PY
 tok_pid=$!
 for _ in $(seq 50); do [ -e "$TEST_WORK/token-requests.log.ready" ] && break; sleep 0.1; done
-"$XBCLOUD" put "${GS[@]}" --google-credentials="$TEST_WORK/sa.json" host2/sa < "$TEST_WORK/inc-a-1.xbs" \
+"$XBCLOUD" put "${GS[@]}" --google-endpoint="http://127.0.0.1:$gcs_port" --google-credentials="$TEST_WORK/sa.json" host2/sa < "$TEST_WORK/inc-a-1.xbs" \
   2> "$TEST_WORK/put-sa.log" || { cat "$TEST_WORK/put-sa.log" >&2; fail "put with a service account"; }
 assert_contains "$TEST_WORK/put-sa.log" "as service account backup@xbak-test.iam.gserviceaccount.com" "the account is named"
 assert_contains "$TEST_WORK/token-requests.log" "^urn:ietf:params:oauth:grant-type:jwt-bearer 2$" "a JWT was exchanged"
 if grep -q "ya29.test-token" "$TEST_WORK/put-sa.log"; then fail "the token was printed"; fi
-"$XBCLOUD" verify "${GS[@]}" --google-credentials="$TEST_WORK/sa.json" host2/sa > "$TEST_WORK/verify-sa.txt" 2>&1 ||
+"$XBCLOUD" verify "${GS[@]}" --google-endpoint="http://127.0.0.1:$gcs_port" --google-credentials="$TEST_WORK/sa.json" \
+  host2/sa > "$TEST_WORK/verify-sa.txt" 2>&1 ||
   { cat "$TEST_WORK/verify-sa.txt" >&2; fail "verify (service account)"; }
 assert_eq 2 "$(wc -l < "$TEST_WORK/token-requests.log")" "one token per command"
 kill "$tok_pid"
 wait "$tok_pid" 2> /dev/null || true
+
+step "[google] HMAC keys: the XML API, which is S3's protocol (here MinIO's); AWS_SESSION_TOKEN is not sent"
+s3_port=$(alloc_port)
+OS_CONSOLE_PORT=$(alloc_port) os_minio_start "$s3_port" "$TEST_WORK/minio"
+os_bucket_create "$s3_port" "$box"
+HM=(--storage=google --google-bucket="$box" --google-endpoint="http://127.0.0.1:$s3_port"
+  --google-access-key="$OS_ACCESS_KEY" --google-secret-key="$OS_SECRET_KEY" --progress-interval=0)
+# A session token in the environment would make MinIO refuse the request (InvalidTokenId).
+AWS_SESSION_TOKEN=not-for-google "$XBCLOUD" put "${HM[@]}" host3/full < "$TEST_WORK/inc-a-1.xbs" 2> "$TEST_WORK/put-hmac.log" ||
+  { cat "$TEST_WORK/put-hmac.log" >&2; fail "put with Google HMAC keys"; }
+"$XBCLOUD" verify "${HM[@]}" host3/full > /dev/null || fail "verify with Google HMAC keys"
 
 step "[google] a missing bucket, and another store's option: named"
 if xg list "${GS[@]/--google-bucket=$box/--google-bucket=nosuch}" 2> "$TEST_WORK/gs-nb.log"; then

@@ -29,6 +29,10 @@ struct GcsConfig : HttpOptions {
   std::string storage_class;  // put: STANDARD, NEARLINE, COLDLINE, ARCHIVE ("": the bucket's)
 };
 
+// Google's bucket names: 3-222 of a-z 0-9 - _ . (the XML API's too);
+// kInvalidArgument naming --google-bucket otherwise.
+Status CheckGcsBucketName(const std::string& bucket);
+
 // Checks the configuration (bucket name, endpoint) and builds the store.
 // Nothing is sent yet.
 Result<std::unique_ptr<ObjectStore>> MakeGcsStore(EventLoop& loop, GcsConfig config);
