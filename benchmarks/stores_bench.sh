@@ -80,7 +80,9 @@ timed() { # STORE OP TOOL PARALLEL REP CMD...
 export AZURE_STORAGE_KEY=$OS_AZ_KEY
 AZ=(--storage=azure --azure-storage-account="$OS_AZ_ACCOUNT" --azure-container-name=bench
   --azure-endpoint="http://127.0.0.1:$AZ_PORT/$OS_AZ_ACCOUNT" --progress-interval=0)
-GS=(--storage=google --google-bucket=bench --google-endpoint="http://127.0.0.1:$GCS_PORT" --progress-interval=0)
+# The emulator by STORAGE_EMULATOR_HOST, without credentials; never a metadata server.
+export NO_GCE_CHECK=true
+GS=(--storage=google --google-bucket=bench --progress-interval=0)
 RC_AZ=":azureblob,account=$OS_AZ_ACCOUNT,key='$OS_AZ_KEY',endpoint='http://127.0.0.1:$AZ_PORT/$OS_AZ_ACCOUNT':bench"
 RC_GS=":gcs,anonymous=true,endpoint='http://127.0.0.1:$GCS_PORT/storage/v1/':bench"
 for rep in $(seq 1 "$REPS"); do
