@@ -230,34 +230,31 @@ class HttpStore final : public ObjectStore {
     curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
   }
 
-  // The method and body: a PUT or POST sends its buffer (rewound on a retry).
+  // The method and body: a PUT or POST sends its buffer through ReadBody
+  // (rewound by SeekBody on a retry). The body is not hashed again for a
+  // signature: it is covered by its MD5, which the store checks or returns
+  // (hashing 10 MiB twice would cost more CPU than the upload itself).
   static void SetBody(Request& r, CURL* e) {
+    const auto size = static_cast<curl_off_t>(r.BodySize());
     switch (r.method) {
       case Method::kGet:
-        break;
+        return;
       case Method::kDelete:
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-        break;
+        return;
       case Method::kPut:
-        // The body is not hashed again for a signature: it is covered by its
-        // MD5, which the store checks or returns (hashing 10 MiB twice would
-        // cost more CPU than the upload itself).
         curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
-        curl_easy_setopt(e, CURLOPT_READDATA, &r);
-        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
-        curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
-        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.BodySize()));
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, size);
         break;
       case Method::kPost:
         curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
-        curl_easy_setopt(e, CURLOPT_READDATA, &r);
-        curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
-        curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.BodySize()));
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, size);
         break;
     }
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, &ReadBody);
+    curl_easy_setopt(e, CURLOPT_READDATA, &r);
+    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekBody);
+    curl_easy_setopt(e, CURLOPT_SEEKDATA, &r);
   }
 
   Status Setup(Request& r) {

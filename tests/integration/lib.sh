@@ -266,3 +266,30 @@ SB_ON_EXIT+=(loop_stop _t_diagnostics _t_kill_jobs)
 SB_ON_EXIT_LATE+=(_t_finish)
 sb_cleanup_on_exit
 echo "== $TEST_NAME (work dir $TEST_WORK)"
+
+# restore_chain_from_store TAG DST_PORT SRC_SUMS CMD_ARRAY NAME...: the chain NAME... (full first)
+# restored straight from object storage, each backup's `xbcloud get` into a named pipe read by
+# `xbak --restore --from-stream`; then a server on DST_PORT started on the datadir, CHECK TABLE,
+# and its checksums compared with SRC_SUMS (sb_checksums). CMD_ARRAY names an array holding the
+# xbcloud command and its store options (e.g. ("$XBCLOUD" --s3-bucket=B ...)).
+restore_chain_from_store() {
+  local tag=$1 port=$2 sums=$3 n g streams=() gets=()
+  local -n _cmd=$4
+  shift 4
+  for n in "$@"; do
+    mkfifo "$TEST_WORK/s-$tag-${n//\//_}"
+    "${_cmd[@]}" get --parallel=4 "$n" > "$TEST_WORK/s-$tag-${n//\//_}" 2> "$TEST_WORK/get-$tag-${n//\//_}.log" &
+    gets+=($!)
+    streams+=(--from-stream="$TEST_WORK/s-$tag-${n//\//_}")
+  done
+  "$XBAK" --restore --parallel=2 "${streams[@]}" --datadir="$TEST_WORK/data-$tag" 2> "$TEST_WORK/restore-$tag.log" ||
+    { tail -n 20 "$TEST_WORK/restore-$tag.log" >&2; fail "[$tag] restore of $* from object storage"; }
+  for g in "${gets[@]}"; do wait "$g" || fail "[$tag] an xbcloud get of the chain failed"; done
+  sb_init_from_datadir dst "$port" "$TEST_WORK/data-$tag"
+  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/data-$tag"; fi
+  sb_start dst
+  sb_check_all dst
+  sb_checksums dst > "$TEST_WORK/dst-$tag.sum"
+  sb_compare_checksums "$sums" "$TEST_WORK/dst-$tag.sum" || fail "[$tag] the chain restored from object storage differs"
+  sb_stop dst
+}

@@ -201,24 +201,8 @@ b = {x["name"]: x for x in json.load(open(sys.argv[1]))["backups"]}
 i = b["host1/inc-c-3"]
 assert i["base"] in b and b[i["base"]]["to_lsn"] == i["from_lsn"], i
 assert i["from_lsn"] == b["host1/inc-c-2"]["to_lsn"], i' "$TEST_WORK/list-c3.json"
-streams=()
-gets=()
-for n in full-c inc-c-1 inc-c-2 inc-c-3; do
-  mkfifo "$TEST_WORK/s-$n"
-  "$XBCLOUD" get "${S3[@]}" --parallel=4 "host1/$n" > "$TEST_WORK/s-$n" 2> "$TEST_WORK/get-$n.log" &
-  gets+=($!)
-  streams+=(--from-stream="$TEST_WORK/s-$n")
-done
-"$XBAK" --restore --parallel=2 "${streams[@]}" --datadir="$TEST_WORK/c3data" 2> "$TEST_WORK/restore-c3.log" ||
-  { tail -n 20 "$TEST_WORK/restore-c3.log" >&2; fail "restore of chain c from the bucket"; }
-for g in "${gets[@]}"; do wait "$g" || fail "an xbcloud get of chain c failed"; done
-sb_init_from_datadir dst "$dst_port" "$TEST_WORK/c3data"
-if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/c3data"; fi
-sb_start dst
-sb_check_all dst
-sb_checksums dst > "$TEST_WORK/dst-c3.sum"
-sb_compare_checksums "$TEST_WORK/src-c3.sum" "$TEST_WORK/dst-c3.sum" || fail "the chain restored from the bucket differs"
-sb_stop dst
+cmd=("$XBCLOUD" "${S3[@]}")
+restore_chain_from_store c3 "$dst_port" "$TEST_WORK/src-c3.sum" cmd host1/full-c host1/inc-c-1 host1/inc-c-2 host1/inc-c-3
 
 step "a put killed at half of its stream, run again: only what was missing is sent"
 "$XBAK" --backup --defaults-file="$cnf" --parallel=2 --stream=xbstream > "$TEST_WORK/resume.xbs" 2> "$TEST_WORK/b-res.log"

@@ -152,23 +152,8 @@ PY
     "[$label] verify's summary"
 
   step "[$label] chain c restored straight from the store: get pipes into xbak --restore"
-  local streams=() gets=() n g
-  for n in full-c inc-c-1 inc-c-2; do
-    mkfifo "$TEST_WORK/s-$label-$n"
-    "$x" get "${opts[@]}" --parallel=4 "host1/$n" > "$TEST_WORK/s-$label-$n" 2> "$TEST_WORK/get-$label-$n.log" &
-    gets+=($!)
-    streams+=(--from-stream="$TEST_WORK/s-$label-$n")
-  done
-  "$XBAK" --restore --parallel=2 "${streams[@]}" --datadir="$TEST_WORK/data-$label" 2> "$TEST_WORK/restore-$label.log" ||
-    { tail -n 20 "$TEST_WORK/restore-$label.log" >&2; fail "[$label] restore of chain c from the store"; }
-  for g in "${gets[@]}"; do wait "$g" || fail "[$label] an xbcloud get of chain c failed"; done
-  sb_init_from_datadir dst "$dst_port" "$TEST_WORK/data-$label"
-  if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$TEST_WORK/data-$label"; fi
-  sb_start dst
-  sb_check_all dst
-  sb_checksums dst > "$TEST_WORK/dst-$label.sum"
-  sb_compare_checksums "$TEST_WORK/src.sum" "$TEST_WORK/dst-$label.sum" || fail "[$label] the restored chain differs"
-  sb_stop dst
+  local cmd=("$x" "${opts[@]}")
+  restore_chain_from_store "$label" "$dst_port" "$TEST_WORK/src.sum" cmd host1/full-c host1/inc-c-1 host1/inc-c-2
 
   step "[$label] delete: every object of the backup goes; a get of it then fails by name"
   "$x" delete "${opts[@]}" host1/inc-c-2 2> "$TEST_WORK/del-$label.log"
