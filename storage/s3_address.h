@@ -1,6 +1,6 @@
 // Where an S3 store's requests go: the bucket name and endpoint checked, the
 // addressing style (path or virtual-hosted) chosen. Internal to the storage
-// layer (s3_store.cc).
+// layer (s3_dialect.cc).
 #pragma once
 
 #include <string>

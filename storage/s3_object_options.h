@@ -1,6 +1,6 @@
 // The headers that carry the S3 options users set on their objects: storage
 // class, server-side encryption (SSE-S3, SSE-KMS, SSE-C) and Object Lock.
-// Internal to the storage layer (s3_store.cc).
+// Internal to the storage layer (s3_dialect.cc).
 #pragma once
 
 #include <string>
