@@ -1,0 +1,67 @@
+// Reads a binlog file as it comes (a file being copied, the replication
+// protocol's stream), in pieces cut anywhere: checks each event's length,
+// position and CRC32 as it completes, and keeps what the archive's index
+// needs to know of the file without reading it again: the GTID state it
+// began with, its first and last transaction's GTID and time, its server
+// ids, where its last complete transaction ends (how much of a file still
+// being written can be archived), and the file that follows it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xbak/binlog/event.h"
+#include "xbak/binlog/gtid.h"
+#include "xbak/util/status.h"
+
+namespace xbak::binlog {
+
+struct FileSummary {
+  std::string server_version;
+  Checksum checksum = Checksum::kNone;
+  bool in_use = false;                        // the server had the file open (kFlagInUse)
+  GtidPosition start_state;                   // its GTID list: the binlog state when the file began
+  std::optional<Gtid> first_gtid, last_gtid;  // of the first and last complete transaction
+  uint32_t first_time = 0, last_time = 0;     // their events' timestamps (Unix time)
+  std::vector<uint32_t> server_ids;           // of every event, sorted, each once
+  uint64_t events = 0;                        // complete events
+  uint64_t transactions = 0;                  // complete transactions (GTID groups)
+  uint64_t complete_bytes = 0;                // where the last complete event ends (the magic counted)
+  uint64_t transaction_end = 0;               // where the last complete transaction ends: a safe cut
+  std::string rotate_to;                      // the next file, when a rotate event ends this one
+  bool stopped = false;                       // a stop event: the server shut down
+};
+
+class Scanner {
+ public:
+  // `name` names the file in messages ("mysql-bin.000002").
+  explicit Scanner(std::string name) : name_(std::move(name)) {}
+
+  // The next bytes of the file. An error (kCorrupt naming the byte offset,
+  // kUnsupported for an encrypted binlog) is final: feed nothing more.
+  Status Feed(std::string_view bytes);
+  // The end of what there is. `whole`: the file is closed, so it must end
+  // at an event's end; otherwise (a file still being written) the bytes
+  // after complete_bytes are an event not yet finished.
+  Status Finish(bool whole);
+
+  const FileSummary& summary() const { return s_; }
+
+ private:
+  Status Event(std::string_view event);
+  Status Bad(uint64_t offset, const std::string& what) const;
+
+  std::string name_;
+  std::string pending_;  // bytes not yet part of a complete event
+  uint64_t offset_ = 0;  // file offset of pending_[0]
+  bool have_magic_ = false, have_format_ = false;
+  bool in_group_ = false, standalone_ = false;
+  Gtid group_gtid_;
+  uint32_t group_time_ = 0;
+  FileSummary s_;
+};
+
+}  // namespace xbak::binlog

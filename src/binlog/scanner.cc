@@ -1,0 +1,155 @@
+#include "xbak/binlog/scanner.h"
+
+#include <algorithm>
+
+namespace xbak::binlog {
+namespace {
+
+// No event is larger than the server's largest packet (max_allowed_packet, 1 GiB).
+constexpr uint32_t kMaxEvent = 1u << 30;
+
+// A query event's statement: after its fixed part (thread id 4, time 4,
+// database length 1, error code 2, status variables' length 2), the status
+// variables, the database name and a NUL.
+std::string_view QueryText(std::string_view body) {
+  if (body.size() < 13) return {};
+  const size_t db_len = static_cast<uint8_t>(body[8]);
+  const size_t status_len = static_cast<uint8_t>(body[11]) | (static_cast<uint8_t>(body[12]) << 8);
+  const size_t at = 13 + status_len + db_len + 1;
+  return at <= body.size() ? body.substr(at) : std::string_view();
+}
+
+}  // namespace
+
+Status Scanner::Bad(uint64_t offset, const std::string& what) const {
+  return Error(ErrorCode::kCorrupt, name_ + " at byte " + std::to_string(offset) + ": " + what);
+}
+
+Status Scanner::Feed(std::string_view bytes) {
+  pending_.append(bytes);
+  size_t at = 0;
+  if (!have_magic_) {
+    if (pending_.size() < kMagic.size()) return Status::Ok();
+    if (std::string_view(pending_).substr(0, kMagic.size()) != kMagic)
+      return Bad(0, "not a binary log (it does not start with the binlog magic bytes)");
+    have_magic_ = true;
+    at = kMagic.size();
+    s_.complete_bytes = s_.transaction_end = kMagic.size();
+  }
+  while (pending_.size() - at >= kHeaderSize) {
+    const EventHeader h = ParseHeader(std::string_view(pending_).substr(at));
+    const uint64_t offset = offset_ + at;
+    if (h.length < kHeaderSize || h.length > kMaxEvent)
+      return Bad(offset, "an event of " + std::to_string(h.length) + " bytes");
+    if (pending_.size() - at < h.length) break;  // the rest has not come yet
+    if (h.next_pos != 0 && h.next_pos != offset + h.length) {
+      return Bad(offset, "an event of " + std::to_string(h.length) + " bytes that says it ends at " +
+                             std::to_string(h.next_pos));
+    }
+    XBAK_RETURN_IF_ERROR(Event(std::string_view(pending_).substr(at, h.length)));
+    at += h.length;
+    s_.complete_bytes = offset_ + at;
+    if (!in_group_) s_.transaction_end = s_.complete_bytes;
+  }
+  pending_.erase(0, at);
+  offset_ += at;
+  return Status::Ok();
+}
+
+Status Scanner::Event(std::string_view event) {
+  const EventHeader h = ParseHeader(event);
+  const uint64_t offset = offset_ + (event.data() - pending_.data());
+  if (!have_format_) {
+    if (h.type != kFormatDescription)
+      return Bad(offset, "event type " + std::to_string(h.type) + " before the format description");
+    auto f = ParseFormatDescription(event);
+    if (!f.ok())
+      return Status(f.status().code(),
+                    name_ + " at byte " + std::to_string(offset) + ": " + f.status().message());
+    // Its CRC32 is of the event with the in-use flag clear: the server sets
+    // and clears that flag in place, without writing the checksum again.
+    std::string copy(event);
+    copy[17] = static_cast<char>(copy[17] & ~kFlagInUse);
+    if (f->checksum == Checksum::kCrc32 && !ChecksumMatches(copy)) return Bad(offset, "CRC32 mismatch");
+    s_.server_version = f->server_version;
+    s_.checksum = f->checksum;
+    s_.in_use = (h.flags & kFlagInUse) != 0;
+    have_format_ = true;
+  } else if (s_.checksum == Checksum::kCrc32) {
+    if (h.length < kHeaderSize + kChecksumSize) return Bad(offset, "an event too short for its CRC32");
+    if (!ChecksumMatches(event))
+      return Bad(offset, "CRC32 mismatch (event type " + std::to_string(h.type) + ")");
+  }
+  s_.events++;
+  auto id = std::lower_bound(s_.server_ids.begin(), s_.server_ids.end(), h.server_id);
+  if (id == s_.server_ids.end() || *id != h.server_id) s_.server_ids.insert(id, h.server_id);
+  if (h.type == kFormatDescription) return Status::Ok();
+  const size_t tail = s_.checksum == Checksum::kCrc32 ? kChecksumSize : 0;
+  const std::string_view body = event.substr(kHeaderSize, event.size() - kHeaderSize - tail);
+  auto at = [&](Status st) {
+    return Status(st.code(), name_ + " at byte " + std::to_string(offset) + ": " + st.message());
+  };
+  switch (h.type) {
+    case kStartEncryption:
+      return Error(ErrorCode::kUnsupported,
+                   name_ +
+                       " is encrypted (encrypt_binlog=ON): encrypted binary logs are not supported; archive "
+                       "them from a server with encrypt_binlog=OFF, or keep them with the server's own keys");
+    case kGtidList: {
+      auto p = ParseGtidList(body);
+      if (!p.ok()) return at(p.status());
+      if (s_.events <= 3) s_.start_state = *p;  // the one after the format description
+      break;
+    }
+    case kGtid: {
+      auto g = ParseGtidEvent(body, h.server_id);
+      if (!g.ok()) return at(g.status());
+      if (in_group_) return Bad(offset, "a GTID event inside the transaction of " + FormatGtid(group_gtid_));
+      in_group_ = true;
+      standalone_ = g->standalone();
+      group_gtid_ = g->gtid;
+      group_time_ = h.timestamp;
+      break;
+    }
+    case kXid:
+    case kQuery: {
+      if (!in_group_) break;
+      const std::string_view q = h.type == kQuery ? QueryText(body) : std::string_view();
+      if (h.type == kXid || standalone_ || q == "COMMIT" || q == "ROLLBACK") {
+        in_group_ = false;
+        s_.transactions++;
+        if (!s_.first_gtid) {
+          s_.first_gtid = group_gtid_;
+          s_.first_time = group_time_;
+        }
+        s_.last_gtid = group_gtid_;
+        s_.last_time = h.timestamp;
+      }
+      break;
+    }
+    case kRotate: {
+      auto n = ParseRotate(body);
+      if (!n.ok()) return at(n.status());
+      s_.rotate_to = *n;
+      break;
+    }
+    case kStop:
+      s_.stopped = true;
+      break;
+    default:
+      break;
+  }
+  return Status::Ok();
+}
+
+Status Scanner::Finish(bool whole) {
+  if (!have_magic_) return Bad(0, "empty or shorter than the binlog magic bytes");
+  if (!have_format_) return Bad(kMagic.size(), "no format description event");
+  if (whole && !pending_.empty()) {
+    return Bad(offset_, "the file ends inside an event (" + std::to_string(pending_.size()) +
+                            " bytes of it): the copy is cut short");
+  }
+  return Status::Ok();
+}
+
+}  // namespace xbak::binlog
