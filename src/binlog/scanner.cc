@@ -21,6 +21,17 @@ std::string_view QueryText(std::string_view body) {
 
 }  // namespace
 
+Scanner Scanner::Resume(std::string name, const FileSummary& so_far) {
+  Scanner s(std::move(name));
+  s.s_ = so_far;
+  s.s_.complete_bytes = so_far.transaction_end;
+  s.s_.events = so_far.transaction_end_events;
+  s.offset_ = so_far.transaction_end;
+  s.have_magic_ = s.have_format_ = so_far.transaction_end > kMagic.size();
+  if (!s.have_format_) s = Scanner(s.name_);  // nothing but the magic: start over
+  return s;
+}
+
 Status Scanner::Bad(uint64_t offset, const std::string& what) const {
   return Error(ErrorCode::kCorrupt, name_ + " at byte " + std::to_string(offset) + ": " + what);
 }
@@ -49,7 +60,10 @@ Status Scanner::Feed(std::string_view bytes) {
     XBAK_RETURN_IF_ERROR(Event(std::string_view(pending_).substr(at, h.length)));
     at += h.length;
     s_.complete_bytes = offset_ + at;
-    if (!in_group_) s_.transaction_end = s_.complete_bytes;
+    if (!in_group_) {
+      s_.transaction_end = s_.complete_bytes;
+      s_.transaction_end_events = s_.events;
+    }
   }
   pending_.erase(0, at);
   offset_ += at;

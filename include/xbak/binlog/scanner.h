@@ -31,6 +31,7 @@ struct FileSummary {
   uint64_t transactions = 0;                  // complete transactions (GTID groups)
   uint64_t complete_bytes = 0;                // where the last complete event ends (the magic counted)
   uint64_t transaction_end = 0;               // where the last complete transaction ends: a safe cut
+  uint64_t transaction_end_events = 0;        // the events before it
   std::string rotate_to;                      // the next file, when a rotate event ends this one
   bool stopped = false;                       // a stop event: the server shut down
 };
@@ -39,6 +40,11 @@ class Scanner {
  public:
   // `name` names the file in messages ("mysql-bin.000002").
   explicit Scanner(std::string name) : name_(std::move(name)) {}
+  // Goes on where an earlier scan of the same file stood at a transaction's
+  // end (so_far.transaction_end, with its checksum setting and GTIDs): the
+  // next bytes fed are the file's from that offset. For archiving a growing
+  // file without reading it again from the start.
+  static Scanner Resume(std::string name, const FileSummary& so_far);
 
   // The next bytes of the file. An error (kCorrupt naming the byte offset,
   // kUnsupported for an encrypted binlog) is final: feed nothing more.

@@ -110,6 +110,25 @@ TEST(ScannerTest, AFileCutShortIsWholeOnlyUpToItsLastTransaction) {
   }
 }
 
+TEST(ScannerTest, AResumedScanEqualsOneFromTheStart) {
+  const std::string bytes = Read("crc32/mysql-bin.000002");
+  auto whole = Scan(bytes, true);
+  ASSERT_TRUE(whole.ok());
+  Scanner first("f");
+  ASSERT_TRUE(first.Feed(std::string_view(bytes).substr(0, bytes.size() / 2)).ok());
+  const FileSummary half = first.summary();
+  ASSERT_GT(half.transactions, 0u);
+  Scanner rest = Scanner::Resume("f", half);
+  ASSERT_TRUE(rest.Feed(std::string_view(bytes).substr(half.transaction_end)).ok());
+  ASSERT_TRUE(rest.Finish(true).ok());
+  EXPECT_EQ(rest.summary().events, whole->events);
+  EXPECT_EQ(rest.summary().transactions, whole->transactions);
+  EXPECT_EQ(rest.summary().first_gtid, whole->first_gtid);
+  EXPECT_EQ(rest.summary().last_gtid, whole->last_gtid);
+  EXPECT_EQ(rest.summary().complete_bytes, bytes.size());
+  EXPECT_EQ(rest.summary().rotate_to, "mysql-bin.000003");
+}
+
 TEST(ScannerTest, DamageIsNamedWithItsOffset) {
   std::string bytes = Read("crc32/mysql-bin.000001");
   bytes[1000] ^= 0x40;
