@@ -99,7 +99,11 @@ Status Scanner::Event(std::string_view event) {
   if (id == s_.server_ids.end() || *id != h.server_id) s_.server_ids.insert(id, h.server_id);
   if (h.type == kFormatDescription) return Status::Ok();
   const size_t tail = s_.checksum == Checksum::kCrc32 ? kChecksumSize : 0;
-  const std::string_view body = event.substr(kHeaderSize, event.size() - kHeaderSize - tail);
+  return Body(h, event.substr(kHeaderSize, event.size() - kHeaderSize - tail), offset);
+}
+
+// What an event after the format description says of the file.
+Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offset) {
   auto at = [&](Status st) {
     return Status(st.code(), name_ + " at byte " + std::to_string(offset) + ": " + st.message());
   };

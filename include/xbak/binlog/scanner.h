@@ -58,6 +58,7 @@ class Scanner {
 
  private:
   Status Event(std::string_view event);
+  Status Body(const EventHeader& h, std::string_view body, uint64_t offset);
   Status Bad(uint64_t offset, const std::string& what) const;
 
   std::string name_;
