@@ -33,6 +33,7 @@
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
 #include "xbak/util/size.h"
+#include "xbcloud_binlog.h"
 #include "xbcloud_store.h"
 
 namespace po = boost::program_options;
@@ -51,7 +52,10 @@ constexpr const char* kUsage =
     "                                            sizes, state; chains as a tree (--json for scripts)\n"
     "       xbcloud expire [OPTIONS] [PREFIX] --retain-full=N [--retain-days=D] [--dry-run]\n"
     "                                            delete the chains outside the policy (never an\n"
-    "                                            incremental's base), print what goes and what stays\n\n"
+    "                                            incremental's base), print what goes and what stays\n"
+    "       xbcloud binlog-push [OPTIONS] --binlog-index=F --server-id=N [--once] PREFIX\n"
+    "                                            archive the server's binary logs as they are written\n"
+    "                                            (every --max-lag seconds, or one pass with --once)\n\n"
     "Examples:\n"
     "  xbak --backup --stream=xbstream | xbcloud put --s3-bucket=B nightly-1\n"
     "  xbak --backup --stream=xbstream --fifo-streams=8 --fifo-dir=D &\n"
@@ -87,7 +91,8 @@ constexpr const char* kUsage =
 // Options that may come from the [xbcloud] group of an options file.
 constexpr std::string_view kTransferFileOptions[] = {
     "cacert",           "insecure",     "parallel", "max-retries",  "max-backoff",
-    "read-buffer-size", "fifo-streams", "fifo-dir", "fifo-timeout", "progress-interval"};
+    "read-buffer-size", "fifo-streams", "fifo-dir", "fifo-timeout", "progress-interval",
+    "binlog-index",     "server-id",    "max-lag"};
 const std::vector<std::string_view> kFileOptions = [] {
   std::vector<std::string_view> all(std::begin(xbak::cli::kStoreFileOptions),
                                     std::end(xbak::cli::kStoreFileOptions));
@@ -146,7 +151,9 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
   pos->add("command", 1).add("name", 1).add("files", -1);
 
   xbak::cli::DescribeStoreOptions(visible);
-  visible->add(transfer).add(repo).add(general);
+  visible->add(transfer).add(repo);
+  xbak::cli::DescribeBinlogOptions(visible);
+  visible->add(general);
   all->add(*visible).add(hidden);
 }
 
@@ -195,6 +202,7 @@ struct Settings {
   std::string command, name;
   std::vector<std::string> files;
   xbak::cli::StoreSettings store;
+  xbak::cli::BinlogPushSettings binlog;
   int parallel = 4;
   uint64_t object_size = 0;
   int fifo_streams = 1;
@@ -216,10 +224,12 @@ std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
   auto str = [&vm](const char* k) { return Str(vm, k); };
   const std::string command = s->command = str("command"), name = s->name = str("name");
   const bool repo = command == "list" || command == "expire";
-  if (command != "put" && command != "get" && command != "delete" && command != "verify" && !repo) {
-    return Usage(command.empty() ? "give a command: put, get, delete, verify, list or expire"
+  if (command != "put" && command != "get" && command != "delete" && command != "verify" && !repo &&
+      command != "binlog-push") {
+    return Usage(command.empty() ? "give a command: put, get, delete, verify, list, expire or binlog-push"
                                  : "unknown command '" + command + "'");
   }
+  if (name.empty() && command == "binlog-push") return Usage("binlog-push needs a PREFIX");
   if (name.empty() && !repo) return Usage(command + " needs a backup NAME");
   std::vector<std::string>& files = s->files;
   if (vm.count("files")) files = vm["files"].as<std::vector<std::string>>();
@@ -351,6 +361,7 @@ int RunCommand(const Settings& s) {
     return st.ok() ? 0 : Fail(st);
   }
   if (command == "list" || command == "expire") return RunRepositoryCommand(s, loop, **store);
+  if (command == "binlog-push") return xbak::cli::RunBinlogPush(loop, **store, name, s.binlog);
   if (command == "verify") {
     xbak::cloud::CloudVerifyOptions vo;
     vo.name = name;
@@ -408,6 +419,7 @@ int main(int argc, char** argv) {
   Settings s;
   if (auto rc = CheckCommand(vm, &s)) return *rc;
   if (auto rc = xbak::cli::CheckStoreOptions(vm, s.command, &s.store)) return *rc;
+  if (auto rc = xbak::cli::CheckBinlogOptions(vm, s.command, &s.binlog)) return *rc;
   if (auto rc = CheckTransfer(vm, &s)) return *rc;
   return RunCommand(s);
 }

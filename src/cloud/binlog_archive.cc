@@ -28,6 +28,19 @@ std::optional<uint64_t> FileNumber(const std::string& name) {
   return n;
 }
 
+// A file's first bytes with the format description's in-use flag clear, as
+// the server leaves them when it closes the file (it clears the flag in
+// place; the event's CRC32 is of the flag clear): the archive stores them so
+// from the start, so that a file's segments are the closed file, byte for
+// byte, whenever its first segment was stored.
+std::string AsClosed(std::string head) {
+  const size_t flags = binlog::kMagic.size() + 17;
+  // (replace(), not operator[]=: GCC 12 -O2 warns about the latter here, wrongly.)
+  if (head.size() > flags) head.replace(flags, 1, 1, static_cast<char>(head[flags] & ~binlog::kFlagInUse));
+  return head;
+}
+storage::Md5Digest HeadMd5(std::string head) { return storage::Md5(AsClosed(std::move(head))); }
+
 std::string Name(const std::string& base, uint64_t number, size_t digits) {
   std::string n = std::to_string(number);
   if (n.size() < digits) n.insert(0, digits - n.size(), '0');
@@ -88,7 +101,7 @@ class FilePush {
   Status CheckSameFile() {
     if (state_.segments.empty()) return Status::Ok();
     XBAK_ASSIGN_OR_RETURN(std::string head, source_.Read(state_.file, 0, state_.head_bytes));
-    if (head.size() != state_.head_bytes || storage::Md5(head) != state_.head_md5) {
+    if (head.size() != state_.head_bytes || HeadMd5(std::move(head)) != state_.head_md5) {
       return Error(ErrorCode::kInvalidArgument,
                    state_.file +
                        " on the server is not the file archived under that name (its first bytes differ: "
@@ -101,12 +114,13 @@ class FilePush {
   Status Store(const binlog::FileSummary& s, std::string* pending) {
     const uint64_t offset = state_.end();
     const uint64_t size = s.transaction_end - offset;
-    auto body = std::make_shared<const std::string>(pending->substr(0, size));
+    auto body = std::make_shared<const std::string>(offset == 0 ? AsClosed(pending->substr(0, size))
+                                                                : pending->substr(0, size));
     pending->erase(0, size);
     const storage::Md5Digest md5 = storage::Md5(*body);
     if (offset == 0) {
       state_.head_bytes = std::min<uint64_t>(size, kHeadBytes);
-      state_.head_md5 = storage::Md5(std::string_view(*body).substr(0, state_.head_bytes));
+      state_.head_md5 = HeadMd5(body->substr(0, state_.head_bytes));
     }
     const std::string key = BinlogSegmentKey(o_.prefix, o_.server_id, state_.file, offset);
     Status put;

@@ -9,6 +9,8 @@
 //                                run of whole transactions (the first segment
 //                                starts with the magic and format description);
 //                                concatenated in offset order they are the file
+//                                as the server leaves it when it closes it (the
+//                                format description's in-use flag clear)
 //   <offset, 20 digits>.seg.md5  its MD5, as md5sum prints it
 //   state                        written after each segment (JSON): the
 //                                segments so far with their sizes and MD5s,

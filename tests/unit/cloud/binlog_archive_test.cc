@@ -87,7 +87,11 @@ TEST_F(BinlogArchiveTest, ClosedFilesWholeTheOpenOneToItsLastTransactionThenNoth
   auto s3 = State("mysql-bin.000003");
   ASSERT_TRUE(s3.ok());
   EXPECT_FALSE(s3->complete);
-  EXPECT_EQ(Archived("mysql-bin.000003"), f3_.substr(0, s3->summary.transaction_end));
+  // The open file's part as the server will leave it: its in-use flag clear.
+  std::string closed = f3_.substr(0, s3->summary.transaction_end);
+  closed[21] = static_cast<char>(closed[21] & ~1);
+  EXPECT_NE(closed, f3_.substr(0, closed.size()));
+  EXPECT_EQ(Archived("mysql-bin.000003"), closed);
   EXPECT_EQ(binlog::FormatGtidPosition(s3->summary.start_state), "3-7-63,5-7-1");
   // A second pass: nothing new, nothing stored.
   auto again = Push();
