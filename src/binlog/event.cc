@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace xbak::binlog {
@@ -85,8 +86,10 @@ Result<GtidPosition> ParseGtidList(std::string_view body) {
 Result<std::string> ParseRotate(std::string_view body) {
   if (body.size() < 9) return Short("rotate", body.size(), 9);
   std::string name(body.substr(8));
-  if (name.find('/') != std::string::npos || name.find('\0') != std::string::npos || name == "." ||
-      name == "..")
+  // A file name the server made: printable ASCII, no path.
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(),
+                                                  [](char c) { return c > ' ' && c < 127 && c != '/'; });
+  if (!plain || name == "." || name == "..")
     return Error(ErrorCode::kCorrupt, "rotate event naming '" + name.substr(0, 64) + "', not a file name");
   return name;
 }

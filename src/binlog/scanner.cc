@@ -5,9 +5,6 @@
 namespace xbak::binlog {
 namespace {
 
-// No event is larger than the server's largest packet (max_allowed_packet, 1 GiB).
-constexpr uint32_t kMaxEvent = 1u << 30;
-
 // A query event's statement: after its fixed part (thread id 4, time 4,
 // database length 1, error code 2, status variables' length 2), the status
 // variables, the database name and a NUL.
@@ -45,15 +42,14 @@ Status Scanner::Feed(std::string_view bytes) {
       return Bad(0, "not a binary log (it does not start with the binlog magic bytes)");
     have_magic_ = true;
     at = kMagic.size();
-    s_.complete_bytes = s_.transaction_end = kMagic.size();
   }
   while (pending_.size() - at >= kHeaderSize) {
     const EventHeader h = ParseHeader(std::string_view(pending_).substr(at));
     const uint64_t offset = offset_ + at;
-    if (h.length < kHeaderSize || h.length > kMaxEvent)
-      return Bad(offset, "an event of " + std::to_string(h.length) + " bytes");
+    if (h.length < kHeaderSize) return Bad(offset, "an event of " + std::to_string(h.length) + " bytes");
     if (pending_.size() - at < h.length) break;  // the rest has not come yet
-    if (h.next_pos != 0 && h.next_pos != offset + h.length) {
+    // (A 32-bit field: past 4 GiB it wraps.)
+    if (h.next_pos != 0 && h.next_pos != static_cast<uint32_t>(offset + h.length)) {
       return Bad(offset, "an event of " + std::to_string(h.length) + " bytes that says it ends at " +
                              std::to_string(h.next_pos));
     }
@@ -122,7 +118,10 @@ Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offse
     case kGtid: {
       auto g = ParseGtidEvent(body, h.server_id);
       if (!g.ok()) return at(g.status());
-      if (in_group_) return Bad(offset, "a GTID event inside the transaction of " + FormatGtid(group_gtid_));
+      // A GTID inside a transaction: the previous one ended with an event
+      // not read as an end (a compressed query, a kind this scanner does
+      // not know); it ended where this one begins.
+      if (in_group_) EndGroup(group_time_, offset, s_.events - 1);
       in_group_ = true;
       standalone_ = g->standalone();
       group_gtid_ = g->gtid;
@@ -130,18 +129,14 @@ Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offse
       break;
     }
     case kXid:
+    case kXaPrepare:
+    case kQueryCompressed:
     case kQuery: {
       if (!in_group_) break;
       const std::string_view q = h.type == kQuery ? QueryText(body) : std::string_view();
-      if (h.type == kXid || standalone_ || q == "COMMIT" || q == "ROLLBACK") {
-        in_group_ = false;
-        s_.transactions++;
-        if (!s_.first_gtid) {
-          s_.first_gtid = group_gtid_;
-          s_.first_time = group_time_;
-        }
-        s_.last_gtid = group_gtid_;
-        s_.last_time = h.timestamp;
+      if (h.type == kXid || h.type == kXaPrepare || standalone_ || q == "COMMIT" || q == "ROLLBACK" ||
+          q.starts_with("XA COMMIT") || q.starts_with("XA ROLLBACK")) {
+        EndGroup(h.timestamp, 0, 0);
       }
       break;
     }
@@ -160,12 +155,37 @@ Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offse
   return Status::Ok();
 }
 
+// The current transaction ends: at the end of the event just read (at 0),
+// or at `at` with `events` before it.
+void Scanner::EndGroup(uint32_t time, uint64_t at, uint64_t events) {
+  in_group_ = false;
+  s_.transactions++;
+  if (!s_.first_gtid) {
+    s_.first_gtid = group_gtid_;
+    s_.first_time = group_time_;
+  }
+  s_.last_gtid = group_gtid_;
+  s_.last_time = time;
+  if (at != 0) {
+    s_.transaction_end = at;
+    s_.transaction_end_events = events;
+  }
+}
+
 Status Scanner::Finish(bool whole) {
+  if (!whole && (!have_magic_ || !have_format_)) return Status::Ok();  // a file just begun
   if (!have_magic_) return Bad(0, "empty or shorter than the binlog magic bytes");
   if (!have_format_) return Bad(kMagic.size(), "no format description event");
   if (whole && !pending_.empty()) {
     return Bad(offset_, "the file ends inside an event (" + std::to_string(pending_.size()) +
                             " bytes of it): the copy is cut short");
+  }
+  if (whole && in_group_) {
+    // A closed file holds whole transactions (the server never splits one
+    // across files): the last one ended with an event not read as an end.
+    EndGroup(group_time_, 0, 0);
+    s_.transaction_end = s_.complete_bytes;
+    s_.transaction_end_events = s_.events;
   }
   return Status::Ok();
 }

@@ -42,6 +42,8 @@ std::optional<int> CheckBinlogOptions(const po::variables_map& vm, const std::st
   for (const char* o : {"binlog-index", "server-id", "once"}) {
     if (vm.count(o) && !push) return Usage(std::string("--") + o + " is for binlog-push");
   }
+  if (!vm["max-lag"].defaulted() && (!push || vm.count("once")))
+    return Usage("--max-lag is for binlog-push without --once");
   if (!push) return std::nullopt;
   if (!vm.count("binlog-index"))
     return Usage("binlog-push needs --binlog-index=FILE (the server's log_bin_index)");
@@ -60,16 +62,22 @@ int RunBinlogPush(storage::EventLoop& loop, storage::ObjectStore& store, const s
   if (!source.ok()) return Fail(source.status());
   signal(SIGTERM, OnStop);
   signal(SIGINT, OnStop);
-  const cloud::BinlogPushOptions o{prefix, s.server_id};
-  int status = 0;
+  cloud::BinlogPushOptions o;
+  o.prefix = prefix;
+  o.server_id = s.server_id;
+  o.stop = [] { return g_stop.load(); };
+  int status = 0;  // of the last pass
   for (;;) {
     auto r = cloud::PushBinlogs(loop, store, **source, o);
+    status = r.ok() ? 0 : 1;
     if (!r.ok()) {
       // As a service, a failed pass is reported and tried again at the next;
       // a gap stays recorded in the archive.
       util::LogError("binlog-push " + prefix + ": " + r.status().message());
-      status = 1;
-    } else if (r->segments > 0 || !r->completed.empty()) {
+    } else {
+      for (const auto& w : r->warnings) util::LogWarning("binlog-push " + prefix + ": " + w);
+    }
+    if (r.ok() && (r->segments > 0 || !r->completed.empty())) {
       std::string done;
       for (const auto& f : r->completed) done += (done.empty() ? "" : ", ") + f;
       util::LogInfo("binlog-push " + prefix + ": " + std::to_string(r->segments) + " segments, " +
@@ -78,10 +86,9 @@ int RunBinlogPush(storage::EventLoop& loop, storage::ObjectStore& store, const s
                     (done.empty() ? "" : "; complete: " + done));
     }
     if (s.once || g_stop) return status;
-    status = 0;
     for (unsigned waited = 0; waited < s.max_lag_s * 10 && !g_stop; waited++)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (g_stop) return 0;
+    if (g_stop) return status;
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <set>
 
 #include "xbak/cloud/layout.h"
 #include "xbak/cloud/sync.h"
@@ -55,15 +55,17 @@ class FilePush {
            const BinlogPushOptions& o, ArchivedBinlog state, BinlogPushReport* report)
       : loop_(loop), store_(store), source_(source), o_(o), state_(std::move(state)), report_(report) {}
 
+  bool complete() const { return state_.complete; }
+
   Status Run(bool closed) {
     const std::string& file = state_.file;
-    XBAK_RETURN_IF_ERROR(CheckSameFile());
     binlog::Scanner scanner =
         state_.segments.empty() ? binlog::Scanner(file) : binlog::Scanner::Resume(file, state_.summary);
     const uint64_t start = state_.end();
     uint64_t read_at = start;
     std::string pending;  // the bytes from the next segment's start
     for (;;) {
+      if (o_.stop && o_.stop()) return Status::Ok();  // what is stored is recorded in the state
       XBAK_ASSIGN_OR_RETURN(std::string chunk, source_.Read(file, read_at, kReadBytes));
       if (chunk.empty()) break;
       read_at += chunk.size();
@@ -78,14 +80,20 @@ class FilePush {
         }
       }
     }
-    XBAK_RETURN_IF_ERROR(scanner.Finish(closed));
-    const binlog::FileSummary& s = scanner.summary();
-    if (closed && s.transaction_end != s.complete_bytes) {
-      return Error(ErrorCode::kCorrupt, file + " at byte " + std::to_string(s.transaction_end) +
-                                            ": the closed file ends inside a transaction");
+    // Closed: a later file exists, or the file says it ends (rotate, or a
+    // stop event: the server shut down cleanly).
+    const bool ended = closed || scanner.summary().stopped || !scanner.summary().rotate_to.empty();
+    if (Status fin = scanner.Finish(ended); !fin.ok()) {
+      // A file the server had open when it crashed (its in-use flag still
+      // set) may end in a torn write: what is whole is all there will be.
+      if (!ended || !scanner.summary().in_use || fin.code() != ErrorCode::kCorrupt) return fin;
+      state_.truncated = true;
+      report_->warnings.push_back(fin.message() + ": the server crashed with it open; archived up to byte " +
+                                  std::to_string(scanner.summary().transaction_end));
     }
+    const binlog::FileSummary& s = scanner.summary();
     if (s.transaction_end > state_.end()) XBAK_RETURN_IF_ERROR(Store(s, &pending));
-    if (closed) {
+    if (ended) {
       state_.complete = true;
       state_.summary = s;
       XBAK_RETURN_IF_ERROR(
@@ -95,7 +103,6 @@ class FilePush {
     return Status::Ok();
   }
 
- private:
   // The archived part must be this file's beginning (not an older file of
   // the same name).
   Status CheckSameFile() {
@@ -110,6 +117,7 @@ class FilePush {
     return Status::Ok();
   }
 
+ private:
   // Stores [state_.end(), s.transaction_end) as a segment, its sidecar, then the state.
   Status Store(const binlog::FileSummary& s, std::string* pending) {
     const uint64_t offset = state_.end();
@@ -123,6 +131,8 @@ class FilePush {
       state_.head_md5 = HeadMd5(body->substr(0, state_.head_bytes));
     }
     const std::string key = BinlogSegmentKey(o_.prefix, o_.server_id, state_.file, offset);
+    // (Killed after this PUT and before the state's, the next pass stores
+    // the segment again under the same key: no duplicate.)
     Status put;
     store_.Put(key, body, md5, [&](Status st) {
       put = st;
@@ -164,59 +174,99 @@ std::string BinlogSegmentKey(const std::string& prefix, uint32_t server_id, cons
   return BinlogDir(prefix, server_id) + file + "/" + digits + ".seg";
 }
 
+namespace {
+
+// What the archive holds for a server: its files (a level each) and gap
+// markers, from one listing by delimiter (never every segment).
+struct Listing {
+  std::set<std::string> files, gaps;
+};
+Result<Listing> ListArchive(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& dir) {
+  Listing l;
+  for (std::string token;;) {
+    XBAK_ASSIGN_OR_RETURN(storage::ListResult page, ListSync(loop, store, dir, token, true));
+    for (const auto& p : page.prefixes) l.files.insert(p.substr(dir.size(), p.size() - dir.size() - 1));
+    for (const auto& obj : page.objects) l.gaps.insert(obj.key.substr(dir.size()));
+    if (page.next_token.empty()) return l;
+    token = page.next_token;
+  }
+}
+
+// A file's state, or none when it has none yet (a first segment stored
+// without its state, by a pass killed between the two, is simply stored
+// again: the same segment under the same key).
+Result<std::optional<ArchivedBinlog>> ReadState(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                const BinlogPushOptions& o, const std::string& file) {
+  const std::string key = BinlogStateKey(o.prefix, o.server_id, file);
+  auto text = GetSync(loop, store, key);
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) return std::optional<ArchivedBinlog>();
+  if (!text.ok()) return text.status();
+  XBAK_ASSIGN_OR_RETURN(ArchivedBinlog st, ParseBinlogState(*text, key));
+  if (st.file != file || st.server_id != o.server_id)
+    return Error(ErrorCode::kCorrupt,
+                 key + ": the state of " + st.file + " of server " + std::to_string(st.server_id));
+  return std::optional<ArchivedBinlog>(std::move(st));
+}
+
+// The gap before the server's first file `first` (of base `base`): the
+// archive's last file of that series before it, if never completed, and the
+// files between, which the server purged before they were stored. Records
+// it (once) and returns what it covers ("" if none, or already recorded:
+// then a warning in the report).
+Result<std::string> FindGap(storage::EventLoop& loop, storage::ObjectStore& store, const BinlogPushOptions& o,
+                            const Listing& listing, const std::string& first_file, BinlogPushReport* report) {
+  const auto first = FileNumber(first_file);
+  if (!first) return std::string();
+  const std::string base = first_file.substr(0, first_file.rfind('.'));
+  const size_t digits = first_file.size() - first_file.rfind('.') - 1;
+  std::optional<uint64_t> last;
+  for (const auto& a : listing.files) {
+    const auto n = FileNumber(a);
+    if (n && *n < *first && a.substr(0, a.rfind('.')) == base && (!last || *n > *last)) last = n;
+  }
+  if (!last) return std::string();
+  XBAK_ASSIGN_OR_RETURN(auto st, ReadState(loop, store, o, Name(base, *last, digits)));
+  const uint64_t from = st && st->complete ? *last + 1 : *last;
+  if (from >= *first) return std::string();
+  const std::string name = "gap-" + Name(base, from, digits) + "-" + Name(base, *first - 1, digits);
+  std::string what = Name(base, from, digits) + " to " + Name(base, *first - 1, digits);
+  if (st && !st->complete) what += " (" + st->file + " from byte " + std::to_string(st->end()) + ")";
+  if (listing.gaps.count(name)) {
+    report->warnings.push_back("binary logs " + what +
+                               " are missing from the archive (a gap recorded earlier)");
+    return std::string();
+  }
+  XBAK_RETURN_IF_ERROR(PutSync(loop, store, BinlogDir(o.prefix, o.server_id) + name,
+                               "purged from the server before they were archived\n"));
+  return what;
+}
+
+}  // namespace
+
 Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectStore& store,
                                      BinlogSource& source, const BinlogPushOptions& o) {
   XBAK_ASSIGN_OR_RETURN(std::vector<std::string> files, source.Files());
-  XBAK_ASSIGN_OR_RETURN(auto listed, ListAllSync(loop, store, BinlogDir(o.prefix, o.server_id)));
-  // The archive's files: those with a state object.
-  std::map<uint64_t, std::string> archived;  // by number
-  const std::string dir = BinlogDir(o.prefix, o.server_id);
-  for (const auto& obj : listed) {
-    const std::string rest = obj.key.substr(dir.size());
-    const size_t slash = rest.find('/');
-    if (slash == std::string::npos || rest.substr(slash + 1) != "state") continue;
-    const std::string file = rest.substr(0, slash);
-    if (auto n = FileNumber(file)) archived[*n] = file;
-  }
+  XBAK_ASSIGN_OR_RETURN(Listing listing, ListArchive(loop, store, BinlogDir(o.prefix, o.server_id)));
   BinlogPushReport report;
-  // A gap: files between the archive's last and the server's first, which
-  // the server purged before they were stored.
   std::string gap;
-  const auto first = files.empty() ? std::nullopt : FileNumber(files.front());
-  auto before = first ? archived.lower_bound(*first) : archived.end();
-  if (first && before != archived.begin()) {
-    // The archive's last file before the server's first: if it was not
-    // completed, its end is lost; files after it and before the server's
-    // first are lost whole.
-    --before;
-    uint64_t from = before->first + 1;
-    const std::string key = BinlogStateKey(o.prefix, o.server_id, before->second);
-    XBAK_ASSIGN_OR_RETURN(std::string text, GetSync(loop, store, key));
-    XBAK_ASSIGN_OR_RETURN(ArchivedBinlog last, ParseBinlogState(text, key));
-    if (!last.complete) from = before->first;
-    if (from < *first) {
-      const std::string& f = files.front();
-      const std::string base = f.substr(0, f.rfind('.'));
-      const size_t digits = f.size() - f.rfind('.') - 1;
-      gap = Name(base, from, digits) + " to " + Name(base, *first - 1, digits);
-      if (!last.complete) gap += " (" + last.file + " from byte " + std::to_string(last.end()) + ")";
-      XBAK_RETURN_IF_ERROR(
-          PutSync(loop, store, dir + "gap-" + Name(base, from, digits) + "-" + Name(base, *first - 1, digits),
-                  "purged from the server before they were archived\n"));
-    }
+  if (!files.empty()) {
+    XBAK_ASSIGN_OR_RETURN(gap, FindGap(loop, store, o, listing, files.front(), &report));
   }
   for (size_t i = 0; i < files.size(); i++) {
+    if (o.stop && o.stop()) break;
     const std::string& file = files[i];
     ArchivedBinlog state;
     state.file = file;
     state.server_id = o.server_id;
-    if (auto n = FileNumber(file); n && archived.count(*n)) {
-      const std::string key = BinlogStateKey(o.prefix, o.server_id, file);
-      XBAK_ASSIGN_OR_RETURN(std::string text, GetSync(loop, store, key));
-      XBAK_ASSIGN_OR_RETURN(state, ParseBinlogState(text, key));
-      if (state.complete) continue;
+    if (listing.files.count(file)) {
+      XBAK_ASSIGN_OR_RETURN(auto st, ReadState(loop, store, o, file));
+      if (st) state = std::move(*st);
     }
     FilePush push(loop, store, source, o, std::move(state), &report);
+    // Even a complete file is checked: after RESET MASTER the server writes
+    // files of archived names again.
+    XBAK_RETURN_IF_ERROR(push.CheckSameFile());
+    if (push.complete()) continue;
     XBAK_RETURN_IF_ERROR(push.Run(i + 1 < files.size()));
   }
   if (!gap.empty()) {

@@ -1,5 +1,7 @@
 // The `state` object of an archived binlog file (binlog_archive.h), as JSON
 // (nlohmann::json, parsing untrusted bytes without exceptions).
+#include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "xbak/cloud/binlog_archive.h"
@@ -24,7 +26,8 @@ bool Field(const json& j, const char* name, T* out, std::string* bad) {
   if constexpr (std::is_same_v<T, bool>) {
     if (!v.is_boolean()) return *bad = name, false;
   } else if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number_unsigned()) return *bad = name, false;
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
+      return *bad = name, false;
   } else {
     if (!v.is_string()) return *bad = name, false;
   }
@@ -43,6 +46,7 @@ std::string EncodeBinlogState(const ArchivedBinlog& a) {
             {"file", a.file},
             {"server_id", a.server_id},
             {"complete", a.complete},
+            {"truncated", a.truncated},
             {"head_bytes", a.head_bytes},
             {"head_md5", storage::Md5Hex(a.head_md5)},
             {"segments", segments},
@@ -59,7 +63,8 @@ std::string EncodeBinlogState(const ArchivedBinlog& a) {
             {"end", s.transaction_end},
             {"rotate_to", s.rotate_to},
             {"stopped", s.stopped}};
-  return j.dump(1) + "\n";
+  // (replace: a name or version that is not UTF-8 must not end the pass; none of ours is.)
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Result<ArchivedBinlog> ParseBinlogState(const std::string& text, const std::string& origin) {
@@ -121,6 +126,9 @@ Result<ArchivedBinlog> ParseBinlogState(const std::string& text, const std::stri
     a.segments.push_back(b);
   }
   if (end != s.transaction_end) return bad("its segments end at " + std::to_string(end) + ", not at \"end\"");
+  if (!a.segments.empty() && (a.head_bytes == 0 || a.head_bytes > std::min<uint64_t>(512, end)))
+    return bad("head_bytes " + std::to_string(a.head_bytes) + " is not within its first segment");
+  if (j.contains("truncated") && j["truncated"].is_boolean()) a.truncated = j["truncated"].get<bool>();
   s.complete_bytes = s.transaction_end;
   s.events = s.transaction_end_events;
   s.in_use = !a.complete;

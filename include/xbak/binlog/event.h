@@ -28,6 +28,7 @@ inline constexpr uint16_t kFlagInUse = 0x1;
 
 enum EventType : uint8_t {
   kQuery = 2,
+  kXaPrepare = 38,  // ends an XA transaction's first phase (XA PREPARE)
   kStop = 3,
   kRotate = 4,
   kXid = 16,
@@ -38,6 +39,7 @@ enum EventType : uint8_t {
   kGtid = 162,
   kGtidList = 163,
   kStartEncryption = 164,
+  kQueryCompressed = 165,  // a query event compressed (log_bin_compress): its text is not read
 };
 
 struct EventHeader {

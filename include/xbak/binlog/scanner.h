@@ -50,8 +50,9 @@ class Scanner {
   // kUnsupported for an encrypted binlog) is final: feed nothing more.
   Status Feed(std::string_view bytes);
   // The end of what there is. `whole`: the file is closed, so it must end
-  // at an event's end; otherwise (a file still being written) the bytes
-  // after complete_bytes are an event not yet finished.
+  // at an event's end, and its last transaction is whole; otherwise (a file
+  // still being written, or just created) the bytes after complete_bytes
+  // are an event not yet finished.
   Status Finish(bool whole);
 
   const FileSummary& summary() const { return s_; }
@@ -59,6 +60,7 @@ class Scanner {
  private:
   Status Event(std::string_view event);
   Status Body(const EventHeader& h, std::string_view body, uint64_t offset);
+  void EndGroup(uint32_t time, uint64_t at, uint64_t events);
   Status Bad(uint64_t offset, const std::string& what) const;
 
   std::string name_;

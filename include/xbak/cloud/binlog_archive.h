@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,7 @@ struct ArchivedBinlog {
   std::string file;
   uint32_t server_id = 0;
   bool complete = false;
+  bool truncated = false;  // closed torn by a crash: complete up to its last whole transaction
   std::vector<BinlogSegment> segments;
   binlog::FileSummary summary;  // up to the end of the last segment
   // The MD5 of the file's first head_bytes (its format description, GTID
@@ -87,12 +89,16 @@ struct BinlogPushOptions {
   // much (looked for every eighth of it); a larger transaction is one
   // segment of its own, held in memory whole while it is stored.
   uint64_t segment_bytes = uint64_t{16} << 20;
+  // Asked between reads: true ends the pass early (what is stored is in
+  // its state; the next pass goes on from there).
+  std::function<bool()> stop;
 };
 
 struct BinlogPushReport {
   uint64_t segments = 0, bytes = 0;       // stored by this pass
   std::vector<std::string> completed;     // files whose last segment this pass stored
   std::optional<binlog::Gtid> last_gtid;  // of the last transaction archived
+  std::vector<std::string> warnings;      // a gap seen before, a file torn by a crash
 };
 
 // One pass: every file of the source, oldest first, stored from where the

@@ -85,6 +85,8 @@ TEST(ScannerTest, PiecesCutAnywhereGiveTheSameSummary) {
     EXPECT_EQ(cut->events, whole->events);
     EXPECT_EQ(cut->last_gtid, whole->last_gtid);
     EXPECT_EQ(cut->complete_bytes, whole->complete_bytes);
+    EXPECT_EQ(cut->transaction_end, whole->transaction_end);
+    EXPECT_EQ(cut->transactions, whole->transactions);
   }
 }
 
@@ -142,6 +144,41 @@ TEST(ScannerTest, DamageIsNamedWithItsOffset) {
   EXPECT_EQ(Scan(none, true).status().code(), ErrorCode::kCorrupt);
   EXPECT_NE(Scan("GIF89a", true).status().message().find("not a binary log"), std::string::npos);
   EXPECT_NE(Scan("", true).status().message().find("magic"), std::string::npos);
+}
+
+// testdata/xa: XA transactions (XA PREPARE events, XA COMMIT and ROLLBACK
+// queries), log_bin_compress=ON (compressed queries and rows events),
+// binlog_format=ROW, and the server killed with -9: the file is left with
+// its in-use flag set. mariadb-binlog reads 26 GTIDs, 0-9-1 to 0-9-26.
+TEST(ScannerTest, XaCompressedEventsAndACrashedServersFile) {
+  const std::string bytes = Read("xa/mysql-bin.000001");
+  auto s = Scan(bytes, true);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->in_use);
+  EXPECT_EQ(s->transactions, 26u);
+  EXPECT_EQ(FormatGtid(*s->first_gtid), "0-9-1");
+  EXPECT_EQ(FormatGtid(*s->last_gtid), "0-9-26");
+  EXPECT_EQ(s->transaction_end, bytes.size());
+  // Still being written: every transaction but the last is known complete
+  // once the next GTID begins, or at its own end event.
+  auto open = Scan(bytes, false);
+  ASSERT_TRUE(open.ok());
+  EXPECT_GE(open->transactions, 25u);
+  // Torn in its last event (the crash cut a write short): closed, it is refused, naming the byte.
+  auto torn = Scan(bytes.substr(0, bytes.size() - 10), true);
+  ASSERT_FALSE(torn.ok());
+  EXPECT_NE(torn.status().message().find("ends inside an event"), std::string::npos);
+  auto torn_open = Scan(bytes.substr(0, bytes.size() - 10), false);
+  ASSERT_TRUE(torn_open.ok());
+  EXPECT_LT(torn_open->transaction_end, bytes.size() - 10);
+}
+
+TEST(ScannerTest, AFileJustCreatedIsNoErrorWhileOpen) {
+  EXPECT_TRUE(Scan("", false).ok());
+  EXPECT_TRUE(Scan(std::string(kMagic), false).ok());
+  auto s = Scan(std::string(kMagic), false);
+  EXPECT_EQ(s->transaction_end, 0u);  // nothing to store yet: not even the magic alone
+  EXPECT_FALSE(Scan(std::string(kMagic), true).ok());
 }
 
 TEST(ScannerTest, AnEncryptedBinlogIsRefusedByName) {

@@ -44,7 +44,11 @@ class BinlogArchiveTest : public ::testing::Test {
   Result<BinlogPushReport> Push(uint64_t segment_bytes = 4096) {
     auto source = LocalBinlogs(dir_.path() + "/binlogs/mysql-bin.index");
     if (!source.ok()) return source.status();
-    return PushBinlogs(loop_, *store_, **source, {"host1", 7, segment_bytes});
+    BinlogPushOptions o;
+    o.prefix = "host1";
+    o.server_id = 7;
+    o.segment_bytes = segment_bytes;
+    return PushBinlogs(loop_, *store_, **source, o);
   }
   Result<ArchivedBinlog> State(const std::string& file) {
     const std::string key = BinlogStateKey("host1", 7, file);
@@ -109,12 +113,16 @@ TEST_F(BinlogArchiveTest, AGrowingFileGoesOnWhereItStoppedAndIsCompletedWhenRota
   ASSERT_TRUE(half.ok());
   EXPECT_FALSE(half->complete);
   EXPECT_LE(half->end(), f1_.size() / 2);
+  // All of it, ending with the server's rotate event: closed, though the
+  // next file is not listed yet.
   Server({{"mysql-bin.000001", f1_}});
-  ASSERT_TRUE(Push().ok());
+  auto r2 = Push();
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  EXPECT_EQ(r2->completed, std::vector<std::string>{"mysql-bin.000001"});
   Server({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_.substr(0, 300)}});
   auto r3 = Push();
   ASSERT_TRUE(r3.ok()) << r3.status().message();
-  EXPECT_EQ(r3->completed, std::vector<std::string>{"mysql-bin.000001"});
+  EXPECT_TRUE(r3->completed.empty());
   auto whole = State("mysql-bin.000001");
   ASSERT_TRUE(whole.ok());
   EXPECT_TRUE(whole->complete);
@@ -137,28 +145,65 @@ TEST_F(BinlogArchiveTest, APurgedFileIsAGapRecordedAndReportedAfterTheRest) {
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_TRUE(State("mysql-bin.000003")->complete);  // what was there was archived all the same
+  // The next pass: the gap is known, a warning, not an error every time.
+  auto next = Push();
+  ASSERT_TRUE(next.ok()) << next.status().message();
+  ASSERT_EQ(next->warnings.size(), 1u);
+  EXPECT_NE(next->warnings[0].find("gap recorded earlier"), std::string::npos);
+}
+
+TEST_F(BinlogArchiveTest, AFileACrashLeftTornIsCompleteUpToItsLastWholeTransaction) {
+  // The server crashed with mysql-bin.000001 open (its in-use flag set), the
+  // last write torn, and started again with mysql-bin.000002.
+  const std::string xa = Testdata("xa/mysql-bin.000001");
+  const std::string torn = xa.substr(0, xa.size() - 10);
+  Server({{"mysql-bin.000001", torn}, {"mysql-bin.000002", f3_}});
+  auto r = Push();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("crashed"), std::string::npos) << r->warnings[0];
+  auto st = State("mysql-bin.000001");
+  ASSERT_TRUE(st.ok());
+  EXPECT_TRUE(st->complete);
+  EXPECT_TRUE(st->truncated);
+  EXPECT_LT(st->end(), torn.size());
+  std::string whole_part = torn.substr(0, st->end());
+  whole_part[21] = static_cast<char>(whole_part[21] & ~1);
+  EXPECT_EQ(Archived("mysql-bin.000001"), whole_part);
+}
+
+TEST_F(BinlogArchiveTest, TheLastFileIsLeftOpenUnlessItSaysItEnds) {
+  // Crashed (in-use flag set, no rotate, no stop event) and the last file:
+  // the server may still write it (it has not restarted), so it stays open.
+  Server({{"mysql-bin.000001", Testdata("xa/mysql-bin.000001")}});
+  auto r = Push();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->completed.empty());
+  EXPECT_FALSE(State("mysql-bin.000001")->complete);
 }
 
 TEST_F(BinlogArchiveTest, DamageStopsThePassAtTheLastGoodTransaction) {
   std::string bad = f1_;
   bad[bad.size() / 2] ^= 0x20;
   Server({{"mysql-bin.000001", bad}, {"mysql-bin.000002", f2_}});
-  auto r = Push();
+  auto r = Push(1024);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kCorrupt);
   EXPECT_NE(r.status().message().find("mysql-bin.000001 at byte"), std::string::npos) << r.status().message();
   auto st = State("mysql-bin.000001");
-  if (st.ok()) {  // whatever was stored is whole transactions of the good part
-    EXPECT_FALSE(st->complete);
-    EXPECT_LE(st->end(), bad.size() / 2);
-    EXPECT_EQ(Archived("mysql-bin.000001"), f1_.substr(0, st->end()));
-  }
+  ASSERT_TRUE(st.ok()) << st.status().message();  // 1 KiB segments: the good part was stored
+  EXPECT_FALSE(st->complete);
+  EXPECT_GT(st->end(), 0u);
+  EXPECT_LE(st->end(), bad.size() / 2);
+  EXPECT_EQ(Archived("mysql-bin.000001"), f1_.substr(0, st->end()));
   EXPECT_FALSE(GetSync(loop_, *store_, BinlogStateKey("host1", 7, "mysql-bin.000002")).ok());
 }
 
 TEST_F(BinlogArchiveTest, AFileOfTheSameNameWrittenAnewIsRefused) {
-  Server({{"mysql-bin.000001", f1_.substr(0, 2000)}});
+  // Complete in the archive (closed by a later file), then RESET MASTER.
+  Server({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_.substr(0, 300)}});
   ASSERT_TRUE(Push().ok());
+  ASSERT_TRUE(State("mysql-bin.000001")->complete);
   // RESET MASTER: mysql-bin.000001 again, other bytes.
   Server({{"mysql-bin.000001", Testdata("none/mysql-bin.000001")}});
   auto r = Push();
