@@ -82,6 +82,16 @@ require_xbak() {
   [ -x "$XBAK" ] || fail "xbak binary not found or not executable: XBAK=$XBAK"
 }
 
+# require_xbcloud: xbak and the xbcloud under test, and the object-storage helpers
+# (scripts/lib/objstore.sh: MinIO, the emulators), whose servers stop with the test.
+require_xbcloud() {
+  require_xbak
+  : "${XBCLOUD:=$XBAK_BUILD/xbcloud}"
+  [ -x "$XBCLOUD" ] || fail "xbcloud binary not found at $XBCLOUD"
+  . "$XBAK_SRC/scripts/lib/objstore.sh"
+  SB_ON_EXIT+=(os_cleanup)
+}
+
 xbak() { # run the xbak under test, logging the command
   echo "+ xbak $*" >&2
   "$XBAK" "$@"

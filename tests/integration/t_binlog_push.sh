@@ -8,11 +8,7 @@
 #   recorded; damaged input refused. Restore from the archive is not built yet.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_xbak
-: "${XBCLOUD:=$XBAK_BUILD/xbcloud}"
-[ -x "$XBCLOUD" ] || fail "xbcloud binary not found at $XBCLOUD"
-. "$XBAK_SRC/scripts/lib/objstore.sh"
-SB_ON_EXIT+=(os_cleanup)
+require_xbcloud
 
 src_port=$(alloc_port)
 s3_port=$(alloc_port)

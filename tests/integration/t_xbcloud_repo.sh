@@ -13,11 +13,7 @@
 #      a base directory that holds no backup: clear errors, nothing deleted that was not asked.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_xbak
-: "${XBCLOUD:=$XBAK_BUILD/xbcloud}"
-[ -x "$XBCLOUD" ] || fail "xbcloud binary not found at $XBCLOUD"
-. "$XBAK_SRC/scripts/lib/objstore.sh"
-SB_ON_EXIT+=(os_cleanup)
+require_xbcloud
 
 src_port=$(alloc_port)
 dst_port=$(alloc_port)

@@ -11,11 +11,7 @@
 # token endpoint on loopback, a missing bucket; another store's option refused.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_xbak
-: "${XBCLOUD:=$XBAK_BUILD/xbcloud}"
-[ -x "$XBCLOUD" ] || fail "xbcloud binary not found at $XBCLOUD"
-. "$XBAK_SRC/scripts/lib/objstore.sh"
-SB_ON_EXIT+=(os_cleanup)
+require_xbcloud
 unset STORAGE_EMULATOR_HOST GOOGLE_APPLICATION_CREDENTIALS AZURE_STORAGE_KEY AZURE_STORAGE_SAS_TOKEN 2> /dev/null || true
 export NO_GCE_CHECK=true
 
