@@ -7,6 +7,7 @@
 #include "xbak/storage/gcs_store.h"
 #include "xbak/storage/md5.h"
 #include "xbak/storage/s3_xml.h"  // ParseIsoUtc: RFC 3339 in UTC
+#include "xbak/storage/xml.h"     // Clip
 
 namespace xbak::storage {
 namespace {
@@ -14,8 +15,6 @@ namespace {
 Status Bad(const std::string& what) {
   return Error(ErrorCode::kCorrupt, "Google objects.list response: " + what);
 }
-
-std::string Clip(std::string s, size_t n = 64) { return s.size() > n ? s.substr(0, n) + "..." : s; }
 
 }  // namespace
 
@@ -35,7 +34,7 @@ Result<ListResult> ParseGcsList(std::string_view json) {
       std::string digits = size != nullptr && size->is_string() ? size->get<std::string>() : "";
       auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), o.size);
       if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-        return Bad("the \"size\" of \"" + Clip(o.key) + "\" is not a decimal string");
+        return Bad("the \"size\" of \"" + xml::Clip(o.key) + "\" is not a decimal string");
       if (item.contains("md5Hash") && item["md5Hash"].is_string())
         o.md5 = Md5FromBase64(item["md5Hash"].get<std::string>());
       if (item.contains("updated") && item["updated"].is_string())
@@ -71,7 +70,7 @@ GcsError ParseGcsError(std::string_view json) {
   if (!j.is_object() || !j.contains("error") || !j["error"].is_object()) return e;
   const auto& err = j["error"];
   if (err.contains("message") && err["message"].is_string())
-    e.message = Clip(err["message"].get<std::string>(), 256);
+    e.message = xml::Clip(err["message"].get<std::string>(), 256);
   if (err.contains("errors") && err["errors"].is_array() && !err["errors"].empty()) {
     const auto& first = err["errors"][0];
     if (first.is_object() && first.contains("reason") && first["reason"].is_string())
