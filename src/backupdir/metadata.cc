@@ -94,6 +94,30 @@ std::string FormatBinlogInfo(const BinlogPosition& b) {
   return b.file + "\t" + std::to_string(b.position) + "\t" + b.gtid + "\n";
 }
 
+Result<BinlogPosition> ParseBinlogInfo(std::string_view text, const std::string& origin) {
+  BinlogPosition b;
+  const std::string_view line = text.substr(0, text.find('\n'));
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return b;
+  const size_t t1 = line.find('\t');
+  const size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+  const std::string_view pos = line.substr(t1 + 1, t2 == std::string_view::npos ? t2 : t2 - t1 - 1);
+  auto bad = [&] {
+    return Error(ErrorCode::kCorrupt, origin + ": not a binlog position (FILE<tab>POSITION<tab>GTID): '" +
+                                          std::string(line.substr(0, 200)) + "'");
+  };
+  if (t1 == 0 || t1 == std::string_view::npos || pos.empty() || pos.size() > 19 ||
+      pos.find_first_not_of("0123456789") != std::string_view::npos)
+    return bad();
+  b.file = std::string(line.substr(0, t1));
+  b.position = std::stoull(std::string(pos));
+  if (t2 != std::string_view::npos) {
+    std::string_view g = line.substr(t2 + 1);
+    while (!g.empty() && (g.back() == '\r' || g.back() == ' ')) g.remove_suffix(1);
+    b.gtid = std::string(g);
+  }
+  return b;
+}
+
 std::string FormatBinlogPos(const BinlogPosition& b) {
   if (b.file.empty()) return "";
   return "filename '" + b.file + "', position '" + std::to_string(b.position) +

@@ -91,6 +91,7 @@ Status Scanner::Event(std::string_view event) {
       return Bad(offset, "CRC32 mismatch (event type " + std::to_string(h.type) + ")");
   }
   s_.events++;
+  event_end_ = offset + h.length;
   auto id = std::lower_bound(s_.server_ids.begin(), s_.server_ids.end(), h.server_id);
   if (id == s_.server_ids.end() || *id != h.server_id) s_.server_ids.insert(id, h.server_id);
   if (h.type == kFormatDescription) return Status::Ok();
@@ -126,6 +127,7 @@ Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offse
       standalone_ = g->standalone();
       group_gtid_ = g->gtid;
       group_time_ = h.timestamp;
+      group_begin_ = offset;
       break;
     }
     case kXid:
@@ -170,6 +172,8 @@ void Scanner::EndGroup(uint32_t time, uint64_t at, uint64_t events) {
     s_.transaction_end = at;
     s_.transaction_end_events = events;
   }
+  if (on_transaction_)
+    on_transaction_(Transaction{group_gtid_, time, group_begin_, at != 0 ? at : event_end_});
 }
 
 Status Scanner::Finish(bool whole) {

@@ -34,6 +34,7 @@
 #include "xbak/util/options_file.h"
 #include "xbak/util/size.h"
 #include "xbcloud_binlog.h"
+#include "xbcloud_restore.h"
 #include "xbcloud_store.h"
 
 namespace po = boost::program_options;
@@ -55,7 +56,12 @@ constexpr const char* kUsage =
     "                                            incremental's base), print what goes and what stays\n"
     "       xbcloud binlog-push [OPTIONS] --binlog-index=F --server-id=N [--once] PREFIX\n"
     "                                            archive the server's binary logs as they are written\n"
-    "                                            (every --max-lag seconds, or one pass with --once)\n\n"
+    "                                            (every --max-lag seconds, or one pass with --once)\n"
+    "       xbcloud restore [OPTIONS] PREFIX --datadir=D (--to-time='YYYY-MM-DD HH:MM:SS' | --to-gtid=D-S-N "
+    "|\n"
+    "                                            --latest)\n"
+    "                                            restore the newest backup before the target (PREFIX/NAME)\n"
+    "                                            and replay the archived binary logs up to it\n\n"
     "Examples:\n"
     "  xbak --backup --stream=xbstream | xbcloud put --s3-bucket=B nightly-1\n"
     "  xbak --backup --stream=xbstream --fifo-streams=8 --fifo-dir=D &\n"
@@ -153,6 +159,7 @@ void DescribeOptions(po::options_description* all, po::options_description* visi
   xbak::cli::DescribeStoreOptions(visible);
   visible->add(transfer).add(repo);
   xbak::cli::DescribeBinlogOptions(visible);
+  xbak::cli::DescribeRestoreOptions(visible);
   visible->add(general);
   all->add(*visible).add(hidden);
 }
@@ -203,6 +210,7 @@ struct Settings {
   std::vector<std::string> files;
   xbak::cli::StoreSettings store;
   xbak::cli::BinlogPushSettings binlog;
+  xbak::pitr::PointRestoreOptions restore;
   int parallel = 4;
   uint64_t object_size = 0;
   int fifo_streams = 1;
@@ -225,11 +233,13 @@ std::optional<int> CheckCommand(const po::variables_map& vm, Settings* s) {
   const std::string command = s->command = str("command"), name = s->name = str("name");
   const bool repo = command == "list" || command == "expire";
   if (command != "put" && command != "get" && command != "delete" && command != "verify" && !repo &&
-      command != "binlog-push") {
-    return Usage(command.empty() ? "give a command: put, get, delete, verify, list, expire or binlog-push"
-                                 : "unknown command '" + command + "'");
+      command != "binlog-push" && command != "restore") {
+    return Usage(command.empty()
+                     ? "give a command: put, get, delete, verify, list, expire, binlog-push or restore"
+                     : "unknown command '" + command + "'");
   }
-  if (name.empty() && command == "binlog-push") return Usage("binlog-push needs a PREFIX");
+  if (name.empty() && (command == "binlog-push" || command == "restore"))
+    return Usage(command + " needs a PREFIX");
   if (name.empty() && !repo) return Usage(command + " needs a backup NAME");
   std::vector<std::string>& files = s->files;
   if (vm.count("files")) files = vm["files"].as<std::vector<std::string>>();
@@ -362,6 +372,17 @@ int RunCommand(const Settings& s) {
   }
   if (command == "list" || command == "expire") return RunRepositoryCommand(s, loop, **store);
   if (command == "binlog-push") return xbak::cli::RunBinlogPush(loop, **store, name, s.binlog);
+  if (command == "restore") {
+    xbak::pitr::PointRestoreOptions o = s.restore;
+    o.prefix = name;
+    o.parallel = parallel;
+    o.progress_interval = s.progress;
+    o.get.parallel = parallel;
+    o.get.verify_retries = std::min(s.store.http.max_retries, 10);
+    o.get.verify_backoff_max_s = s.store.http.backoff_max_s;
+    o.get.progress_interval = s.progress;
+    return xbak::cli::RunPointRestore(loop, **store, o);
+  }
   if (command == "verify") {
     xbak::cloud::CloudVerifyOptions vo;
     vo.name = name;
@@ -420,6 +441,7 @@ int main(int argc, char** argv) {
   if (auto rc = CheckCommand(vm, &s)) return *rc;
   if (auto rc = xbak::cli::CheckStoreOptions(vm, s.command, &s.store)) return *rc;
   if (auto rc = xbak::cli::CheckBinlogOptions(vm, s.command, &s.binlog)) return *rc;
+  if (auto rc = xbak::cli::CheckRestoreOptions(vm, s.command, &s.restore)) return *rc;
   if (auto rc = CheckTransfer(vm, &s)) return *rc;
   return RunCommand(s);
 }

@@ -15,9 +15,11 @@ constexpr size_t kReadBytes = size_t{4} << 20;
 // ArchivedBinlog::head_md5 covers this much of a file's start (or all of its
 // first segment, when shorter).
 constexpr size_t kHeadBytes = 512;
+constexpr const char* kPassObject = "pass";
 
-// The file's number: the digits after its last '.' ("mysql-bin.000042" -> 42).
-std::optional<uint64_t> FileNumber(const std::string& name) {
+}  // namespace
+
+std::optional<uint64_t> BinlogFileNumber(const std::string& name) {
   const size_t dot = name.rfind('.');
   if (dot == std::string::npos || dot + 1 == name.size()) return std::nullopt;
   uint64_t n = 0;
@@ -27,6 +29,10 @@ std::optional<uint64_t> FileNumber(const std::string& name) {
   }
   return n;
 }
+
+namespace {
+
+std::optional<uint64_t> FileNumber(const std::string& name) { return BinlogFileNumber(name); }
 
 // A file's first bytes with the format description's in-use flag clear, as
 // the server leaves them when it closes the file (it clears the flag in
@@ -56,6 +62,7 @@ class FilePush {
       : loop_(loop), store_(store), source_(source), o_(o), state_(std::move(state)), report_(report) {}
 
   bool complete() const { return state_.complete; }
+  uint64_t end() const { return state_.end(); }
 
   Status Run(bool closed) {
     const std::string& file = state_.file;
@@ -180,13 +187,18 @@ namespace {
 // markers, from one listing by delimiter (never every segment).
 struct Listing {
   std::set<std::string> files, gaps;
+  bool has_pass = false;
 };
 Result<Listing> ListArchive(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& dir) {
   Listing l;
   for (std::string token;;) {
     XBAK_ASSIGN_OR_RETURN(storage::ListResult page, ListSync(loop, store, dir, token, true));
     for (const auto& p : page.prefixes) l.files.insert(p.substr(dir.size(), p.size() - dir.size() - 1));
-    for (const auto& obj : page.objects) l.gaps.insert(obj.key.substr(dir.size()));
+    for (const auto& obj : page.objects) {
+      std::string name = obj.key.substr(dir.size());
+      if (name.starts_with("gap-")) l.gaps.insert(std::move(name));
+      if (name == kPassObject) l.has_pass = true;
+    }
     if (page.next_token.empty()) return l;
     token = page.next_token;
   }
@@ -197,15 +209,7 @@ Result<Listing> ListArchive(storage::EventLoop& loop, storage::ObjectStore& stor
 // again: the same segment under the same key).
 Result<std::optional<ArchivedBinlog>> ReadState(storage::EventLoop& loop, storage::ObjectStore& store,
                                                 const BinlogPushOptions& o, const std::string& file) {
-  const std::string key = BinlogStateKey(o.prefix, o.server_id, file);
-  auto text = GetSync(loop, store, key);
-  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) return std::optional<ArchivedBinlog>();
-  if (!text.ok()) return text.status();
-  XBAK_ASSIGN_OR_RETURN(ArchivedBinlog st, ParseBinlogState(*text, key));
-  if (st.file != file || st.server_id != o.server_id)
-    return Error(ErrorCode::kCorrupt,
-                 key + ": the state of " + st.file + " of server " + std::to_string(st.server_id));
-  return std::optional<ArchivedBinlog>(std::move(st));
+  return ReadBinlogState(loop, store, o.prefix, o.server_id, file);
 }
 
 // The gap before the server's first file `first` (of base `base`): the
@@ -245,15 +249,21 @@ Result<std::string> FindGap(storage::EventLoop& loop, storage::ObjectStore& stor
 
 Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectStore& store,
                                      BinlogSource& source, const BinlogPushOptions& o) {
+  const int64_t began = static_cast<int64_t>(::time(nullptr));
   XBAK_ASSIGN_OR_RETURN(std::vector<std::string> files, source.Files());
   XBAK_ASSIGN_OR_RETURN(Listing listing, ListArchive(loop, store, BinlogDir(o.prefix, o.server_id)));
   BinlogPushReport report;
+  BinlogPass pass{began, "", 0};
+  bool stopped = false;
   std::string gap;
   if (!files.empty()) {
     XBAK_ASSIGN_OR_RETURN(gap, FindGap(loop, store, o, listing, files.front(), &report));
   }
   for (size_t i = 0; i < files.size(); i++) {
-    if (o.stop && o.stop()) break;
+    if (o.stop && o.stop()) {
+      stopped = true;
+      break;
+    }
     const std::string& file = files[i];
     ArchivedBinlog state;
     state.file = file;
@@ -266,8 +276,14 @@ Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectSt
     // Even a complete file is checked: after RESET MASTER the server writes
     // files of archived names again.
     XBAK_RETURN_IF_ERROR(push.CheckSameFile());
-    if (push.complete()) continue;
-    XBAK_RETURN_IF_ERROR(push.Run(i + 1 < files.size()));
+    if (!push.complete()) XBAK_RETURN_IF_ERROR(push.Run(i + 1 < files.size()));
+    pass.file = file;
+    pass.offset = push.end();
+  }
+  stopped = stopped || (o.stop && o.stop());
+  if (gap.empty() && !stopped && !pass.file.empty()) {
+    XBAK_RETURN_IF_ERROR(
+        PutSync(loop, store, BinlogDir(o.prefix, o.server_id) + kPassObject, EncodeBinlogPass(pass)));
   }
   if (!gap.empty()) {
     return Error(ErrorCode::kNotFound,
@@ -277,6 +293,75 @@ Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectSt
                      "run binlog-push more often");
   }
   return report;
+}
+
+Result<std::optional<ArchivedBinlog>> ReadBinlogState(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                      const std::string& prefix, uint32_t server_id,
+                                                      const std::string& file) {
+  const std::string key = BinlogStateKey(prefix, server_id, file);
+  auto text = GetSync(loop, store, key);
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) return std::optional<ArchivedBinlog>();
+  if (!text.ok()) return text.status();
+  XBAK_ASSIGN_OR_RETURN(ArchivedBinlog st, ParseBinlogState(*text, key));
+  if (st.file != file || st.server_id != server_id)
+    return Error(ErrorCode::kCorrupt,
+                 key + ": the state of " + st.file + " of server " + std::to_string(st.server_id));
+  return std::optional<ArchivedBinlog>(std::move(st));
+}
+
+Result<std::vector<uint32_t>> ListBinlogServers(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                const std::string& prefix) {
+  const std::string dir = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+  std::vector<uint32_t> ids;
+  for (std::string token;;) {
+    XBAK_ASSIGN_OR_RETURN(storage::ListResult page, ListSync(loop, store, dir, token, true));
+    for (const auto& p : page.prefixes) {
+      const std::string id = p.substr(dir.size(), p.size() - dir.size() - 1);
+      if (id.empty() || id.size() > 10 || id.find_first_not_of("0123456789") != std::string::npos) continue;
+      const uint64_t n = std::stoull(id);
+      if (n <= UINT32_MAX && std::to_string(n) == id) ids.push_back(static_cast<uint32_t>(n));
+    }
+    if (page.next_token.empty()) break;
+    token = page.next_token;
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+Result<ServerArchive> ReadServerArchive(storage::EventLoop& loop, storage::ObjectStore& store,
+                                        const std::string& prefix, uint32_t server_id) {
+  const std::string dir = BinlogDir(prefix, server_id);
+  XBAK_ASSIGN_OR_RETURN(Listing l, ListArchive(loop, store, dir));
+  ServerArchive a;
+  a.server_id = server_id;
+  a.files.assign(l.files.begin(), l.files.end());
+  // By base name, then number: mysql-bin.999999 comes before mysql-bin.1000000.
+  std::stable_sort(a.files.begin(), a.files.end(), [](const std::string& x, const std::string& y) {
+    const std::string bx = x.substr(0, x.rfind('.')), by = y.substr(0, y.rfind('.'));
+    if (bx != by) return bx < by;
+    return FileNumber(x).value_or(0) < FileNumber(y).value_or(0);
+  });
+  a.gaps.assign(l.gaps.begin(), l.gaps.end());
+  if (l.has_pass) {
+    const std::string key = dir + kPassObject;
+    XBAK_ASSIGN_OR_RETURN(std::string text, GetSync(loop, store, key));
+    XBAK_ASSIGN_OR_RETURN(a.pass, ParseBinlogPass(text, key));
+  }
+  return a;
+}
+
+Result<std::string> FetchBinlogSegment(storage::EventLoop& loop, storage::ObjectStore& store,
+                                       const std::string& prefix, const ArchivedBinlog& file,
+                                       const BinlogSegment& segment) {
+  const std::string key = BinlogSegmentKey(prefix, file.server_id, file.file, segment.offset);
+  XBAK_ASSIGN_OR_RETURN(std::string body, GetSync(loop, store, key));
+  if (body.size() != segment.size || storage::Md5(body) != segment.md5) {
+    return Error(ErrorCode::kCorrupt, key + " is damaged: " + std::to_string(body.size()) + " bytes, MD5 " +
+                                          storage::Md5Hex(storage::Md5(body)) + ", where its state records " +
+                                          std::to_string(segment.size) + " bytes, MD5 " +
+                                          storage::Md5Hex(segment.md5));
+  }
+  return body;
 }
 
 }  // namespace xbak::cloud

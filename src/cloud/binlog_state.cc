@@ -135,4 +135,24 @@ Result<ArchivedBinlog> ParseBinlogState(const std::string& text, const std::stri
   return a;
 }
 
+std::string EncodeBinlogPass(const BinlogPass& p) {
+  const json j = {{"version", 1}, {"time", p.time}, {"file", p.file}, {"offset", p.offset}};
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Result<BinlogPass> ParseBinlogPass(const std::string& text, const std::string& origin) {
+  const json j = json::parse(text, nullptr, false);
+  BinlogPass p;
+  std::string missing;
+  uint64_t version = 0, time = 0;
+  if (!j.is_object() || !Field(j, "version", &version, &missing) || version != 1 ||
+      !Field(j, "time", &time, &missing) || !Field(j, "file", &p.file, &missing) ||
+      !Field(j, "offset", &p.offset, &missing) || time > (uint64_t{1} << 40)) {
+    return Error(ErrorCode::kCorrupt, origin + ": not a binlog archive pass marker" +
+                                          (missing.empty() ? std::string() : " (\"" + missing + "\")"));
+  }
+  p.time = static_cast<int64_t>(time);
+  return p;
+}
+
 }  // namespace xbak::cloud

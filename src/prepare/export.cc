@@ -14,6 +14,7 @@
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/isl.h"
 #include "xbak/mysql/connection.h"
+#include "xbak/mysql/private_server.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
@@ -23,34 +24,6 @@ namespace xbak::prepare {
 namespace {
 
 constexpr const char* kKeptCfg = ".cfg.xbak-export";  // a .cfg kept past UNLOCK TABLES
-
-// The last lines of the export server's log, for error messages.
-std::string LogTail(const std::string& path, size_t lines = 15) {
-  auto text = util::ReadSmallFile(path, size_t{16} << 20);
-  if (!text.ok()) return "";
-  const std::string& t = *text;
-  size_t pos = t.size();
-  for (size_t n = 0; n <= lines && pos > 0; n++) {
-    size_t p = t.rfind('\n', pos - 1);
-    if (p == std::string::npos) {
-      pos = 0;
-      break;
-    }
-    pos = p;
-  }
-  return t.substr(pos == 0 ? 0 : pos + 1);
-}
-
-// "10.11" from "10.11.19-MariaDB-0+deb12u1-log" or from `mariadbd --version`
-// ("mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu ...").
-std::string MajorMinor(const std::string& s) {
-  size_t p = s.find_first_of("0123456789");
-  if (p == std::string::npos) return "";
-  size_t dot1 = s.find('.', p);
-  if (dot1 == std::string::npos) return "";
-  size_t end = s.find_first_not_of("0123456789", dot1 + 1);
-  return s.substr(p, (end == std::string::npos ? s.size() : end) - p);
-}
 
 // Renames every db/*`from` to db/*`to` (suffixes) in the backup's database
 // directories; `from` empty is not allowed.
@@ -80,7 +53,8 @@ Status WritePrivateFile(const std::string& path, const std::string& content) {
   return ok ? Status::Ok() : ErrnoError("write", path, err);
 }
 
-// The server started on the backup; killed if still running when dropped.
+// The server started on the backup (mysql::PrivateServer), with the
+// backup's own settings and the keys --prepare found.
 class ExportServer {
  public:
   // `data_file_path`: innodb_data_file_path with the backup's file names.
@@ -92,70 +66,37 @@ class ExportServer {
   ExportServer(const ExportServer&) = delete;
   ExportServer& operator=(const ExportServer&) = delete;
 
-  std::string log() const { return util::JoinPath(run_, "server.log"); }
-  // The end of what it wrote, for error messages.
-  std::string Tail() const { return LogTail(util::JoinPath(run_, "stderr"), 5) + LogTail(log()); }
-
   Status Start(const std::string& program) {
-    std::vector<std::string> argv = ServerArguments(program);
-    XBAK_RETURN_IF_ERROR(AddKeyArguments(&argv));
-    // mariadbd refuses to run as root unless told to.
-    if (::geteuid() == 0) argv.push_back("--user=root");
-    util::LogInfo("starting " + program + " on " + o_.dir + " (no network; its log: " + log() + ")");
-    // What it says before its error log opens (a bad option) goes here.
-    XBAK_ASSIGN_OR_RETURN(util::Child c, util::Child::Start(argv, util::JoinPath(run_, "stderr")));
-    child_ = std::make_unique<util::Child>(std::move(c));
-    return WaitUntilAccepting(program);
+    mysql::PrivateServerOptions so;
+    so.what = "the export server";
+    so.program = program;
+    so.run_dir = run_;
+    so.args = ServerArguments();
+    XBAK_RETURN_IF_ERROR(AddKeyArguments(&so.args));
+    so.start_timeout = o_.start_timeout;
+    so.read_timeout_s = 3600;  // FLUSH ... FOR EXPORT of a large table flushes all its pages
+    so.progress = o_.progress_interval.count() > 0;
+    server_ = std::make_unique<mysql::PrivateServer>(std::move(so));
+    return server_->Start();
   }
-
-  mysql::Connection& conn() { return *conn_; }
-
-  // A slow shutdown: everything flushed, purged and merged, so the files
-  // are those of a cleanly stopped server.
-  Status Stop() {
-    if (!child_) return Status::Ok();
-    Status st = conn_->Execute("SHUTDOWN");
-    conn_.reset();
-    if (!st.ok()) return st.With("stopping the export server");
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-      if (auto code = child_->Wait(std::chrono::seconds(10))) {
-        child_.reset();
-        if (*code != 0) {
-          return Error(ErrorCode::kServer, "the export server exited with status " + std::to_string(*code) +
-                                               " at shutdown; the end of its log (" + log() + "):\n" +
-                                               Tail());
-        }
-        return Status::Ok();
-      }
-      util::LogInfo("waiting for the export server's slow shutdown (purge, " +
-                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::steady_clock::now() - t0)
-                                       .count()) +
-                    " s so far)");
-    }
-  }
+  mysql::Connection& conn() { return server_->conn(); }
+  // A slow shutdown (--innodb-fast-shutdown=0): everything flushed, purged
+  // and merged, so the files are those of a cleanly stopped server.
+  Status Stop() { return server_ ? server_->Stop() : Status::Ok(); }
 
  private:
-  // A server of its own on the backup's files: reachable only by us, and
-  // reading nothing but the backup's settings.
-  std::vector<std::string> ServerArguments(const std::string& program) const {
+  // Only the backup's own settings (page size, data files, log size,
+  // compression providers): never the host's my.cnf, which may name the
+  // production datadir, a Galera cluster or a replication source.
+  std::vector<std::string> ServerArguments() const {
     const std::string& d = o_.dir;
     std::vector<std::string> argv = {
-        program,
-        // Only the backup's own settings (page size, data files, log size,
-        // compression providers): never the host's my.cnf, which may name
-        // the production datadir, a Galera cluster or a replication source.
         "--defaults-file=" + util::JoinPath(d, backupdir::kBackupCnfFile),
         "--datadir=" + d,
         "--innodb-data-home-dir=" + d,
         "--innodb-log-group-home-dir=" + d,
         "--innodb-undo-directory=" + d,
         "--aria-log-dir-path=" + d,
-        "--skip-networking",
-        "--socket=" + util::JoinPath(run_, "s"),
-        "--pid-file=" + util::JoinPath(run_, "pid"),
-        "--log-error=" + log(),
         "--tmpdir=" + run_,
         "--skip-grant-tables",
         "--skip-log-bin",
@@ -193,50 +134,10 @@ class ExportServer {
     return Status::Ok();
   }
 
-  // Polls until a connection succeeds: the server may spend long in crash
-  // recovery first, and one that exits meanwhile is reported at once.
-  Status WaitUntilAccepting(const std::string& program) {
-    const std::string& d = o_.dir;
-    mysql::ConnectOptions co;
-    co.user = "root";
-    co.socket = util::JoinPath(run_, "s");
-    co.connect_timeout_s = 5;
-    co.read_timeout_s = 3600;  // FLUSH ... FOR EXPORT of a large table flushes all its pages
-    const auto t0 = std::chrono::steady_clock::now();
-    auto last = t0;
-    for (;;) {
-      if (auto st = child_->Poll()) {
-        child_.reset();
-        return Error(ErrorCode::kServer, program + " exited with status " + std::to_string(*st) +
-                                             " while starting on " + d + "; the end of its log (" + log() +
-                                             "):\n" + Tail());
-      }
-      if (util::PathExists(co.socket)) {
-        auto c2 = mysql::Connection::Open(co);
-        if (c2.ok()) {
-          conn_ = std::move(c2.value());
-          return Status::Ok();
-        }
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (now - t0 > o_.start_timeout) {
-        return Error(ErrorCode::kTimeout, program + " did not accept connections within " +
-                                              std::to_string(o_.start_timeout.count()) +
-                                              " s; its log: " + log());
-      }
-      if (o_.progress_interval.count() > 0 && now - last > std::chrono::seconds(10)) {
-        util::LogInfo("still waiting for the export server to start (crash recovery, rollback); " + log());
-        last = now;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-
   const ExportOptions& o_;
   const std::string run_;
   const std::string data_file_path_;
-  std::unique_ptr<util::Child> child_;
-  std::unique_ptr<mysql::Connection> conn_;
+  std::unique_ptr<mysql::PrivateServer> server_;
 };
 
 struct Table {
@@ -338,36 +239,20 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
   }
   XBAK_ASSIGN_OR_RETURN(std::string version_text, util::RunAndCapture({program, "--version"}));
   const std::string backup_version = backupdir::InfoServerVersion(d);
-  const std::string mine = *mine_out = MajorMinor(
+  const std::string mine = *mine_out = mysql::MajorMinor(
       version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
     util::LogWarning(util::JoinPath(d, backupdir::kInfoFile) + " does not name the server version; using " +
                      program + " (" + mine + ")");
-  } else if (MajorMinor(backup_version) != mine) {
+  } else if (mysql::MajorMinor(backup_version) != mine) {
     return Error(ErrorCode::kUnsupported,
                  "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +
                      "; a server of another version would upgrade the backup's files. "
                      "Give --mariadbd=PATH of a " +
-                     MajorMinor(backup_version) + " server; nothing was changed");
+                     mysql::MajorMinor(backup_version) + " server; nothing was changed");
   }
 
   return program;
-}
-
-// A fresh private directory for the export server's socket and files.
-Result<std::string> MakeRunDir(const ExportOptions& o) {
-  std::string tmp = o.tmpdir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : o.tmpdir;
-  std::string templ = util::JoinPath(tmp, "xbak-export-XXXXXX");
-  if (templ.size() > 80) templ = "/tmp/xbak-export-XXXXXX";  // a unix socket path is at most 107 bytes
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) return ErrnoError("create a directory like", templ, errno);
-  std::string run(buf.data());
-  if (char* rp = ::realpath(run.c_str(), nullptr)) {
-    run = rp;
-    ::free(rp);
-  }
-  return run;
 }
 
 // FLUSH TABLES ... FOR EXPORT of one table, its .cfg files kept aside
@@ -467,7 +352,7 @@ Result<ExportResult> ExportTables(const ExportOptions& opts) {
     util::LogWarning("put back " + std::to_string(restored) +
                      " .isl file(s) set aside by an interrupted export");
 
-  XBAK_ASSIGN_OR_RETURN(const std::string run, MakeRunDir(o));
+  XBAK_ASSIGN_OR_RETURN(const std::string run, mysql::MakePrivateRunDir(o.tmpdir, "xbak-export"));
 
   // From here the backup is changed: say so first.
   XBAK_RETURN_IF_ERROR(

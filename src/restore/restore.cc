@@ -316,7 +316,7 @@ bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
 // Last step: the backup's own files out, the files that live elsewhere
 // (ibdata, undo, DATA DIRECTORY tables) moved there, then the prepared log
 // over the placeholder: only now can the server start on the datadir.
-Status Place(const RestoreDirs& dirs) {
+Status Place(const RestoreDirs& dirs, bool put_log) {
   const std::string& d = dirs.datadir;
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(d, &entries));
@@ -349,7 +349,7 @@ Status Place(const RestoreDirs& dirs) {
   for (const auto& t : touched) XBAK_RETURN_IF_ERROR(util::SyncDir(t));
   const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog),
                     log = util::JoinPath(dirs.log_dir, "ib_logfile0");
-  if (util::PathExists(staged)) {
+  if (put_log && util::PathExists(staged)) {
     if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
     XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
   }
@@ -497,7 +497,7 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
 // (streamed), the prepared log put in place of the placeholder, the journal
 // removed; then what the operator needs to know.
 Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool streamed,
-              const std::string& journal_path) {
+              const std::string& journal_path, bool hold) {
   const size_t steps = chain.size();
   const std::string log = util::JoinPath(dirs.log_dir, "ib_logfile0");
   const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
@@ -520,7 +520,13 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
       return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
     }
   }
-  XBAK_RETURN_IF_ERROR(Place(dirs));
+  XBAK_RETURN_IF_ERROR(Place(dirs, !hold));
+  if (hold) {
+    util::LogInfo("restored the chain into " + dirs.datadir + " (LSN " +
+                  std::to_string(chain.back().cp.to_lsn) + "); held unfinished: the prepared log is " +
+                  staged);
+    return Status::Ok();
+  }
   if (::unlink(journal_path.c_str()) != 0) return ErrnoError("remove", journal_path, errno);
   XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   util::LogInfo("restored " +
@@ -534,6 +540,10 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
   return Status::Ok();
 }
 }  // namespace
+
+std::string StagedLogPath(const RestoreDirs& dirs) {
+  return util::JoinPath(dirs.Resolved().log_dir, kStagedLog);
+}
 
 Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (o.full_dir.empty())
@@ -594,7 +604,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
     }
   }
-  return Finish(dirs, chain, streamed, journal.path());
+  return Finish(dirs, chain, streamed, journal.path(), o.hold);
 }
 
 }  // namespace xbak::restore

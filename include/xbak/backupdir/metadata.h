@@ -57,6 +57,10 @@ struct BinlogPosition {
 };
 
 std::string FormatBinlogInfo(const BinlogPosition& b);
+// xtrabackup_binlog_info's text ("FILE\tPOSITION\tGTID\n"; mariabackup's and
+// ours); `origin` names it in errors. A file without a binlog line is an
+// empty position.
+Result<BinlogPosition> ParseBinlogInfo(std::string_view text, const std::string& origin);
 
 struct BackupInfo {
   std::string uuid;

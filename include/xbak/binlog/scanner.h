@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,14 @@ struct FileSummary {
   bool stopped = false;                       // a stop event: the server shut down
 };
 
+// One transaction (GTID event group) as the scanner completes it: for
+// restoring to a point in time, which needs to know where each one ends.
+struct Transaction {
+  Gtid gtid;
+  uint32_t time = 0;            // the timestamp of its last event: when it committed
+  uint64_t begin = 0, end = 0;  // file offsets: its GTID event, and just past its last event
+};
+
 class Scanner {
  public:
   // `name` names the file in messages ("mysql-bin.000002").
@@ -56,6 +65,8 @@ class Scanner {
   Status Finish(bool whole);
 
   const FileSummary& summary() const { return s_; }
+  // Called for every transaction as it completes, in file order.
+  void set_on_transaction(std::function<void(const Transaction&)> f) { on_transaction_ = std::move(f); }
 
  private:
   Status Event(std::string_view event);
@@ -70,7 +81,10 @@ class Scanner {
   bool in_group_ = false, standalone_ = false;
   Gtid group_gtid_;
   uint32_t group_time_ = 0;
+  uint64_t group_begin_ = 0;  // offset of the current group's GTID event
+  uint64_t event_end_ = 0;    // where the event being read ends
   FileSummary s_;
+  std::function<void(const Transaction&)> on_transaction_;
 };
 
 }  // namespace xbak::binlog

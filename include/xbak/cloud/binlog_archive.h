@@ -22,6 +22,11 @@
 //                                on from it, with no gap and no duplicate.
 // PREFIX/binlogs/<server id>/gap-<first>-<last>: binlog files the server
 //   purged before they were archived (a restore into them is refused).
+// PREFIX/binlogs/<server id>/pass: written at the end of each pass that
+//   stored everything (JSON): the time the pass began and the file and
+//   offset it reached. Everything the server committed before that time is
+//   archived, so a restore to a time up to it is exact; past it, the archive
+//   cannot tell whether the server wrote more.
 #pragma once
 
 #include <cstdint>
@@ -109,7 +114,42 @@ struct BinlogPushReport {
 // everything that could be stored was. A file whose bytes fail their checks
 // (CRC32, lengths) stops the pass there, naming file and offset; nothing past
 // the last good transaction is stored.
+//
+// A pass that stored everything (no gap, not stopped) writes the pass marker.
 Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectStore& store,
                                      BinlogSource& source, const BinlogPushOptions& options);
+
+// The pass marker.
+struct BinlogPass {
+  int64_t time = 0;  // Unix time the pass began
+  std::string file;  // the last file it read, archived up to `offset`
+  uint64_t offset = 0;
+};
+std::string EncodeBinlogPass(const BinlogPass& p);
+Result<BinlogPass> ParseBinlogPass(const std::string& json, const std::string& origin);
+
+// The archive's read side (xbcloud restore).
+// The server ids with binlogs under PREFIX/binlogs/.
+Result<std::vector<uint32_t>> ListBinlogServers(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                const std::string& prefix);
+struct ServerArchive {
+  uint32_t server_id = 0;
+  std::vector<std::string> files;  // in the server's order (by number within a base name)
+  std::vector<std::string> gaps;   // "gap-<first>-<last>"
+  std::optional<BinlogPass> pass;
+};
+Result<ServerArchive> ReadServerArchive(storage::EventLoop& loop, storage::ObjectStore& store,
+                                        const std::string& prefix, uint32_t server_id);
+// A file's state (nullopt: the archive has no state for it yet).
+Result<std::optional<ArchivedBinlog>> ReadBinlogState(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                      const std::string& prefix, uint32_t server_id,
+                                                      const std::string& file);
+// One segment's bytes, checked against the size and MD5 its state records
+// (kCorrupt naming the object otherwise).
+Result<std::string> FetchBinlogSegment(storage::EventLoop& loop, storage::ObjectStore& store,
+                                       const std::string& prefix, const ArchivedBinlog& file,
+                                       const BinlogSegment& segment);
+// The file's number: the digits after its last '.' ("mysql-bin.000042" -> 42).
+std::optional<uint64_t> BinlogFileNumber(const std::string& name);
 
 }  // namespace xbak::cloud

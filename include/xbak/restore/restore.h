@@ -64,7 +64,15 @@ struct RestoreOptions {
   // incremental K (1-based) is whole, so that step K-1 is applied while
   // stream K arrives.
   std::function<Status(size_t)> await_incremental;
+  // For a caller that goes on writing into the datadir (xbcloud restore
+  // replays binary logs on it): everything is done but the last rename, so
+  // the datadir stays marked unfinished (placeholder ib_logfile0, journal);
+  // the prepared log is left at StagedLogPath(dirs). A re-run of a restore
+  // from streams still starts over.
+  bool hold = false;
 };
+// Where the prepared redo log waits until the restore is finished.
+std::string StagedLogPath(const RestoreDirs& dirs);
 
 inline constexpr const char* kRestoreMarkerFile = "xbak_restore_in_progress";
 // Where a restore from streams unpacks them, inside the datadir.

@@ -39,6 +39,31 @@ TEST(BinlogInfo, TabSeparated) {
             "mysql-bin.000001\t158717941\t0-13306-4344\n");
 }
 
+TEST(BinlogInfo, ParsesWhatEitherToolWrites) {
+  auto b = ParseBinlogInfo("mysql-bin.000001\t158717941\t0-13306-4344,1-2-3\n", "x");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->file, "mysql-bin.000001");
+  EXPECT_EQ(b->position, 158717941u);
+  EXPECT_EQ(b->gtid, "0-13306-4344,1-2-3");
+  // An empty GTID column, and a file without a binlog.
+  b = ParseBinlogInfo("mysql-bin.000002\t4\t\n", "x");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->gtid, "");
+  b = ParseBinlogInfo("", "x");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->file, "");
+  // Round trip.
+  b = ParseBinlogInfo(FormatBinlogInfo({"a.000009", 77, "0-1-2"}), "x");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->position, 77u);
+  for (const char* bad : {"mysql-bin.000001\n", "mysql-bin.000001\tx\t0-1-2\n", "\t4\t0-1-2\n",
+                          "f\t99999999999999999999\t\n"}) {
+    auto r = ParseBinlogInfo(bad, "B/xtrabackup_binlog_info");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("B/xtrabackup_binlog_info"), std::string::npos);
+  }
+}
+
 TEST(Info, BinlogPosLine) {
   BackupInfo i;
   i.binlog = {"mysql-bin.000001", 158717941, "0-13306-4344"};
