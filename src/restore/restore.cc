@@ -313,49 +313,6 @@ bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
          cp->last_lsn == inc.cp.last_lsn;
 }
 
-// Last step: the backup's own files out, the files that live elsewhere
-// (ibdata, undo, DATA DIRECTORY tables) moved there, then the prepared log
-// over the placeholder: only now can the server start on the datadir.
-Status Place(const RestoreDirs& dirs, bool put_log) {
-  const std::string& d = dirs.datadir;
-  std::vector<std::pair<std::string, uint64_t>> entries;
-  XBAK_RETURN_IF_ERROR(ListBackupTree(d, &entries));
-  std::map<std::string, std::string> remote;
-  if (!dirs.remote_to_datadir) {
-    XBAK_ASSIGN_OR_RETURN(remote, RemoteTablespaces(d, entries));
-  }
-  std::set<std::string> touched{d};
-  for (const auto& [rel, size] : entries) {
-    if (rel.ends_with("/") || rel == kRestoreMarkerFile || rel == "ib_logfile0" || rel == kStagedLog)
-      continue;
-    const std::string src = util::JoinPath(d, rel);
-    const std::string dest = RestoreDestination(rel, dirs, remote);
-    if (dest.empty() || rel.ends_with(".xbtmp")) {
-      if (::unlink(src.c_str()) != 0) return ErrnoError("remove", src, errno);
-      continue;
-    }
-    if (dest == src) continue;
-    if (util::PathExists(dest)) {
-      return Error(
-          ErrorCode::kAlreadyExists,
-          dest + " exists already; existing files are never overwritten (" + src + " stays in the datadir)");
-    }
-    const std::string dir = dest.substr(0, dest.rfind('/'));
-    XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
-    XBAK_RETURN_IF_ERROR(util::PlaceFile(src, dest, {true, true}, nullptr));
-    touched.insert(dir);
-    touched.insert(src.substr(0, src.rfind('/')));
-  }
-  for (const auto& t : touched) XBAK_RETURN_IF_ERROR(util::SyncDir(t));
-  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog),
-                    log = util::JoinPath(dirs.log_dir, "ib_logfile0");
-  if (put_log && util::PathExists(staged)) {
-    if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
-    XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
-  }
-  return Status::Ok();
-}
-
 // The backup's xtrabackup_binlog_info, without its line end ("" if none).
 std::string BinlogLine(const std::string& dir) {
   auto b = util::ReadSmallFile(util::JoinPath(dir, backupdir::kBinlogInfoFile), 64 * 1024);
@@ -520,7 +477,7 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
       return Error(ErrorCode::kInternal, "no prepared redo log at " + staged + " after the last step");
     }
   }
-  XBAK_RETURN_IF_ERROR(Place(dirs, !hold));
+  XBAK_RETURN_IF_ERROR(PlaceRestoredFiles(dirs, kStagedLog, !hold));
   if (hold) {
     util::LogInfo("restored the chain into " + dirs.datadir + " (LSN " +
                   std::to_string(chain.back().cp.to_lsn) + "); held unfinished: the prepared log is " +

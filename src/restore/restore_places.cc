@@ -5,12 +5,15 @@
 
 #include <cerrno>
 #include <memory>
+#include <set>
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/isl.h"
 #include "xbak/prepare/export.h"
+#include "xbak/restore/restore.h"
+#include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 
 namespace xbak::restore {
@@ -97,6 +100,46 @@ std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
     if (r != remote.end()) return r->second;  // back to its DATA DIRECTORY
   }
   return util::JoinPath(dirs.datadir, rel);
+}
+
+Status PlaceRestoredFiles(const RestoreDirs& dirs, const std::string& staged_log, bool put_log) {
+  const std::string& d = dirs.datadir;
+  std::vector<std::pair<std::string, uint64_t>> entries;
+  XBAK_RETURN_IF_ERROR(ListBackupTree(d, &entries));
+  std::map<std::string, std::string> remote;
+  if (!dirs.remote_to_datadir) {
+    XBAK_ASSIGN_OR_RETURN(remote, RemoteTablespaces(d, entries));
+  }
+  std::set<std::string> touched{d};
+  for (const auto& [rel, size] : entries) {
+    if (rel.ends_with("/") || rel == kRestoreMarkerFile || rel == "ib_logfile0" || rel == staged_log)
+      continue;
+    const std::string src = util::JoinPath(d, rel);
+    const std::string dest = RestoreDestination(rel, dirs, remote);
+    if (dest.empty() || rel.ends_with(".xbtmp")) {
+      if (::unlink(src.c_str()) != 0) return ErrnoError("remove", src, errno);
+      continue;
+    }
+    if (dest == src) continue;
+    if (util::PathExists(dest)) {
+      return Error(
+          ErrorCode::kAlreadyExists,
+          dest + " exists already; existing files are never overwritten (" + src + " stays in the datadir)");
+    }
+    const std::string dir = dest.substr(0, dest.rfind('/'));
+    XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
+    XBAK_RETURN_IF_ERROR(util::PlaceFile(src, dest, {true, true}, nullptr));
+    touched.insert(dir);
+    touched.insert(src.substr(0, src.rfind('/')));
+  }
+  for (const auto& t : touched) XBAK_RETURN_IF_ERROR(util::SyncDir(t));
+  const std::string staged = util::JoinPath(dirs.log_dir, staged_log),
+                    log = util::JoinPath(dirs.log_dir, "ib_logfile0");
+  if (put_log && util::PathExists(staged)) {
+    if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
+    XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
+  }
+  return Status::Ok();
 }
 
 }  // namespace xbak::restore

@@ -47,4 +47,10 @@ Result<std::map<std::string, std::string>> RemoteTablespaces(
 std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
                                const std::map<std::string, std::string>& remote);
 
+// The last step of a restore: the backup's own files out of the datadir, the
+// files that live elsewhere (ibdata, undo, DATA DIRECTORY tables) moved
+// there, then (put_log) the prepared log, waiting in the log directory as
+// `staged_log`, over the placeholder: only now can the server start on it.
+Status PlaceRestoredFiles(const RestoreDirs& dirs, const std::string& staged_log, bool put_log);
+
 }  // namespace xbak::restore
