@@ -20,7 +20,8 @@
 #   scripts/run-tests.sh --soak     opt-in, not in CI: the normal build, then tests/soak/t_soak.sh
 #                                   (XBAK_SOAK_BACKUPS hot backups in a row under writes and DDL
 #                                   through a throttled consumer, each prepared, restored, checked;
-#                                   default 50, about a minute each)
+#                                   default 50, about a minute each), and t_prepare_under_load with
+#                                   7 chains (CI's normal pass: 4)
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
     --arm64) passes=(arm64) ;;
     --fuzz) passes=(fuzz) ;;
     --soak) passes=(soak) ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -53,6 +54,11 @@ while [ $# -gt 0 ]; do
 done
 
 banner() { printf '\n===== %s\n' "$*"; }
+# The sanitizer builds: -O1 (what ASan and TSan recommend) and line tables only (-g1: enough for
+# their stack traces), no microbenchmarks. With RelWithDebInfo's -O2 -g the ASan build took 12 of
+# CI's minutes on 2 cores; this way about 6.
+sanitizer_flags=(-DXBAK_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 t_start=$SECONDS
 
 if [ "${XBAK_SKIP_DEPS:-0}" != 1 ]; then
@@ -82,7 +88,9 @@ run_pass() { # NAME
       { cat build/configure.log >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
     cmake --build build -j"$(nproc)" || { echo "run-tests: build failed (build)" >&2; return 1; }
     XBAK="$repo/build/xbak" XBCLOUD="$repo/build/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/build" \
-      bash tests/soak/t_soak.sh
+      bash tests/soak/t_soak.sh || return 1
+    XBAK="$repo/build/xbak" XBCLOUD="$repo/build/xbcloud" XBAK_SRC="$repo" XBAK_BUILD="$repo/build" \
+      XBAK_PREPARE_CHAINS=7 bash tests/integration/t_prepare_under_load.sh
     return
   fi
   if [ "$name" = fuzz ]; then
@@ -99,9 +107,12 @@ run_pass() { # NAME
         xargs -0 clang-format --dry-run --Werror || { echo "run-tests: clang-format check failed" >&2; return 1; }
       # The shape rules (no file above 600 lines, no function above 80, without a reason).
       banner "[normal] shape check"
-      python3 scripts/check-shape.py --self-test || { echo "run-tests: shape check failed" >&2; return 1; } ;;
+      python3 scripts/check-shape.py --self-test || { echo "run-tests: shape check failed" >&2; return 1; }
+      # 4 chains of backups under load (12 backups, every one prepared and restored) keep CI under
+      # 40 minutes; the test's own default, 7 (21 backups), runs with --soak and by hand.
+      export XBAK_PREPARE_CHAINS=${XBAK_PREPARE_CHAINS:-4} ;;
     asan)
-      build=build-asan; cmake_args=(-DXBAK_SANITIZE=address,undefined)
+      build=build-asan; cmake_args=(-DXBAK_SANITIZE=address,undefined "${sanitizer_flags[@]}")
       export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
       export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
       # The normal pass checks 21 backups under load; under ASan, 2 chains (6) are enough.
@@ -115,7 +126,7 @@ run_pass() { # NAME
       # The layout matrix: 3 of its 15 cells (the normal pass runs all).
       export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick} ;;
     tsan)
-      build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread)
+      build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread "${sanitizer_flags[@]}")
       export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} ;;
   esac
   banner "[$name] configure ($build)"

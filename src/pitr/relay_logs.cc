@@ -263,10 +263,16 @@ Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore&
       return st;
     }
     progress.FileDone();
-    if (!state->complete) {
-      i++;
-      break;  // the file the server is writing: nothing after it yet
+    if (!state->complete && !writer.done() && i + 1 < a.files.size()) {
+      progress.Finish(false);
+      return Error(ErrorCode::kNotFound,
+                   "the archive " + where + " holds " + name + " only up to byte " +
+                       std::to_string(state->end()) +
+                       " and later files follow: the rest of it "
+                       "was purged before binlog-push stored it, so no restore can go past "
+                       "that byte");
     }
+    if (!state->complete) break;  // the file the server is writing: nothing after it yet
   }
   progress.Finish(true);
   if (r.files.empty()) {

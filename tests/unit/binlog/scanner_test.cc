@@ -173,6 +173,43 @@ TEST(ScannerTest, XaCompressedEventsAndACrashedServersFile) {
   EXPECT_LT(torn_open->transaction_end, bytes.size() - 10);
 }
 
+TEST(ScannerTest, EachTransactionIsReportedWithWhereItBeginsAndEnds) {
+  for (const char* f :
+       {"crc32/mysql-bin.000001", "crc32/mysql-bin.000002", "none/mysql-bin.000001", "xa/mysql-bin.000001"}) {
+    const std::string bytes = Read(f);
+    for (size_t piece : {size_t{0}, size_t{97}}) {
+      Scanner s(f);
+      std::vector<Transaction> txs;
+      s.set_on_transaction([&](const Transaction& t) { txs.push_back(t); });
+      for (size_t at = 0; at < bytes.size();) {
+        const size_t n = piece == 0 ? bytes.size() : std::min(piece, bytes.size() - at);
+        ASSERT_TRUE(s.Feed(std::string_view(bytes).substr(at, n)).ok());
+        at += n;
+      }
+      ASSERT_TRUE(s.Finish(true).ok()) << f;
+      const FileSummary& sum = s.summary();
+      ASSERT_EQ(txs.size(), sum.transactions) << f;
+      ASSERT_FALSE(txs.empty());
+      EXPECT_EQ(txs.front().gtid, *sum.first_gtid) << f;
+      EXPECT_EQ(txs.back().gtid, *sum.last_gtid) << f;
+      EXPECT_EQ(txs.back().time, sum.last_time) << f;
+      // (Events after the last transaction, a rotate, count as whole too.)
+      EXPECT_LE(txs.back().end, sum.transaction_end) << f;
+      EXPECT_GT(txs.back().end + 100, sum.transaction_end) << f;
+      for (size_t i = 0; i < txs.size(); i++) {
+        EXPECT_LT(txs[i].begin, txs[i].end) << f << " #" << i;
+        // A transaction begins with its GTID event, at or after the end of the one before (a binlog
+        // checkpoint event may be between).
+        if (i > 0) {
+          EXPECT_GE(txs[i].begin, txs[i - 1].end) << f << " #" << i;
+          EXPECT_LT(txs[i].begin, txs[i - 1].end + 100) << f << " #" << i;
+        }
+        EXPECT_EQ(static_cast<unsigned char>(bytes[txs[i].begin + 4]), 162u) << f << " #" << i;  // GTID event
+      }
+    }
+  }
+}
+
 TEST(ScannerTest, AFileJustCreatedIsNoErrorWhileOpen) {
   EXPECT_TRUE(Scan("", false).ok());
   EXPECT_TRUE(Scan(std::string(kMagic), false).ok());
