@@ -79,7 +79,28 @@ class RelayWriter {
       : o_(o), start_(start), out_(out) {}
 
   bool done() const { return done_; }
-  // Checks done after the first file: the backup's offset was a transaction boundary.
+  // The target reached (or nothing to replay: the backup is at it).
+  bool reached() const { return done_ || (target_in_backup_ && !target_passed_); }
+
+  // Checks done after the first file: the backup's offset was a transaction
+  // boundary of the backed-up server's binlog, and before the target.
+  Status CheckFirst(const std::string& where, const binlog::FileSummary& first) {
+    XBAK_RETURN_IF_ERROR(CheckStart(where, first));
+    if (o_.target.kind == Target::Kind::kTime && last_before_time_ > o_.target.time) {
+      return Error(ErrorCode::kInvalidArgument, "the backup holds transactions committed after " +
+                                                    o_.target.Describe() + " (its last at " +
+                                                    FormatLocalTime(last_before_time_) +
+                                                    "): restore from an older backup (--backup=NAME)");
+    }
+    if (target_passed_) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "the backup holds " + o_.target.Describe() +
+                       " and transactions after it: restore from an older backup "
+                       "(--backup=NAME)");
+    }
+    return Status::Ok();
+  }
+
   Status CheckStart(const std::string& where, const binlog::FileSummary& first) {
     if (start_.position < binlog::kMagic.size() ||
         (start_.position != boundary_ &&
@@ -95,9 +116,16 @@ class RelayWriter {
     return Status::Ok();
   }
 
+  // `skip_to` (a file after a switchover): the file's transactions before
+  // that offset were replayed from the other server's archive; the relay log
+  // is the file's first events (format description, GTID list) and the
+  // rest from there. (The SQL thread does not need a relay log's offsets to
+  // be the source's: the IO thread's relay logs never are.)
   Status Write(storage::EventLoop& loop, storage::ObjectStore& store, const cloud::ArchivedBinlog& file,
-               bool first, util::Progress* progress) {
+               bool first, uint64_t skip_to, util::Progress* progress) {
     first_ = first;
+    skip_ = first ? start_.position : skip_to;
+    file_first_begin_ = 0;
     const std::string name = RelayName(out_->names.size() + 1);
     const std::string path = util::JoinPath(o_.dir, name);
     XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(path));
@@ -113,16 +141,27 @@ class RelayWriter {
     uint64_t written = 0;
     for (const auto& seg : file.segments) {
       XBAK_ASSIGN_OR_RETURN(std::string body, cloud::FetchBinlogSegment(loop, store, o_.prefix, file, seg));
-      XBAK_RETURN_IF_ERROR(f.Write(body.data(), body.size()));
       XBAK_RETURN_IF_ERROR(scanner.Feed(body));
-      written += body.size();
       progress->AddDone(body.size());
+      if (skip_to == 0) {
+        XBAK_RETURN_IF_ERROR(f.Write(body.data(), body.size()));
+        written += body.size();
+      } else {
+        // (A segment holds whole transactions: the first one's start is known by now.)
+        const uint64_t s = seg.offset, e = seg.offset + body.size(), head = file_first_begin_;
+        if (s < head) XBAK_RETURN_IF_ERROR(f.Write(body.data(), std::min(e, head) - s));
+        if (e > skip_to) {
+          const uint64_t from = std::max(s, skip_to);
+          XBAK_RETURN_IF_ERROR(f.Write(body.data() + (from - s), e - from));
+        }
+        written = (std::min(e, head)) + (e > skip_to ? e - skip_to : 0);
+      }
       if (done_) break;
     }
     if (!done_) XBAK_RETURN_IF_ERROR(scanner.Finish(file.complete));
     if (done_) {
-      XBAK_RETURN_IF_ERROR(f.Truncate(cut_));
-      written = cut_;
+      written = skip_to == 0 ? cut_ : file_first_begin_ + (cut_ - skip_to);
+      XBAK_RETURN_IF_ERROR(f.Truncate(written));
     }
     out_->bytes += written;
     XBAK_RETURN_IF_ERROR(f.Close());
@@ -138,6 +177,9 @@ class RelayWriter {
  private:
   void OnTransaction(const std::string& file, const binlog::Transaction& tx) {
     if (done_) return;
+    if (file_first_begin_ == 0) file_first_begin_ = tx.begin;
+    last_seen_ = tx;
+    if (!first_ && tx.begin < skip_) return;  // replayed from the server before the switchover
     if (first_ && tx.begin < start_.position) {
       // Before the backup's point: its data is in the backup already.
       before_.push_back(tx.gtid);
@@ -175,12 +217,14 @@ class RelayWriter {
   RelayLogs* out_;
   bool first_ = false, done_ = false;
   uint64_t cut_ = 0, boundary_ = 0, first_begin_ = 0;
+  uint64_t skip_ = 0, file_first_begin_ = 0;
   std::vector<binlog::Gtid> before_;
 
  public:
-  uint32_t last_before_time_ = 0;  // of the last transaction before the backup's offset
-  bool target_in_backup_ = false;  // --to-gtid names a transaction the backup holds already
-  bool target_passed_ = false;     // and transactions after it
+  uint32_t last_before_time_ = 0;                 // of the last transaction before the backup's offset
+  bool target_in_backup_ = false;                 // --to-gtid names a transaction the backup holds already
+  bool target_passed_ = false;                    // and transactions after it
+  std::optional<binlog::Transaction> last_seen_;  // the last transaction read, replayed or not
 };
 
 // Where the archive ends, in words, and whether a time target past its last
@@ -210,75 +254,146 @@ Status EndOfArchive(const Target& t, const cloud::ServerArchive& a, const RelayL
   return Status::Ok();
 }
 
+struct Continuation {
+  cloud::ServerArchive archive;
+  size_t index = 0;     // the file that holds the transaction joined at
+  uint64_t offset = 0;  // where that transaction ends in it
+};
+
+// The archive of another server (not yet followed) whose binlog holds
+// transaction `last` and goes on after it: a replica promoted after a
+// switchover (with log_slave_updates, as a failover candidate is set up).
+// None if no archive does (the history ends here, or diverged).
+Result<std::optional<Continuation>> FindContinuation(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                     const std::string& prefix,
+                                                     const std::vector<uint32_t>& followed,
+                                                     const binlog::Gtid& last) {
+  XBAK_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, cloud::ListBinlogServers(loop, store, prefix));
+  for (uint32_t id : ids) {
+    if (std::find(followed.begin(), followed.end(), id) != followed.end()) continue;
+    XBAK_ASSIGN_OR_RETURN(cloud::ServerArchive a, cloud::ReadServerArchive(loop, store, prefix, id));
+    // The file that holds `last`: the last one whose GTID state at its start is before it.
+    std::optional<cloud::ArchivedBinlog> holder;
+    size_t index = 0;
+    for (size_t k = 0; k < a.files.size(); k++) {
+      XBAK_ASSIGN_OR_RETURN(auto st, cloud::ReadBinlogState(loop, store, prefix, id, a.files[k]));
+      if (!st) break;
+      uint64_t seq = 0;
+      for (const auto& g : st->summary.start_state) {
+        if (g.domain == last.domain) seq = g.seq;
+      }
+      if (seq >= last.seq) break;
+      holder = std::move(*st);
+      index = k;
+    }
+    if (!holder) continue;
+    binlog::Scanner scanner(holder->file);
+    std::optional<uint64_t> end;
+    scanner.set_on_transaction([&](const binlog::Transaction& tx) {
+      if (tx.gtid == last) end = tx.end;
+    });
+    for (const auto& seg : holder->segments) {
+      XBAK_ASSIGN_OR_RETURN(std::string body, cloud::FetchBinlogSegment(loop, store, prefix, *holder, seg));
+      XBAK_RETURN_IF_ERROR(scanner.Feed(body));
+      if (end) break;
+    }
+    if (!end) continue;  // not this history
+    // Something after it: more of that file, or later files.
+    if (*end >= holder->end() && index + 1 >= a.files.size()) continue;
+    return std::optional<Continuation>(Continuation{std::move(a), index, *end});
+  }
+  return std::optional<Continuation>();
+}
+
+// Writes the relay logs of one server's archive, from a.files[i] on, until the
+// target or the archive's end.
+Status FollowArchive(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
+                     const cloud::ServerArchive& a, size_t i, uint64_t skip_to, RelayWriter* writer,
+                     RelayLogs* r, util::Progress* progress) {
+  const std::string where = cloud::BinlogDir(o.prefix, a.server_id);
+  for (size_t k = i; k < a.files.size() && !writer->done(); k++) {
+    const std::string& name = a.files[k];
+    if (k > i) {
+      const auto number = cloud::BinlogFileNumber(name), prev = cloud::BinlogFileNumber(a.files[k - 1]);
+      if (!number || !prev || *number != *prev + 1 ||
+          name.substr(0, name.rfind('.')) != a.files[k - 1].substr(0, a.files[k - 1].rfind('.'))) {
+        std::string gaps;
+        for (const auto& g : a.gaps) gaps += " " + g;
+        return Error(ErrorCode::kNotFound,
+                     "the archive " + where + " goes from " + a.files[k - 1] + " to " + name +
+                         ": the files between are missing (purged before binlog-push stored "
+                         "them" +
+                         (gaps.empty() ? std::string(")") : "; recorded:" + gaps + ")") +
+                         ", so no restore can go past " + a.files[k - 1]);
+      }
+    }
+    XBAK_ASSIGN_OR_RETURN(auto state, cloud::ReadBinlogState(loop, store, o.prefix, a.server_id, name));
+    if (!state) break;  // begun, no segment recorded yet: the archive ends before it
+    progress->AddTotal(state->end(), 1);
+    const bool first = r->files.empty();
+    XBAK_RETURN_IF_ERROR(writer->Write(loop, store, *state, first, k == i ? skip_to : 0, progress));
+    if (first) XBAK_RETURN_IF_ERROR(writer->CheckFirst(where + name, state->summary));
+    progress->FileDone();
+    if (!state->complete && !writer->done() && k + 1 < a.files.size()) {
+      return Error(ErrorCode::kNotFound, "the archive " + where + " holds " + name + " only up to byte " +
+                                             std::to_string(state->end()) +
+                                             " and later files follow: the rest of it was purged before "
+                                             "binlog-push stored it, so no restore can go past that byte");
+    }
+    if (!state->complete) break;  // the file the server is writing: nothing after it yet
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
                                  const ReplayStart& start) {
   XBAK_ASSIGN_OR_RETURN(cloud::ServerArchive a, FindSource(loop, store, o.prefix, start));
-  const std::string where = cloud::BinlogDir(o.prefix, a.server_id);
   RelayLogs r;
   r.server_id = a.server_id;
   r.first_position = start.position;
   XBAK_RETURN_IF_ERROR(util::MakeDirs(o.dir));
   util::Progress progress("fetching binary logs", o.progress_interval);
+  auto failed = [&](Status st) {
+    progress.Finish(false);
+    return st;
+  };
   RelayWriter writer(o, start, &r);
   size_t i = std::find(a.files.begin(), a.files.end(), start.file) - a.files.begin();
-  std::optional<uint64_t> prev;
-  for (; i < a.files.size() && !writer.done(); i++) {
-    const std::string& name = a.files[i];
-    const auto number = cloud::BinlogFileNumber(name);
-    if (prev && (!number || *number != *prev + 1 ||
-                 name.substr(0, name.rfind('.')) != a.files[i - 1].substr(0, a.files[i - 1].rfind('.')))) {
-      std::string gaps;
-      for (const auto& g : a.gaps) gaps += " " + g;
-      progress.Finish(false);
-      return Error(ErrorCode::kNotFound,
-                   "the archive " + where + " goes from " + a.files[i - 1] + " to " + name +
-                       ": the files between are missing (purged before binlog-push stored "
-                       "them" +
-                       (gaps.empty() ? std::string(")") : "; recorded:" + gaps + ")") +
-                       ", so no restore can go past " + a.files[i - 1]);
+  uint64_t skip_to = 0;            // in a.files[i], after a switchover
+  std::vector<uint32_t> followed;  // the servers whose archives were followed
+  for (;;) {
+    followed.push_back(a.server_id);
+    Status st = FollowArchive(loop, store, o, a, i, skip_to, &writer, &r, &progress);
+    if (!st.ok()) return failed(st);
+    if (writer.reached()) break;
+    // The archive ends before the target: after a switchover, the binlog goes
+    // on in the new primary's archive.
+    std::optional<Continuation> next;
+    if (writer.last_seen_) {
+      auto c = FindContinuation(loop, store, o.prefix, followed, writer.last_seen_->gtid);
+      if (!c.ok()) return failed(c.status());
+      next = std::move(*c);
     }
-    prev = number;
-    XBAK_ASSIGN_OR_RETURN(auto state, cloud::ReadBinlogState(loop, store, o.prefix, a.server_id, name));
-    if (!state) break;  // begun, no segment recorded yet: the archive ends before it
-    progress.AddTotal(state->end(), 1);
-    const bool first = r.files.empty();
-    Status st = writer.Write(loop, store, *state, first, &progress);
-    if (st.ok() && first) st = writer.CheckStart(where + name, state->summary);
-    if (st.ok() && first && o.target.kind == Target::Kind::kTime &&
-        writer.last_before_time_ > o.target.time) {
-      st = Error(ErrorCode::kInvalidArgument, "the backup holds transactions committed after " +
-                                                  o.target.Describe() + " (its last at " +
-                                                  FormatLocalTime(writer.last_before_time_) +
-                                                  "): restore from an older backup (--backup=NAME)");
+    if (!next) {
+      if (r.files.empty()) {
+        return failed(Error(ErrorCode::kNotFound, "the archive " + cloud::BinlogDir(o.prefix, a.server_id) +
+                                                      start.file + " holds no segment yet"));
+      }
+      st = EndOfArchive(o.target, a, r, cloud::BinlogDir(o.prefix, a.server_id));
+      if (!st.ok()) return failed(st);
+      break;
     }
-    if (st.ok() && writer.target_passed_) {
-      st = Error(ErrorCode::kInvalidArgument, "the backup holds " + o.target.Describe() +
-                                                  " and transactions after it: restore from an older backup "
-                                                  "(--backup=NAME)");
-    }
-    if (!st.ok()) {
-      progress.Finish(false);
-      return st;
-    }
-    progress.FileDone();
-    if (!state->complete && !writer.done() && i + 1 < a.files.size()) {
-      progress.Finish(false);
-      return Error(ErrorCode::kNotFound,
-                   "the archive " + where + " holds " + name + " only up to byte " +
-                       std::to_string(state->end()) +
-                       " and later files follow: the rest of it "
-                       "was purged before binlog-push stored it, so no restore can go past "
-                       "that byte");
-    }
-    if (!state->complete) break;  // the file the server is writing: nothing after it yet
+    util::LogInfo("after GTID " + binlog::FormatGtid(writer.last_seen_->gtid) +
+                  " the binary log goes on in the archive of server " +
+                  std::to_string(next->archive.server_id) + " (" + next->archive.files[next->index] +
+                  " from byte " + std::to_string(next->offset) + "): a switchover");
+    a = std::move(next->archive);
+    i = next->index;
+    skip_to = next->offset;
   }
   progress.Finish(true);
-  if (r.files.empty()) {
-    return Error(ErrorCode::kNotFound, "the archive " + where + start.file + " holds no segment yet");
-  }
-  if (!writer.done() && !writer.target_in_backup_) XBAK_RETURN_IF_ERROR(EndOfArchive(o.target, a, r, where));
   std::string index;
   for (const auto& n : r.names) index += util::JoinPath(o.dir, n) + "\n";
   XBAK_RETURN_IF_ERROR(

@@ -41,7 +41,8 @@ class RelayLogsTest : public ::testing::Test {
     store_ = storage::MakePosixStore(loop_, dir_.path() + "/store");
   }
   // binlog-push of these server files (name -> bytes).
-  void Archive(const std::vector<std::pair<std::string, std::string>>& files, bool expect_ok = true) {
+  void Archive(const std::vector<std::pair<std::string, std::string>>& files, bool expect_ok = true,
+               uint32_t server_id = 7) {
     std::string index;
     for (const auto& [name, bytes] : files) {
       ASSERT_TRUE(util::WriteFileAtomic(dir_.path() + "/binlogs/" + name, bytes).ok());
@@ -52,7 +53,7 @@ class RelayLogsTest : public ::testing::Test {
     ASSERT_TRUE(source.ok());
     cloud::BinlogPushOptions o;
     o.prefix = "host1";
-    o.server_id = 7;
+    o.server_id = server_id;
     o.segment_bytes = 4096;
     auto r = cloud::PushBinlogs(loop_, *store_, **source, o);
     EXPECT_EQ(r.ok(), expect_ok) << (r.ok() ? "" : r.status().message());
@@ -202,6 +203,32 @@ TEST_F(RelayLogsTest, AGapOrADamagedSegmentIsRefusedByName) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kCorrupt);
   EXPECT_NE(r.status().message().find("is damaged"), std::string::npos) << r.status().message();
+}
+
+TEST_F(RelayLogsTest, AfterASwitchoverTheNewPrimarysArchiveGoesOn) {
+  // Server 7 archived two files and went away; server 8, its replica with
+  // log_slave_updates, holds the same transactions and goes on (file 3).
+  Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}});
+  Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}, {"mysql-bin.000003", f3_}}, true, 8);
+  const auto t1 = Transactions(f1_), t2 = Transactions(f2_), t3 = Transactions(f3_);
+  auto r = Relay(After(2), Latest());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->server_id, 7u);
+  EXPECT_EQ(r->files, (std::vector<std::string>{"mysql-bin.000001", "mysql-bin.000002", "mysql-bin.000002",
+                                                "mysql-bin.000003"}));
+  // Every transaction once: none of server 8's copy of what server 7 archived.
+  EXPECT_EQ(r->transactions, t1.size() - 2 + t2.size() + t3.size());
+  EXPECT_EQ(r->last->gtid, t3.back().gtid);
+  // Server 8's mysql-bin.000002 as a relay log: its first events, and what follows the transaction
+  // joined at (its rotate event).
+  EXPECT_EQ(RelayFile("relay-bin.000003"), f2_.substr(0, t2.front().begin) + f2_.substr(t2.back().end));
+  // A GTID on the new primary's side of the switch: cut there.
+  auto g = Relay(After(2), ToGtid(t3.front().gtid), "g");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->last->gtid, t3.front().gtid);
+  std::string closed = f3_.substr(0, t3.front().end);  // (stored with its in-use flag clear)
+  closed[21] = static_cast<char>(closed[21] & ~1);
+  EXPECT_EQ(RelayFile("relay-bin.000004", "g"), closed);
 }
 
 TEST(TargetTest, LocalTimesAndTheRule) {
