@@ -160,9 +160,14 @@ Status RestoreChainFromStore(storage::EventLoop& loop, storage::ObjectStore& sto
   return got;
 }
 
+// The relay logs go, everything is made durable, then the redo log replaces
+// the placeholder and the journal goes. (Killed between those two, the
+// datadir is whole, and a server starts on it; the same command run again
+// starts over, as the journal says.)
 Status Finish(const std::string& datadir, const std::string& work) {
   const std::string log = util::JoinPath(datadir, "ib_logfile0");
   const std::string held = util::JoinPath(work, "ib_logfile0");
+  XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(work, "relay")));
   XBAK_RETURN_IF_ERROR(util::SyncFilesystem(datadir));
   if (::rename(held.c_str(), log.c_str()) != 0) return ErrnoError("rename " + held + " to", log, errno);
   XBAK_RETURN_IF_ERROR(util::SyncDir(datadir));

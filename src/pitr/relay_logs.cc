@@ -38,20 +38,33 @@ Status CheckStartState(const binlog::GtidPosition& at, const ReplayStart& start,
   return Status::Ok();
 }
 
-// The archive of the server that wrote the backup's binlog file: of those
-// that hold a file of that name, the one whose state at that file's start
-// does not contradict the backup's GTID position.
-Result<cloud::ServerArchive> FindSource(storage::EventLoop& loop, storage::ObjectStore& store,
-                                        const std::string& prefix, const ReplayStart& start) {
+// The archives that hold a file of the backup's binlog file's name, the
+// likeliest first: of a server that wrote a transaction of the backup's GTID
+// position (the backed-up primary), then those whose state at that file's
+// start does not contradict it. (A replica with log_slave_updates has files
+// of the same names holding the same transactions at other offsets: which
+// one the backup's offset belongs to, the check of the first file tells.)
+Result<std::vector<cloud::ServerArchive>> FindSources(storage::EventLoop& loop, storage::ObjectStore& store,
+                                                      const std::string& prefix, const ReplayStart& start) {
   XBAK_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, cloud::ListBinlogServers(loop, store, prefix));
-  std::vector<cloud::ServerArchive> holding;
+  std::vector<std::pair<int, cloud::ServerArchive>> holding;
   for (uint32_t id : ids) {
     XBAK_ASSIGN_OR_RETURN(cloud::ServerArchive a, cloud::ReadServerArchive(loop, store, prefix, id));
-    if (std::find(a.files.begin(), a.files.end(), start.file) != a.files.end())
-      holding.push_back(std::move(a));
+    if (std::find(a.files.begin(), a.files.end(), start.file) == a.files.end()) continue;
+    int rank = 2;
+    for (const auto& g : start.gtid) rank = g.server == id ? 0 : rank;
+    if (rank != 0) {
+      XBAK_ASSIGN_OR_RETURN(auto st, cloud::ReadBinlogState(loop, store, prefix, id, start.file));
+      bool ok = st.has_value();
+      for (const binlog::Gtid& g : ok ? st->summary.start_state : binlog::GtidPosition()) {
+        for (const binlog::Gtid& b : start.gtid) ok = ok && !(b.domain == g.domain && b.seq < g.seq);
+      }
+      rank = ok ? 1 : 2;
+    }
+    holding.emplace_back(rank, std::move(a));
   }
-  const std::string where = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
   if (holding.empty()) {
+    const std::string where = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
     return Error(
         ErrorCode::kNotFound,
         "the binlog archive " + where + " has no " + start.file +
@@ -59,17 +72,11 @@ Result<cloud::ServerArchive> FindSource(storage::EventLoop& loop, storage::Objec
             (ids.empty() ? " (it is empty: is xbcloud binlog-push archiving this server under this prefix?)"
                          : ""));
   }
-  if (holding.size() == 1 || start.gtid.empty()) return std::move(holding.front());
-  for (auto& a : holding) {
-    XBAK_ASSIGN_OR_RETURN(auto st, cloud::ReadBinlogState(loop, store, prefix, a.server_id, start.file));
-    if (!st) continue;
-    bool ok = true;
-    for (const binlog::Gtid& g : st->summary.start_state) {
-      for (const binlog::Gtid& b : start.gtid) ok = ok && !(b.domain == g.domain && b.seq < g.seq);
-    }
-    if (ok) return std::move(a);
-  }
-  return std::move(holding.front());
+  std::stable_sort(holding.begin(), holding.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<cloud::ServerArchive> out;
+  for (auto& h : holding) out.push_back(std::move(h.second));
+  return out;
 }
 
 // Writes one archived file as a relay log, feeding the scanner as it goes.
@@ -345,11 +352,9 @@ Status FollowArchive(storage::EventLoop& loop, storage::ObjectStore& store, cons
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
-                                 const ReplayStart& start) {
-  XBAK_ASSIGN_OR_RETURN(cloud::ServerArchive a, FindSource(loop, store, o.prefix, start));
+// The relay logs from the archive `a` (a source that holds the backup's file) on.
+Result<RelayLogs> WriteFrom(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
+                            const ReplayStart& start, cloud::ServerArchive a) {
   RelayLogs r;
   r.server_id = a.server_id;
   r.first_position = start.position;
@@ -399,6 +404,22 @@ Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore&
   XBAK_RETURN_IF_ERROR(
       util::WriteFileAtomic(util::JoinPath(o.dir, std::string(kRelayBase) + ".index"), index));
   return r;
+}
+
+}  // namespace
+
+Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
+                                 const ReplayStart& start) {
+  XBAK_ASSIGN_OR_RETURN(std::vector<cloud::ServerArchive> sources, FindSources(loop, store, o.prefix, start));
+  Status first_error;
+  for (auto& a : sources) {
+    auto r = WriteFrom(loop, store, o, start, std::move(a));
+    // Only a first file that is not the backup's (its offset, its GTIDs) sends us to the next.
+    if (r.ok() || r.status().code() != ErrorCode::kInvalidArgument || sources.size() == 1) return r;
+    if (first_error.ok()) first_error = r.status();
+    XBAK_RETURN_IF_ERROR(util::RemoveTree(o.dir));
+  }
+  return first_error;
 }
 
 }  // namespace xbak::pitr
