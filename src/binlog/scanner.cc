@@ -113,7 +113,10 @@ Status Scanner::Body(const EventHeader& h, std::string_view body, uint64_t offse
     case kGtidList: {
       auto p = ParseGtidList(body);
       if (!p.ok()) return at(p.status());
-      if (s_.events <= 3) s_.start_state = *p;  // the one after the format description
+      if (s_.events <= 3) {  // the one after the format description
+        s_.start_state = *p;
+        if (s_.transactions == 0) s_.end_state = *p;
+      }
       break;
     }
     case kGtid: {
@@ -168,6 +171,7 @@ void Scanner::EndGroup(uint32_t time, uint64_t at, uint64_t events) {
   }
   s_.last_gtid = group_gtid_;
   s_.last_time = time;
+  Advance(&s_.end_state, group_gtid_);
   if (at != 0) {
     s_.transaction_end = at;
     s_.transaction_end_events = events;

@@ -53,6 +53,7 @@ std::string EncodeBinlogState(const ArchivedBinlog& a) {
             {"server_version", s.server_version},
             {"checksum", s.checksum == binlog::Checksum::kCrc32 ? "crc32" : "none"},
             {"start_state", binlog::FormatGtidPosition(s.start_state)},
+            {"end_state", binlog::FormatGtidPosition(s.end_state)},
             {"first_gtid", GtidOrNull(s.first_gtid)},
             {"last_gtid", GtidOrNull(s.last_gtid)},
             {"first_time", s.first_time},
@@ -98,6 +99,13 @@ Result<ArchivedBinlog> ParseBinlogState(const std::string& text, const std::stri
   auto state = binlog::ParseGtidPosition(start_state);
   if (!state.ok()) return bad(state.status().message());
   s.start_state = *state;
+  // (States written before end_state was kept: the start advanced by the last GTID.)
+  s.end_state = s.start_state;
+  if (j.contains("end_state") && j["end_state"].is_string()) {
+    auto end = binlog::ParseGtidPosition(j["end_state"].get<std::string>());
+    if (!end.ok()) return bad(end.status().message());
+    s.end_state = *end;
+  }
   for (const char* name : {"first_gtid", "last_gtid"}) {
     if (!j.contains(name) || j[name].is_null()) continue;
     if (!j[name].is_string()) return bad(std::string(name) + " is not a GTID");
@@ -105,6 +113,7 @@ Result<ArchivedBinlog> ParseBinlogState(const std::string& text, const std::stri
     if (!g.ok()) return bad(g.status().message());
     (std::string(name) == "first_gtid" ? s.first_gtid : s.last_gtid) = *g;
   }
+  if (!j.contains("end_state") && s.last_gtid) binlog::Advance(&s.end_state, *s.last_gtid);
   if (!j.contains("server_ids") || !j["server_ids"].is_array()) return bad("server_ids is not a list");
   for (const auto& id : j["server_ids"]) {
     if (!id.is_number_unsigned() || id.get<uint64_t>() > UINT32_MAX)

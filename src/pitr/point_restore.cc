@@ -205,6 +205,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
                 ", then the binary logs from " + last.binlog.file + " at byte " +
                 std::to_string(last.binlog.position) +
                 (last.binlog.gtid.empty() ? "" : " (GTID " + last.binlog.gtid + ")"));
+  XBAK_RETURN_IF_ERROR(CheckTargetArchived(loop, store, o.prefix, o.target));
   if (o.dry_run) return Status::Ok();
 
   restore::RestoreOptions ro;

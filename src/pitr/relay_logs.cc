@@ -408,6 +408,48 @@ Result<RelayLogs> WriteFrom(storage::EventLoop& loop, storage::ObjectStore& stor
 
 }  // namespace
 
+Status CheckTargetArchived(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& prefix,
+                           const Target& t) {
+  XBAK_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, cloud::ListBinlogServers(loop, store, prefix));
+  const std::string where = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+  if (ids.empty()) {
+    return Error(ErrorCode::kNotFound, "no binary logs are archived under " + where +
+                                           " (xbcloud binlog-push PREFIX archives them): there is nothing to "
+                                           "replay after the backup");
+  }
+  if (t.kind == Target::Kind::kLatest) return Status::Ok();
+  uint64_t best_seq = 0;
+  int64_t best_time = 0;
+  for (uint32_t id : ids) {
+    XBAK_ASSIGN_OR_RETURN(cloud::ServerArchive a, cloud::ReadServerArchive(loop, store, prefix, id));
+    if (a.pass) best_time = std::max(best_time, a.pass->time);
+    // The newest file with a state (the last may be just begun).
+    for (size_t k = a.files.size(); k-- > 0 && k + 3 > a.files.size();) {
+      XBAK_ASSIGN_OR_RETURN(auto st, cloud::ReadBinlogState(loop, store, prefix, id, a.files[k]));
+      if (!st) continue;
+      for (const auto& g : st->summary.end_state) {
+        if (g.domain == t.gtid.domain) best_seq = std::max(best_seq, g.seq);
+      }
+      best_time = std::max<int64_t>(best_time, st->summary.last_time);
+      break;
+    }
+  }
+  if (t.kind == Target::Kind::kGtid && best_seq < t.gtid.seq) {
+    return Error(ErrorCode::kNotFound, "GTID " + binlog::FormatGtid(t.gtid) + " is not in the archive " +
+                                           where + " (the newest archived in domain " +
+                                           std::to_string(t.gtid.domain) + " has sequence number " +
+                                           std::to_string(best_seq) + "); nothing was written");
+  }
+  if (t.kind == Target::Kind::kTime && best_time < t.time) {
+    return Error(ErrorCode::kNotFound,
+                 "the archive " + where + " cannot reach " + t.Describe() + ": what it holds ends at " +
+                     FormatLocalTime(best_time) +
+                     " (the last archived transaction, or the last complete binlog-push "
+                     "pass); --latest restores all of it. Nothing was written");
+  }
+  return Status::Ok();
+}
+
 Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
                                  const ReplayStart& start) {
   XBAK_ASSIGN_OR_RETURN(std::vector<cloud::ServerArchive> sources, FindSources(loop, store, o.prefix, start));

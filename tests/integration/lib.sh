@@ -28,7 +28,7 @@ TEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${XBAK_BUILD:=$XBAK_SRC/build}"
 : "${XBAK:=$XBAK_BUILD/xbak}"
 export XBAK XBAK_SRC XBAK_BUILD
-TEST_NAME=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
+TEST_NAME=${XBAK_TEST_NAME:-$(basename "${BASH_SOURCE[1]:-$0}" .sh)}
 : "${XBAK_TEST_WORK_ROOT:=$XBAK_SRC/.work/tests}"
 TEST_WORK="$XBAK_TEST_WORK_ROOT/$TEST_NAME"
 export XBAK_WORK="$TEST_WORK"

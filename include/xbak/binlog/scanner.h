@@ -25,6 +25,7 @@ struct FileSummary {
   Checksum checksum = Checksum::kNone;
   bool in_use = false;                        // the server had the file open (kFlagInUse)
   GtidPosition start_state;                   // its GTID list: the binlog state when the file began
+  GtidPosition end_state;                     // and after its last complete transaction
   std::optional<Gtid> first_gtid, last_gtid;  // of the first and last complete transaction
   uint32_t first_time = 0, last_time = 0;     // their events' timestamps (Unix time)
   std::vector<uint32_t> server_ids;           // of every event, sorted, each once

@@ -60,6 +60,14 @@ struct RelayLogs {
 
 inline constexpr const char* kRelayBase = "relay-bin";
 
+// Before anything is written: whether the archive reaches the target at all,
+// from the state of each server's newest file (a request or two per server):
+// a GTID some server archived, a time before the last archived transaction
+// or the last complete binlog-push pass. The exact checks come with the
+// relay logs. kNotFound saying where the archive ends otherwise.
+Status CheckTargetArchived(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& prefix,
+                           const Target& target);
+
 Result<RelayLogs> WriteRelayLogs(storage::EventLoop& loop, storage::ObjectStore& store, const RelayOptions& o,
                                  const ReplayStart& start);
 

@@ -189,6 +189,9 @@ TEST(ScannerTest, EachTransactionIsReportedWithWhereItBeginsAndEnds) {
       ASSERT_TRUE(s.Finish(true).ok()) << f;
       const FileSummary& sum = s.summary();
       ASSERT_EQ(txs.size(), sum.transactions) << f;
+      GtidPosition end = sum.start_state;
+      for (const auto& t : txs) Advance(&end, t.gtid);
+      EXPECT_EQ(FormatGtidPosition(sum.end_state), FormatGtidPosition(end)) << f;
       ASSERT_FALSE(txs.empty());
       EXPECT_EQ(txs.front().gtid, *sum.first_gtid) << f;
       EXPECT_EQ(txs.back().gtid, *sum.last_gtid) << f;

@@ -177,6 +177,26 @@ TEST_F(RelayLogsTest, RefusesWhatItCannotReachExactly) {
   EXPECT_NE(r.status().message().find("cannot reach"), std::string::npos) << r.status().message();
 }
 
+TEST_F(RelayLogsTest, TheTargetIsCheckedAgainstTheArchiveBeforeAnythingIsWritten) {
+  Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}, {"mysql-bin.000003", f3_}});
+  const auto t3 = Transactions(f3_);
+  EXPECT_TRUE(CheckTargetArchived(loop_, *store_, "host1", ToGtid(t3.back().gtid)).ok());
+  EXPECT_TRUE(CheckTargetArchived(loop_, *store_, "host1", Latest()).ok());
+  Status st = CheckTargetArchived(loop_, *store_, "host1", ToGtid({3, 7, t3.back().gtid.seq + 1}));
+  EXPECT_EQ(st.code(), ErrorCode::kNotFound);
+  EXPECT_NE(st.message().find("is not in the archive"), std::string::npos) << st.message();
+  Target late;
+  late.kind = Target::Kind::kTime;
+  late.time = static_cast<int64_t>(t3.back().time) + 1000000;
+  st = CheckTargetArchived(loop_, *store_, "host1", late);
+  EXPECT_NE(st.message().find("cannot reach"), std::string::npos) << st.message();
+  late.time = t3.back().time;
+  EXPECT_TRUE(CheckTargetArchived(loop_, *store_, "host1", late).ok());
+  st = CheckTargetArchived(loop_, *store_, "elsewhere", Latest());
+  EXPECT_NE(st.message().find("no binary logs are archived under elsewhere/binlogs/"), std::string::npos)
+      << st.message();
+}
+
 TEST_F(RelayLogsTest, AGapOrADamagedSegmentIsRefusedByName) {
   Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_.substr(0, 400)}});
   // mysql-bin.000002 purged before it was archived whole: a gap.
