@@ -187,7 +187,6 @@ std::string Names(const std::vector<const cloud::BackupRecord*>& chain) {
 }  // namespace
 
 Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, const PointRestoreOptions& o) {
-  if (o.datadir.empty()) return Error(ErrorCode::kInvalidArgument, "restore needs --datadir");
   const std::string program =
       util::FindExecutable({o.mariadbd.empty() ? std::string("mariadbd") : o.mariadbd});
   if (program.empty()) {
@@ -207,6 +206,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
                 (last.binlog.gtid.empty() ? "" : " (GTID " + last.binlog.gtid + ")"));
   XBAK_RETURN_IF_ERROR(CheckTargetArchived(loop, store, o.prefix, o.target));
   if (o.dry_run) return Status::Ok();
+  if (o.datadir.empty()) return Error(ErrorCode::kInvalidArgument, "restore needs --datadir");
 
   restore::RestoreOptions ro;
   ro.dirs.datadir = o.datadir;

@@ -167,6 +167,11 @@ restore_to time "$time_want" --to-time="$when"
 restore_to latest "$rows" --latest
 assert_eq "$final" "$(sb_sql rep "SELECT @@gtid_slave_pos" | tail -n 1)" "--latest reached the source's last GTID"
 
+step "--restore-dry-run says what it would use and writes nothing"
+"$XBCLOUD" restore "${S3[@]}" --to-gtid="$gtid" --restore-dry-run host1 > /dev/null 2> "$TEST_WORK/dry.log" ||
+  { cat "$TEST_WORK/dry.log" >&2; fail "restore --restore-dry-run"; }
+assert_contains "$TEST_WORK/dry.log" "from host1/full \\(full\\), host1/inc1 \\(incremental\\), then the binary logs from" "dry run"
+
 step "targets that cannot be reached are refused"
 refused() { # TAG REGEX OPTIONS...
   local tag=$1 re=$2; shift 2
