@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from report_stores import section_stores  # noqa: E402
+from report_pitr import section_pitr  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RES = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "results")
@@ -650,7 +651,8 @@ SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-be
             "encrypt-bench": section_encrypt, "xbcloud-bench": section_xbcloud,
             "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore,
             "scale-bench": section_scale,
-            "stores-bench": lambda doc, name: section_stores(doc, name, sys.modules[__name__])}
+            "stores-bench": lambda doc, name: section_stores(doc, name, sys.modules[__name__]),
+            "pitr-bench": lambda doc, name: section_pitr(doc, name, sys.modules[__name__])}
 
 
 def main():

@@ -47,14 +47,15 @@ Result<Candidate> ReadCandidate(const cloud::BackupRecord& r) {
 }
 
 // Whether a backup's data is before the target (it may be the chain's last).
+// For a time: its put finished by then (a Unix time, unlike xtrabackup_info's
+// end_time, which is the backed-up host's local time); the exact check, at
+// the backup's binlog offset, comes with the relay logs.
 bool Before(const Target& t, const Candidate& c) {
   switch (t.kind) {
     case Target::Kind::kLatest:
       return true;
-    case Target::Kind::kTime: {
-      auto end = ParseLocalTime(c.record->end_time, "end_time");
-      return end.ok() && *end <= t.time;
-    }
+    case Target::Kind::kTime:
+      return c.record->summary.finished > 0 && c.record->summary.finished <= t.time;
     case Target::Kind::kGtid:
       for (const auto& g : c.gtid) {
         if (g.domain == t.gtid.domain) return g.seq <= t.gtid.seq;
@@ -91,7 +92,13 @@ Result<Candidate> PickBackup(const cloud::Catalog& cat, const PointRestoreOption
     if (!r.known()) continue;
     if (!o.backup.empty()) {
       if (r.name != o.backup && r.name != prefixed) continue;
-      return ReadCandidate(r);
+      XBAK_ASSIGN_OR_RETURN(Candidate c, ReadCandidate(r));
+      if (o.target.kind == Target::Kind::kGtid && !Before(o.target, c)) {
+        return Error(ErrorCode::kInvalidArgument, r.name + " (GTID position " + c.binlog.gtid +
+                                                      ") is after " + o.target.Describe() +
+                                                      ": restore from an older backup");
+      }
+      return c;
     }
     auto c = ReadCandidate(r);
     if (!c.ok()) {
@@ -155,7 +162,13 @@ Status RestoreChainFromStore(storage::EventLoop& loop, storage::ObjectStore& sto
     writers[i] = -1;
   }
   restorer.join();
-  // The restore's own error says more than a download cut off by it.
+  // A download that failed on its own (an object missing or damaged) is the
+  // cause; one cut off because the restore stopped reading is not.
+  if (!got.ok() && got.message().find("(broken pipe)") == std::string::npos) {
+    return restored.ok()
+               ? got
+               : Status(got.code(), got.message() + "; so the restore stopped: " + restored.message());
+  }
   if (!restored.ok()) return restored;
   return got;
 }
@@ -196,6 +209,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
             (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
             "): install mariadb-server, or give --mariadbd=PATH; nothing was written");
   }
+  XBAK_RETURN_IF_ERROR(CheckReplayDefaults(program, o.defaults_file));
   XBAK_ASSIGN_OR_RETURN(cloud::Catalog cat, cloud::ReadCatalog(loop, store, {o.prefix, 16}));
   cloud::LinkChains(&cat.backups);
   XBAK_ASSIGN_OR_RETURN(Candidate last, PickBackup(cat, o));
@@ -214,6 +228,9 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   ro.use_memory = std::min<uint64_t>(o.use_memory, uint64_t{1} << 30);
   ro.progress_interval = o.progress_interval;
   ro.hold = true;
+  // Tables created with DATA DIRECTORY come back inside the datadir: a
+  // restore writes nowhere else (and a re-run finds nothing in its way).
+  ro.dirs.remote_to_datadir = true;
   XBAK_RETURN_IF_ERROR(RestoreChainFromStore(loop, store, o, chain, ro));
 
   // The held log goes where the replay server finds it; the placeholder stays.
@@ -223,13 +240,22 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   const std::string staged = restore::StagedLogPath(ro.dirs), held = util::JoinPath(work, "ib_logfile0");
   if (::rename(staged.c_str(), held.c_str()) != 0) return ErrnoError("rename " + staged + " to", held, errno);
 
+  // --to-gtid of the backup's own last transaction: nothing to replay (it
+  // may be in an earlier file than the backup's offset).
+  const bool at_target = o.target.kind == Target::Kind::kGtid &&
+                         std::find(last.gtid.begin(), last.gtid.end(), o.target.gtid) != last.gtid.end();
   RelayOptions rel;
   rel.prefix = o.prefix;
   rel.dir = util::JoinPath(work, "relay");
   rel.target = o.target;
   rel.progress_interval = o.progress_interval;
-  XBAK_ASSIGN_OR_RETURN(
-      RelayLogs relay, WriteRelayLogs(loop, store, rel, {last.binlog.file, last.binlog.position, last.gtid}));
+  RelayLogs relay;
+  if (at_target) {
+    relay.end_state = last.gtid;
+  } else {
+    XBAK_ASSIGN_OR_RETURN(
+        relay, WriteRelayLogs(loop, store, rel, {last.binlog.file, last.binlog.position, last.gtid}));
+  }
   std::string files;
   for (const auto& f : relay.files) files += (files.empty() ? "" : ", ") + f;
   util::LogInfo("binary logs of server " + std::to_string(relay.server_id) + ": " + files + "; " +
@@ -244,6 +270,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
     rp.run_dir = run;
     rp.defaults_file = o.defaults_file;
     rp.first_file = last.binlog.file;
+    rp.start_gtid = last.binlog.gtid;
     rp.parallel = o.parallel;
     rp.buffer_pool = o.use_memory;
     rp.progress_interval = o.progress_interval;

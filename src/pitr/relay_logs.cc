@@ -119,7 +119,9 @@ class RelayWriter {
     binlog::GtidPosition at = first.start_state;
     for (const auto& g : before_) binlog::Advance(&at, g);
     XBAK_RETURN_IF_ERROR(CheckStartState(at, start_, where));
+    // What the first file replayed after the offset comes on top.
     out_->end_state = at;
+    for (const auto& g : out_->replayed) binlog::Advance(&out_->end_state, g);
     return Status::Ok();
   }
 
@@ -145,29 +147,40 @@ class RelayWriter {
     }
     binlog::Scanner scanner(file.file);
     scanner.set_on_transaction([&](const binlog::Transaction& tx) { OnTransaction(file.file, tx); });
-    uint64_t written = 0;
+    // (With skip_to: header, the bytes kept before the first transaction; tail, those after skip_to.)
+    uint64_t written = 0, header = 0, tail = 0;
     for (const auto& seg : file.segments) {
       XBAK_ASSIGN_OR_RETURN(std::string body, cloud::FetchBinlogSegment(loop, store, o_.prefix, file, seg));
       XBAK_RETURN_IF_ERROR(scanner.Feed(body));
+      if (!error_.ok()) return error_;
       progress->AddDone(body.size());
       if (skip_to == 0) {
         XBAK_RETURN_IF_ERROR(f.Write(body.data(), body.size()));
         written += body.size();
       } else {
-        // (A segment holds whole transactions: the first one's start is known by now.)
-        const uint64_t s = seg.offset, e = seg.offset + body.size(), head = file_first_begin_;
-        if (s < head) XBAK_RETURN_IF_ERROR(f.Write(body.data(), std::min(e, head) - s));
+        // Segments hold whole transactions: once one is fed, where the file's
+        // first transaction begins is known if it has one; a segment in which
+        // none began is all header (format description, GTID list, ...).
+        const uint64_t s = seg.offset, e = seg.offset + body.size();
+        const uint64_t head = file_first_begin_ != 0 ? file_first_begin_ : e;
+        if (s < head) {
+          const uint64_t n = std::min(e, head) - s;
+          XBAK_RETURN_IF_ERROR(f.Write(body.data(), n));
+          header += n;
+        }
         if (e > skip_to) {
           const uint64_t from = std::max(s, skip_to);
           XBAK_RETURN_IF_ERROR(f.Write(body.data() + (from - s), e - from));
+          tail += e - from;
         }
-        written = (std::min(e, head)) + (e > skip_to ? e - skip_to : 0);
+        written = header + tail;
       }
       if (done_) break;
     }
     if (!done_) XBAK_RETURN_IF_ERROR(scanner.Finish(file.complete));
+    if (!error_.ok()) return error_;
     if (done_) {
-      written = skip_to == 0 ? cut_ : file_first_begin_ + (cut_ - skip_to);
+      written = skip_to == 0 ? cut_ : header + (cut_ - skip_to);
       XBAK_RETURN_IF_ERROR(f.Truncate(written));
     }
     out_->bytes += written;
@@ -202,6 +215,15 @@ class RelayWriter {
       return;
     }
     if (first_ && first_begin_ == 0) first_begin_ = tx.begin;
+    if (o_.target.kind == Target::Kind::kGtid && tx.gtid.domain == o_.target.gtid.domain &&
+        tx.gtid.seq >= o_.target.gtid.seq && tx.gtid != o_.target.gtid) {
+      error_ = Error(ErrorCode::kNotFound,
+                     o_.target.Describe() + " is not in the binary log: " + binlog::FormatGtid(tx.gtid) +
+                         " (in " + file + " at byte " + std::to_string(tx.begin) +
+                         ") comes where it would be; is the server id in the GTID right?");
+      done_ = true;
+      return;
+    }
     const Verdict v = Judge(o_.target, tx);
     if (v == Verdict::kStop) {
       done_ = true;
@@ -232,6 +254,7 @@ class RelayWriter {
   bool target_in_backup_ = false;                 // --to-gtid names a transaction the backup holds already
   bool target_passed_ = false;                    // and transactions after it
   std::optional<binlog::Transaction> last_seen_;  // the last transaction read, replayed or not
+  Status error_;                                  // found while scanning: ends the walk
 };
 
 // Where the archive ends, in words, and whether a time target past its last
@@ -338,6 +361,13 @@ Status FollowArchive(storage::EventLoop& loop, storage::ObjectStore& store, cons
     if (!state) break;  // begun, no segment recorded yet: the archive ends before it
     progress->AddTotal(state->end(), 1);
     const bool first = r->files.empty();
+    if (first && k > 0) {
+      // The backup's offset may come before its file's first transaction:
+      // the time of the last one before it is then the previous file's.
+      XBAK_ASSIGN_OR_RETURN(auto prev,
+                            cloud::ReadBinlogState(loop, store, o.prefix, a.server_id, a.files[k - 1]));
+      if (prev) writer->last_before_time_ = prev->summary.last_time;
+    }
     XBAK_RETURN_IF_ERROR(writer->Write(loop, store, *state, first, k == i ? skip_to : 0, progress));
     if (first) XBAK_RETURN_IF_ERROR(writer->CheckFirst(where + name, state->summary));
     progress->FileDone();
@@ -393,7 +423,8 @@ Result<RelayLogs> WriteFrom(storage::EventLoop& loop, storage::ObjectStore& stor
     util::LogInfo("after GTID " + binlog::FormatGtid(writer.last_seen_->gtid) +
                   " the binary log goes on in the archive of server " +
                   std::to_string(next->archive.server_id) + " (" + next->archive.files[next->index] +
-                  " from byte " + std::to_string(next->offset) + "): a switchover");
+                  " from byte " + std::to_string(next->offset) +
+                  "): a switchover, or a replica that archived further");
     a = std::move(next->archive);
     i = next->index;
     skip_to = next->offset;
@@ -440,7 +471,7 @@ Status CheckTargetArchived(storage::EventLoop& loop, storage::ObjectStore& store
                                            std::to_string(t.gtid.domain) + " has sequence number " +
                                            std::to_string(best_seq) + "); nothing was written");
   }
-  if (t.kind == Target::Kind::kTime && best_time < t.time) {
+  if (t.kind == Target::Kind::kTime && best_time <= t.time) {
     return Error(ErrorCode::kNotFound,
                  "the archive " + where + " cannot reach " + t.Describe() + ": what it holds ends at " +
                      FormatLocalTime(best_time) +

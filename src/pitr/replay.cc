@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "xbak/mysql/private_server.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
+#include "xbak/util/process.h"
 #include "xbak/util/progress.h"
 
 namespace xbak::pitr {
@@ -45,6 +47,10 @@ std::vector<std::string> ServerArguments(const ReplayOptions& o, const RelayLogs
                "--master-info-file=" + util::JoinPath(o.relay_dir, "master.info"),
                "--relay-log-recovery=OFF",  // ON would throw the relay logs away
                "--relay-log-purge=ON",      // each one applied is deleted: the disk holds what is left to do
+               // Every transaction applied as the source committed it.
+               "--slave-exec-mode=STRICT",
+               "--slave-skip-errors=OFF",
+               "--init-slave=",
                "--slave-parallel-threads=" + std::to_string(std::max(1, o.parallel)),
                "--slave-parallel-mode=optimistic",
                "--slave-parallel-max-queued=" + std::to_string(4 << 20),
@@ -69,24 +75,42 @@ std::string Field(const std::map<std::string, std::string>& row, const char* nam
 // Waits for the SQL thread to reach the target, reporting progress; an SQL
 // thread that stops on an error ends the wait with that error.
 Status WaitForTarget(mysql::Connection& c, const ReplayOptions& o, const RelayLogs& r,
-                     const std::string& until) {
+                     const std::string& until, const std::vector<uint64_t>& sizes) {
   util::Progress progress("replaying binary logs", o.progress_interval);
   uint64_t total = 0;
   std::vector<uint64_t> before;  // bytes of the relay logs before each
-  for (const auto& n : r.names) {
+  for (uint64_t n : sizes) {
     before.push_back(total);
-    auto f = util::File::OpenRead(util::JoinPath(o.relay_dir, n));
-    if (f.ok()) {
-      auto size = f->Size();
-      if (size.ok()) total += *size;
-    }
+    total += n;
   }
   progress.AddTotal(total - r.first_position, r.names.size());
   uint64_t shown = 0;
+  const uint64_t last_size = total - before.back();
+  std::optional<std::chrono::steady_clock::time_point> gtid_reached;
   for (;;) {
     XBAK_ASSIGN_OR_RETURN(auto reached, c.QueryValue("SELECT MASTER_GTID_WAIT('" + until + "', 1)"));
-    if (reached && *reached == "0") break;
     XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW SLAVE STATUS"));
+    // Done when the target's GTIDs are applied and the SQL thread is at the
+    // end of the last relay log: not before, whatever gtid_slave_pos said.
+    if (reached && *reached == "0" && !rows.empty()) {
+      // (Past the last of ours: the server opened a relay log of its own at its
+      // start, which the SQL thread goes on to once ours are done.)
+      const std::string file = Field(rows.front(), "Relay_Log_File");
+      const std::string name = file.substr(file.rfind('/') + 1);
+      const bool ours = std::find(r.names.begin(), r.names.end(), name) != r.names.end();
+      if ((!ours && name > r.names.back()) ||
+          (name == r.names.back() && Field(rows.front(), "Relay_Log_Pos") == std::to_string(last_size)))
+        break;
+      const auto now = std::chrono::steady_clock::now();
+      if (!gtid_reached) gtid_reached = now;
+      if (now - *gtid_reached > std::chrono::seconds(60)) {
+        progress.Finish(false);
+        return Error(ErrorCode::kServer, "the replay reached GTID " + until +
+                                             " but its SQL thread stands at " + file + " byte " +
+                                             Field(rows.front(), "Relay_Log_Pos") + ", not at the end of " +
+                                             r.names.back() + " (" + std::to_string(last_size) + " bytes)");
+      }
+    }
     if (rows.empty()) return Error(ErrorCode::kServer, "the replay server has no replication set up");
     const auto& s = rows.front();
     if (Field(s, "Slave_SQL_Running") != "Yes") {
@@ -112,6 +136,26 @@ Status WaitForTarget(mysql::Connection& c, const ReplayOptions& o, const RelayLo
 
 }  // namespace
 
+Status CheckReplayDefaults(const std::string& program, const std::string& defaults_file) {
+  if (defaults_file.empty()) return Status::Ok();
+  XBAK_ASSIGN_OR_RETURN(std::string text, util::RunAndCapture({program, "--defaults-file=" + defaults_file,
+                                                               "--print-defaults"}));
+  // Settings that would make the replay skip or change transactions, and that
+  // a command line cannot take back.
+  for (const char* bad : {"--replicate-", "--init-file", "--init_file", "--replicate_"}) {
+    const size_t at = text.find(bad);
+    if (at != std::string::npos) {
+      const std::string opt = text.substr(at, text.find_first_of(" \n", at) - at);
+      return Error(
+          ErrorCode::kUnsupported,
+          "--mysqld-defaults-file " + defaults_file + " sets " + opt +
+              ", which the replay server would obey (skipping or changing transactions); give a copy "
+              "without it. Nothing was written");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   const auto t0 = std::chrono::steady_clock::now();
   mysql::PrivateServerOptions so;
@@ -133,15 +177,37 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   util::LogInfo("replaying " + std::to_string(r.transactions) + " transactions (" +
                 util::HumanBytes(r.bytes) + " of binary logs) up to GTID " + until + " with " +
                 std::to_string(std::max(1, o.parallel)) + " replication workers");
+  // From the backup's own GTID position: the one the datadir's
+  // mysql.gtid_slave_pos holds may be a replica's old one.
+  if (!o.start_gtid.empty())
+    XBAK_RETURN_IF_ERROR(c.Execute("SET GLOBAL gtid_slave_pos = " + c.Quote(o.start_gtid)));
+  // Their sizes before the SQL thread starts deleting those it has applied.
+  std::vector<uint64_t> sizes;
+  for (const auto& n : r.names) {
+    XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(util::JoinPath(o.relay_dir, n)));
+    XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+    sizes.push_back(size);
+  }
   XBAK_RETURN_IF_ERROR(c.Execute("START SLAVE SQL_THREAD"));
-  Status waited = WaitForTarget(c, o, r, until);
-  if (!waited.ok())
-    return waited.With("the end of the replay server's log (" + server.log() + "):\n" + server.Tail());
+  Status waited = WaitForTarget(c, o, r, until, sizes);
+  if (!waited.ok()) {
+    return Status(waited.code(), waited.message() + "; the end of the replay server's log (" + server.log() +
+                                     "):\n" + server.Tail());
+  }
   XBAK_RETURN_IF_ERROR(c.Execute("STOP SLAVE"));
   XBAK_RETURN_IF_ERROR(c.Execute("RESET SLAVE ALL"));
   ReplayReport rep;
   XBAK_ASSIGN_OR_RETURN(auto pos_now, c.QueryValue("SELECT @@gtid_slave_pos"));
   rep.gtid_slave_pos = pos_now.value_or("");
+  // Every replayed domain exactly at the target's GTID.
+  auto applied = binlog::ParseGtidPosition(rep.gtid_slave_pos);
+  for (const auto& g : r.replayed) {
+    if (!applied.ok() || std::find(applied->begin(), applied->end(), g) == applied->end()) {
+      return Error(ErrorCode::kServer, "after the replay gtid_slave_pos is '" + rep.gtid_slave_pos +
+                                           "', which does not hold " + binlog::FormatGtid(g) +
+                                           "; the end of its log (" + server.log() + "):\n" + server.Tail());
+    }
+  }
   XBAK_RETURN_IF_ERROR(server.Stop());
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;

@@ -35,6 +35,20 @@ Result<int64_t> ParseLocalTime(const std::string& text, const std::string& optio
   if (tm.tm_year != asked.tm_year || tm.tm_mon != asked.tm_mon || tm.tm_mday != asked.tm_mday ||
       tm.tm_hour != asked.tm_hour || tm.tm_min != asked.tm_min || tm.tm_sec != asked.tm_sec)
     return bad("no such local time");
+  // In the hour repeated when the clocks go back, the same wall time is two
+  // instants: refused rather than guessed.
+  time_t both[2];
+  int valid = 0;
+  for (int dst = 0; dst < 2; dst++) {
+    struct tm x = asked;
+    x.tm_isdst = dst;
+    both[dst] = ::mktime(&x);
+    if (both[dst] != static_cast<time_t>(-1) && x.tm_hour == asked.tm_hour && x.tm_min == asked.tm_min &&
+        x.tm_isdst == dst)
+      valid++;
+  }
+  if (valid == 2 && both[0] != both[1])
+    return bad("ambiguous: that hour happens twice at the DST change; use TZ=UTC");
   return static_cast<int64_t>(t);
 }
 

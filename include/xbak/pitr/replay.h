@@ -28,6 +28,7 @@ struct ReplayOptions {
   std::string run_dir;        // private: socket, pid, the server's log
   std::string defaults_file;  // the server's own my.cnf ("" none): plugins, key management, InnoDB settings
   std::string first_file;     // the source's name of the first relay log (the backup's binlog file)
+  std::string start_gtid;     // the backup's GTID position: gtid_slave_pos when the replay starts
   int parallel = 4;           // replication workers
   uint64_t buffer_pool = uint64_t{1} << 30;
   std::chrono::milliseconds progress_interval{5000};
@@ -39,5 +40,10 @@ struct ReplayReport {
 };
 
 Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& relay);
+
+// Refuses, before anything is written, a defaults file whose settings the
+// replay server would obey and no command line takes back: replication
+// filters (replicate-*) and init_file.
+Status CheckReplayDefaults(const std::string& program, const std::string& defaults_file);
 
 }  // namespace xbak::pitr

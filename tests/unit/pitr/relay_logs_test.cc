@@ -264,6 +264,18 @@ TEST(TargetTest, LocalTimesAndTheRule) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("--to-time"), std::string::npos);
   }
+  // The hour repeated when Berlin's clocks go back (2026-10-25 03:00 -> 02:00), and the one skipped.
+  if (util::PathExists("/usr/share/zoneinfo/Europe/Berlin")) {  // (tzdata)
+    ::setenv("TZ", "Europe/Berlin", 1);
+    ::tzset();
+    auto twice = ParseLocalTime("2026-10-25 02:30:00", "--to-time");
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.status().message().find("ambiguous"), std::string::npos) << twice.status().message();
+    EXPECT_FALSE(ParseLocalTime("2026-03-29 02:30:00", "--to-time").ok());
+    EXPECT_TRUE(ParseLocalTime("2026-10-25 04:30:00", "--to-time").ok());
+  }
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
   Target at;
   at.kind = Target::Kind::kTime;
   at.time = *t;
