@@ -197,6 +197,54 @@ std::string Names(const std::vector<const cloud::BackupRecord*>& chain) {
   return s;
 }
 
+// The archived binary logs from the last backup's position to the target,
+// written as relay logs in `work` and replayed onto the datadir.
+Result<RelayLogs> ReplayBinlogs(storage::EventLoop& loop, storage::ObjectStore& store,
+                                const PointRestoreOptions& o, const std::string& program,
+                                const Candidate& last, const std::string& work) {
+  // --to-gtid of the backup's own last transaction: nothing to replay (it
+  // may be in an earlier file than the backup's offset).
+  const bool at_target = o.target.kind == Target::Kind::kGtid &&
+                         std::find(last.gtid.begin(), last.gtid.end(), o.target.gtid) != last.gtid.end();
+  RelayOptions rel;
+  rel.prefix = o.prefix;
+  rel.dir = util::JoinPath(work, "relay");
+  rel.target = o.target;
+  rel.progress_interval = o.progress_interval;
+  RelayLogs relay;
+  if (at_target) {
+    relay.end_state = last.gtid;
+  } else {
+    XBAK_ASSIGN_OR_RETURN(
+        relay, WriteRelayLogs(loop, store, rel, {last.binlog.file, last.binlog.position, last.gtid}));
+  }
+  std::string files;
+  for (const auto& f : relay.files) files += (files.empty() ? "" : ", ") + f;
+  util::LogInfo("binary logs of server " + std::to_string(relay.server_id) + ": " + files + "; " +
+                std::to_string(relay.transactions) + " transactions to replay");
+  if (relay.transactions > 0) {
+    XBAK_ASSIGN_OR_RETURN(std::string run, mysql::MakePrivateRunDir("", "xbak-replay"));
+    ReplayOptions rp;
+    rp.program = program;
+    rp.datadir = o.datadir;
+    rp.log_dir = work;
+    rp.relay_dir = rel.dir;
+    rp.run_dir = run;
+    rp.defaults_file = o.defaults_file;
+    rp.first_file = last.binlog.file;
+    rp.start_gtid = last.binlog.gtid;
+    rp.parallel = o.parallel;
+    rp.buffer_pool = o.use_memory;
+    rp.progress_interval = o.progress_interval;
+    auto rep = Replay(rp, relay);
+    if (!rep.ok()) return rep.status();  // its run directory (and log) stay, for the post-mortem
+    (void)util::RemoveTree(run);
+    util::LogInfo("replayed in " + std::to_string(static_cast<int>(rep->seconds)) + " s; gtid_slave_pos " +
+                  rep->gtid_slave_pos);
+  }
+  return relay;
+}
+
 }  // namespace
 
 Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, const PointRestoreOptions& o) {
@@ -240,46 +288,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   const std::string staged = restore::StagedLogPath(ro.dirs), held = util::JoinPath(work, "ib_logfile0");
   if (::rename(staged.c_str(), held.c_str()) != 0) return ErrnoError("rename " + staged + " to", held, errno);
 
-  // --to-gtid of the backup's own last transaction: nothing to replay (it
-  // may be in an earlier file than the backup's offset).
-  const bool at_target = o.target.kind == Target::Kind::kGtid &&
-                         std::find(last.gtid.begin(), last.gtid.end(), o.target.gtid) != last.gtid.end();
-  RelayOptions rel;
-  rel.prefix = o.prefix;
-  rel.dir = util::JoinPath(work, "relay");
-  rel.target = o.target;
-  rel.progress_interval = o.progress_interval;
-  RelayLogs relay;
-  if (at_target) {
-    relay.end_state = last.gtid;
-  } else {
-    XBAK_ASSIGN_OR_RETURN(
-        relay, WriteRelayLogs(loop, store, rel, {last.binlog.file, last.binlog.position, last.gtid}));
-  }
-  std::string files;
-  for (const auto& f : relay.files) files += (files.empty() ? "" : ", ") + f;
-  util::LogInfo("binary logs of server " + std::to_string(relay.server_id) + ": " + files + "; " +
-                std::to_string(relay.transactions) + " transactions to replay");
-  if (relay.transactions > 0) {
-    XBAK_ASSIGN_OR_RETURN(std::string run, mysql::MakePrivateRunDir("", "xbak-replay"));
-    ReplayOptions rp;
-    rp.program = program;
-    rp.datadir = o.datadir;
-    rp.log_dir = work;
-    rp.relay_dir = rel.dir;
-    rp.run_dir = run;
-    rp.defaults_file = o.defaults_file;
-    rp.first_file = last.binlog.file;
-    rp.start_gtid = last.binlog.gtid;
-    rp.parallel = o.parallel;
-    rp.buffer_pool = o.use_memory;
-    rp.progress_interval = o.progress_interval;
-    auto rep = Replay(rp, relay);
-    if (!rep.ok()) return rep.status();  // its run directory (and log) stay, for the post-mortem
-    (void)util::RemoveTree(run);
-    util::LogInfo("replayed in " + std::to_string(static_cast<int>(rep->seconds)) + " s; gtid_slave_pos " +
-                  rep->gtid_slave_pos);
-  }
+  XBAK_ASSIGN_OR_RETURN(RelayLogs relay, ReplayBinlogs(loop, store, o, program, last, work));
   XBAK_RETURN_IF_ERROR(Finish(o.datadir, work));
   util::LogInfo("restored " + o.datadir + " to " +
                 (relay.last ? "GTID " + binlog::FormatGtid(relay.last->gtid) + " (committed " +
