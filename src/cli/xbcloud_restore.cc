@@ -25,8 +25,12 @@ void DescribeRestoreOptions(po::options_description* visible) {
       "mysqld-defaults-file", po::value<std::string>(),
       "the restored server's my.cnf, read by the replay server for its plugins (key management, page "
       "compression) and InnoDB settings; its datadir, network, binlog and replication settings are "
-      "overridden")("restore-dry-run",
-                    "restore: say which backups and binary logs it would use, write nothing");
+      "overridden; replication filters and init_file in it are refused")(
+      "restore-dry-run", "restore: say which backups and binary logs it would use, write nothing")(
+      "start-server",
+      "restore: then start the server on the datadir with --mysqld-defaults-file (as root, the datadir is "
+      "first "
+      "given to its user) and leave it running once it answers on its socket");
   visible->add(r);
 }
 
@@ -34,7 +38,7 @@ std::optional<int> CheckRestoreOptions(const po::variables_map& vm, const std::s
                                        pitr::PointRestoreOptions* o) {
   const bool restore = command == "restore";
   for (const char* opt : {"datadir", "to-time", "to-gtid", "latest", "backup", "mariadbd",
-                          "mysqld-defaults-file", "restore-dry-run"}) {
+                          "mysqld-defaults-file", "restore-dry-run", "start-server"}) {
     if (vm.count(opt) && !restore) return Usage(std::string("--") + opt + " is for restore");
   }
   if (!vm["use-memory"].defaulted() && !restore) return Usage("--use-memory is for restore");
@@ -68,6 +72,9 @@ std::optional<int> CheckRestoreOptions(const po::variables_map& vm, const std::s
   o->mariadbd = Str(vm, "mariadbd");
   o->defaults_file = Str(vm, "mysqld-defaults-file");
   o->dry_run = vm.count("restore-dry-run") != 0;
+  o->start_server = vm.count("start-server") != 0;
+  if (o->start_server && o->defaults_file.empty())
+    return Usage("--start-server needs --mysqld-defaults-file (the my.cnf the server runs with)");
   return std::nullopt;
 }
 

@@ -62,7 +62,7 @@ Status PrivateServer::Start() {
   for (std::string a : {std::string("--skip-networking"), "--socket=" + util::JoinPath(o_.run_dir, "s"),
                         "--pid-file=" + util::JoinPath(o_.run_dir, "pid"), "--log-error=" + log()})
     argv.push_back(std::move(a));
-  if (::geteuid() == 0) argv.push_back("--user=root");
+  if (::geteuid() == 0) argv.push_back("--user=" + (o_.run_as.empty() ? std::string("root") : o_.run_as));
   util::LogInfo("starting " + o_.what + " (" + o_.program + ", no network; its log: " + log() + ")");
   // What it says before its error log opens (a bad option) goes to stderr.
   XBAK_ASSIGN_OR_RETURN(util::Child c, util::Child::Start(argv, util::JoinPath(o_.run_dir, "stderr")));

@@ -11,6 +11,7 @@
 #include "xbak/mysql/private_server.h"
 #include "xbak/pitr/relay_logs.h"
 #include "xbak/pitr/replay.h"
+#include "xbak/pitr/start_server.h"
 #include "xbak/restore/restore.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
@@ -257,6 +258,12 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
             (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
             "): install mariadb-server, or give --mariadbd=PATH; nothing was written");
   }
+  if (o.start_server && o.defaults_file.empty()) {
+    return Error(
+        ErrorCode::kInvalidArgument,
+        "--start-server needs --mysqld-defaults-file (the my.cnf the server runs with: its socket, port "
+        "and user)");
+  }
   XBAK_RETURN_IF_ERROR(CheckReplayDefaults(program, o.defaults_file));
   XBAK_ASSIGN_OR_RETURN(cloud::Catalog cat, cloud::ReadCatalog(loop, store, {o.prefix, 16}));
   cloud::LinkChains(&cat.backups);
@@ -295,7 +302,10 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
                                   FormatLocalTime(relay.last->time) + ", in " + relay.last_file + ")"
                             : "the backup's own point (no transaction to replay)") +
                 "; GTID position " + binlog::FormatGtidPosition(relay.end_state) +
-                ". Make it owned by the server's user (chown -R mysql:mysql) before starting it");
+                (o.start_server
+                     ? std::string()
+                     : ". Make it owned by the server's user (chown -R mysql:mysql) before starting it"));
+  if (o.start_server) return StartRestoredServer(program, o.defaults_file, o.datadir);
   return Status::Ok();
 }
 

@@ -109,9 +109,9 @@ class RelayWriter {
   }
 
   Status CheckStart(const std::string& where, const binlog::FileSummary& first) {
-    if (start_.position < binlog::kMagic.size() ||
-        (start_.position != boundary_ &&
-         !(before_.empty() && (first_begin_ == 0 || start_.position <= first_begin_)))) {
+    // (Between two transactions: after one's end, before the next one's GTID
+    // event; other events, a binlog checkpoint, may be in between.)
+    if (start_.position < binlog::kMagic.size() || inside_) {
       return Error(ErrorCode::kInvalidArgument, "the backup's binary log offset " +
                                                     std::to_string(start_.position) + " in " + where +
                                                     " is not between two transactions");
@@ -203,7 +203,7 @@ class RelayWriter {
     if (first_ && tx.begin < start_.position) {
       // Before the backup's point: its data is in the backup already.
       before_.push_back(tx.gtid);
-      if (tx.end == start_.position) boundary_ = tx.end;
+      if (tx.end > start_.position) inside_ = true;
       last_before_time_ = tx.time;
       if (target_in_backup_) target_passed_ = true;
       if (o_.target.kind == Target::Kind::kGtid && tx.gtid == o_.target.gtid) target_in_backup_ = true;
@@ -214,7 +214,6 @@ class RelayWriter {
       cut_ = tx.begin;
       return;
     }
-    if (first_ && first_begin_ == 0) first_begin_ = tx.begin;
     if (o_.target.kind == Target::Kind::kGtid && tx.gtid.domain == o_.target.gtid.domain &&
         tx.gtid.seq >= o_.target.gtid.seq && tx.gtid != o_.target.gtid) {
       error_ = Error(ErrorCode::kNotFound,
@@ -245,7 +244,8 @@ class RelayWriter {
   const ReplayStart& start_;
   RelayLogs* out_;
   bool first_ = false, done_ = false;
-  uint64_t cut_ = 0, boundary_ = 0, first_begin_ = 0;
+  uint64_t cut_ = 0;
+  bool inside_ = false;  // the backup's offset is inside a transaction of its file
   uint64_t skip_ = 0, file_first_begin_ = 0;
   std::vector<binlog::Gtid> before_;
 

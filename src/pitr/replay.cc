@@ -1,5 +1,7 @@
 #include "xbak/pitr/replay.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -163,6 +165,17 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   so.program = o.program;
   so.run_dir = o.run_dir;
   so.args = ServerArguments(o, r);
+  if (::geteuid() == 0 && !o.defaults_file.empty()) {
+    // A defaults file's user= is the one mariadbd obeys: its files become that user's.
+    XBAK_ASSIGN_OR_RETURN(
+        std::string printed,
+        util::RunAndCapture({o.program, "--defaults-file=" + o.defaults_file, "--print-defaults"}));
+    const size_t at = printed.find("--user=");
+    if (at != std::string::npos) {
+      so.run_as = printed.substr(at + 7, printed.find_first_of(" \n", at) - at - 7);
+      for (const std::string& d : {o.datadir, o.run_dir}) XBAK_RETURN_IF_ERROR(util::GiveTree(d, so.run_as));
+    }
+  }
   so.progress = o.progress_interval.count() > 0;
   mysql::PrivateServer server(std::move(so));
   XBAK_RETURN_IF_ERROR(server.Start());

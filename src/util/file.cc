@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
 #include <unistd.h>
@@ -284,6 +285,24 @@ Result<bool> IsEmptyOrMissingDir(const std::string& path) {
     if (n != "." && n != "..") return false;
   }
   return true;
+}
+
+Status GiveTree(const std::string& path, const std::string& user) {
+  const struct passwd* pw = ::getpwnam(user.c_str());
+  if (pw == nullptr) return Error(ErrorCode::kNotFound, "no user '" + user + "' to give " + path + " to");
+  std::error_code ec;
+  auto give = [&](const std::filesystem::path& p) -> Status {
+    if (::lchown(p.c_str(), pw->pw_uid, pw->pw_gid) != 0)
+      return ErrnoError("give to " + user, p.string(), errno);
+    return Status::Ok();
+  };
+  XBAK_RETURN_IF_ERROR(give(path));
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    XBAK_RETURN_IF_ERROR(give(it->path()));
+  }
+  if (ec) return ErrnoError("walk", path, ec.value());
+  return Status::Ok();
 }
 
 Status RemoveTree(const std::string& path) {

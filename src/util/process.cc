@@ -22,7 +22,8 @@ int DecodeStatus(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st
 
 // posix_spawnp with stdin from /dev/null and stdout/stderr to `out_fd` (or
 // /dev/null when negative); stderr left as ours unless `with_stderr`.
-Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd, bool with_stderr = true) {
+Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd, bool with_stderr = true,
+                    bool new_session = false) {
   if (argv.empty()) return Error(ErrorCode::kInternal, "empty command");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -37,14 +38,30 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, int out_fd, bool with_
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (new_session) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) return ErrnoError("start", argv[0], rc);
   return pid;
 }
 
 }  // namespace
+
+Result<pid_t> StartDetached(const std::vector<std::string>& argv, const std::string& output) {
+  UniqueFd out(::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+  if (!out.valid()) return ErrnoError("open", output, errno);
+  return Spawn(argv, out.get(), true, true);
+}
+
+std::optional<int> ExitedYet(pid_t pid) {
+  int st = 0;
+  if (::waitpid(pid, &st, WNOHANG) == pid) return DecodeStatus(st);
+  return std::nullopt;
+}
 
 namespace {
 

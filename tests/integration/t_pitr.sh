@@ -132,16 +132,26 @@ ledger_check() { # NAME SEQ: the server holds ledger rows 1..SEQ exactly
 # restore_to TAG EXPECTED_SEQ TARGET-OPTIONS...: xbcloud restore, then the restored server checked
 restore_to() {
   local tag=$1 want=$2; shift 2
-  local dir=$TEST_WORK/r-$tag
+  local dir=$TEST_WORK/r-$tag start=()
   step "xbcloud restore $* (expected ledger 1..$want)"
-  "$XBCLOUD" restore "${S3[@]}" --parallel=2 --use-memory=256M --datadir="$dir" "$@" host1 \
+  # --latest also starts the server itself (--start-server), with the my.cnf it is then run with.
+  if [ "$tag" = latest ]; then
+    sb_init_from_datadir "d-$tag" "$dst_port" "$dir" "skip-slave-start"
+    start=(--start-server --mysqld-defaults-file="$(sb_cnf "d-$tag")")
+    printf '%s\n' "$XBAK_WORK/d-$tag" >> "$SB_REGISTRY"  # stopped by the sandbox's exit trap on failure
+  fi
+  "$XBCLOUD" restore "${S3[@]}" --parallel=2 --use-memory=256M --datadir="$dir" "${start[@]}" "$@" host1 \
     2> "$TEST_WORK/restore-$tag.log" || { cat "$TEST_WORK/restore-$tag.log" >&2; fail "xbcloud restore $*"; }
-  grep -E "restoring to|transactions to replay|restored " "$TEST_WORK/restore-$tag.log" || true
+  grep -E "restoring to|transactions to replay|restored |server is running" "$TEST_WORK/restore-$tag.log" || true
   [ ! -e "$dir/xbak_restore_in_progress" ] || fail "the journal is still in $dir"
   [ ! -e "$dir/xbak-replay" ] || fail "the replay's work directory is still in $dir"
-  _sb_chown "$dir"
-  sb_init_from_datadir "d-$tag" "$dst_port" "$dir" "skip-slave-start"
-  sb_start "d-$tag"
+  if [ "$tag" = latest ]; then
+    sb_running "d-$tag" || fail "--start-server: no server running on $dir"
+  else
+    _sb_chown "$dir"
+    sb_init_from_datadir "d-$tag" "$dst_port" "$dir" "skip-slave-start"
+    sb_start "d-$tag"
+  fi
   ledger_check "d-$tag" "$want"
   local pos; pos=$(sb_sql "d-$tag" "SELECT @@gtid_slave_pos" | tail -n 1)
   sb_wait_rollback "d-$tag"

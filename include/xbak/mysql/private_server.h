@@ -24,6 +24,9 @@ struct PrivateServerOptions {
   // --skip-networking (and --user=root when we are root: mariadbd refuses to
   // run as root unless told to) are added.
   std::vector<std::string> args;
+  // As root, the user it runs as (its files must be that user's): "" root.
+  // (mariadbd obeys the first user= it is given, a defaults file's first.)
+  std::string run_as;
   std::chrono::seconds start_timeout{600};  // crash recovery of a large buffer pool takes time
   unsigned read_timeout_s = 3600;
   bool progress = true;  // "still waiting" lines while it starts and stops

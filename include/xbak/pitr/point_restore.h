@@ -12,7 +12,7 @@
 //      relay logs in D/xbak-replay (relay_logs.h);
 //   4. replays them through a server of its own on D (replay.h);
 //   5. finishes: the redo log put in place, the journal removed. Only then can
-//      a server start on D.
+//      a server start on D; with start_server, it is started (start_server.h).
 // Until step 5, D stays marked unfinished (restore.h: the placeholder
 // ib_logfile0 and the journal): killed at any point, the same command run
 // again starts over; a server started on D meanwhile refuses it.
@@ -40,6 +40,7 @@ struct PointRestoreOptions {
   std::string mariadbd;                     // "" mariadbd from PATH, /usr/sbin, /usr/bin
   std::string defaults_file;                // the server's my.cnf, for the replay server ("" none)
   bool dry_run = false;                     // say what would be restored, write nothing
+  bool start_server = false;                // then start the server on it (needs defaults_file)
   cloud::GetOptions get;                    // how each backup is downloaded (name set here)
   std::chrono::milliseconds progress_interval{5000};
 };

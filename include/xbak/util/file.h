@@ -135,6 +135,10 @@ Result<bool> IsEmptyOrMissingDir(const std::string& path);
 // Removes `path` and, if it is a directory, everything under it (symbolic
 // links are removed, never followed). A missing path is not an error.
 Status RemoveTree(const std::string& path);
+// Makes `path` and everything under it (symlinks themselves, not followed)
+// owned by `user` and its primary group: a datadir given to the server's
+// user before it is started on it.
+Status GiveTree(const std::string& path, const std::string& user);
 // Joins two path parts with exactly one '/'.
 std::string JoinPath(std::string_view a, std::string_view b);
 

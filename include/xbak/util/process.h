@@ -26,6 +26,13 @@ Result<std::string> RunAndCaptureStdout(const std::vector<std::string>& argv);
 // else in a directory of $PATH, then in /usr/sbin and /usr/bin. "" if none.
 std::string FindExecutable(const std::vector<std::string>& names);
 
+// Starts argv in a session of its own (setsid), stdin from /dev/null, stdout
+// and stderr appended to `output`: a program meant to outlive us (a server
+// left running for the operator), unlike a Child. Its pid; ExitedYet reaps it.
+Result<pid_t> StartDetached(const std::vector<std::string>& argv, const std::string& output);
+// The exit status (-signal) of a process we started, if it has exited.
+std::optional<int> ExitedYet(pid_t pid);
+
 class Child {
  public:
   // Starts argv with stdin from /dev/null and stdout and stderr appended to

@@ -131,6 +131,21 @@ TEST_F(RelayLogsTest, AGtidTargetCutsItsFileJustAfterIt) {
   EXPECT_EQ(binlog::FormatGtidPosition(r->end_state), binlog::FormatGtidPosition(want));
 }
 
+TEST_F(RelayLogsTest, AnOffsetAfterABinlogCheckpointEventIsBetweenTransactions) {
+  Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}, {"mysql-bin.000003", f3_}});
+  const auto t2 = Transactions(f2_);
+  ASSERT_GT(t2[1].begin, t2[0].end);  // a binlog checkpoint event between the first two
+  binlog::Scanner s("f");
+  ASSERT_TRUE(s.Feed(f2_).ok());
+  binlog::GtidPosition at = s.summary().start_state;
+  binlog::Advance(&at, t2[0].gtid);
+  for (uint64_t offset : {t2[0].end, t2[1].begin}) {
+    auto r = Relay({"mysql-bin.000002", offset, at}, Latest(), "o" + std::to_string(offset));
+    ASSERT_TRUE(r.ok()) << offset << ": " << r.status().message();
+    EXPECT_EQ(r->transactions, t2.size() - 1 + Transactions(f3_).size());
+  }
+}
+
 TEST_F(RelayLogsTest, TheBackupAtTheTargetReplaysNothing) {
   Archive({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}});
   const auto txs = Transactions(f1_);
