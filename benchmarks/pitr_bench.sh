@@ -136,7 +136,10 @@ done < "$index"
 log "mysqlbinlog: mariadb-binlog | mariadb"
 cp -a "$XBAK_WORK/base" "$XBAK_WORK/d-mysqlbinlog"
 _sb_chown "$XBAK_WORK/d-mysqlbinlog"
-sb_init_from_datadir mb "$DST_PORT" "$XBAK_WORK/d-mysqlbinlog" "skip-slave-start" "skip-log-bin"
+# (The server's default durability, which the sandbox's my.cnf relaxes: what a restore gets without
+# restore-only settings.)
+DEFAULTS=("innodb_flush_log_at_trx_commit=1")
+sb_init_from_datadir mb "$DST_PORT" "$XBAK_WORK/d-mysqlbinlog" "skip-slave-start" "skip-log-bin" "${DEFAULTS[@]}"
 t0=$(date +%s.%N)
 sb_start mb
 mariadb-binlog --start-position="$bpos" "${files[@]}" | mariadb --defaults-file="$(sb_cnf mb)"
@@ -153,7 +156,7 @@ for f in "${files[@]}"; do
 done
 _sb_chown "$XBAK_WORK/d-relay" "$relay"
 sb_init_from_datadir rl "$DST_PORT" "$XBAK_WORK/d-relay" "skip-slave-start" "skip-log-bin" "relay-log=$relay/relay-bin" \
-  "relay-log-index=$relay/relay-bin.index" "server-id=4000000000"
+  "relay-log-index=$relay/relay-bin.index" "server-id=4000000000" "${DEFAULTS[@]}"
 t0=$(date +%s.%N)
 sb_start rl
 sb_sql rl "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=1, MASTER_USER='x', MASTER_USE_GTID=no,

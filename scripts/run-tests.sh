@@ -8,7 +8,7 @@
 #   4. AArch64 (./build-aarch64): cross-compiled, the unit tests under qemu-user
 #      (scripts/cross-aarch64.sh; about 5 minutes from a clean build directory on 2 cores);
 #   5. fuzz (./build-fuzz): every libFuzzer target (clang, ASan+UBSan) for XBAK_FUZZ_SECONDS
-#      (default 15) each, from its seed corpus (scripts/run-fuzz.sh); a crash fails the pass.
+#      (default 10) each, from its seed corpus (scripts/run-fuzz.sh); a crash fails the pass.
 #
 #   scripts/run-tests.sh            all five passes (what CI runs)
 #   scripts/run-tests.sh --quick    pass 1 only
@@ -94,8 +94,8 @@ run_pass() { # NAME
     return
   fi
   if [ "$name" = fuzz ]; then
-    banner "[fuzz] every libFuzzer target for ${XBAK_FUZZ_SECONDS:-15} s (scripts/run-fuzz.sh)"
-    scripts/run-fuzz.sh "${XBAK_FUZZ_SECONDS:-15}"
+    banner "[fuzz] every libFuzzer target for ${XBAK_FUZZ_SECONDS:-10} s (scripts/run-fuzz.sh)"
+    scripts/run-fuzz.sh "${XBAK_FUZZ_SECONDS:-10}"
     return
   fi
   case "$name" in
