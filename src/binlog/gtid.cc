@@ -30,8 +30,10 @@ Result<Gtid> ParseGtid(std::string_view text) {
   Gtid g;
   if (b == std::string_view::npos || !Number(text.substr(0, a), &g.domain) ||
       !Number(text.substr(a + 1, b - a - 1), &g.server) || !Number(text.substr(b + 1), &g.seq)) {
-    return Error(ErrorCode::kInvalidArgument, "'" + std::string(text.substr(0, 64)) +
-                                                  "' is not a GTID (DOMAIN-SERVER-SEQUENCE, e.g. 0-1-42)");
+    std::string what = "'";
+    what.append(text.substr(0, 64));
+    what += "' is not a GTID (DOMAIN-SERVER-SEQUENCE, e.g. 0-1-42)";
+    return Error(ErrorCode::kInvalidArgument, what);
   }
   return g;
 }
@@ -61,7 +63,10 @@ Result<GtidPosition> ParseGtidPosition(std::string_view text) {
 
 std::string FormatGtidPosition(const GtidPosition& p) {
   std::string out;
-  for (const Gtid& g : p) out += (out.empty() ? "" : ",") + FormatGtid(g);
+  for (const Gtid& g : p) {
+    if (!out.empty()) out += ',';
+    out += FormatGtid(g);
+  }
   return out;
 }
 
