@@ -72,7 +72,8 @@ Status PrivateServer::Start() {
 
 Status PrivateServer::WaitUntilAccepting() {
   ConnectOptions co;
-  co.user = "root";
+  co.user = o_.user;
+  co.password = o_.password;
   co.socket = util::JoinPath(o_.run_dir, "s");
   co.connect_timeout_s = 5;
   co.read_timeout_s = o_.read_timeout_s;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "xbak/mysql/private_server.h"
@@ -15,6 +16,18 @@
 
 namespace xbak::pitr {
 namespace {
+
+constexpr const char* kReplayUser = "xbak_replay";
+
+// 32 random hex digits (/dev/urandom): the password of our account, for the
+// replay's few minutes, in files only we read.
+std::string RandomPassword() {
+  std::random_device rd;
+  std::string out;
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; i++) out += kHex[rd() % 16];
+  return out;
+}
 
 // A server id none of the replayed events carries: the SQL thread skips
 // events of its own server id.
@@ -36,7 +49,6 @@ std::vector<std::string> ServerArguments(const ReplayOptions& o, const RelayLogs
                "--datadir=" + o.datadir,
                "--innodb-log-group-home-dir=" + o.log_dir,
                "--tmpdir=" + o.run_dir,
-               "--skip-grant-tables",
                "--skip-log-bin",
                "--skip-slave-start",
                "--loose-wsrep-on=OFF",
@@ -165,6 +177,17 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   so.program = o.program;
   so.run_dir = o.run_dir;
   so.args = ServerArguments(o, r);
+  // The grant tables stay on: the binary logs may hold CREATE USER and
+  // GRANT, which a server without them refuses. We connect with an account
+  // of our own, created at its start (init_file, in our private directory)
+  // and dropped before it stops.
+  so.user = kReplayUser;
+  so.password = RandomPassword();
+  const std::string init = util::JoinPath(o.run_dir, "init.sql");
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(
+      init, "CREATE OR REPLACE USER '" + std::string(kReplayUser) + "'@'localhost' IDENTIFIED BY '" +
+                so.password + "';\nGRANT ALL PRIVILEGES ON *.* TO '" + kReplayUser + "'@'localhost';\n"));
+  so.args.push_back("--init-file=" + init);
   if (::geteuid() == 0 && !o.defaults_file.empty()) {
     // A defaults file's user= is the one mariadbd obeys: its files become that user's.
     XBAK_ASSIGN_OR_RETURN(
@@ -209,6 +232,7 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   }
   XBAK_RETURN_IF_ERROR(c.Execute("STOP SLAVE"));
   XBAK_RETURN_IF_ERROR(c.Execute("RESET SLAVE ALL"));
+  (void)::unlink(init.c_str());
   ReplayReport rep;
   XBAK_ASSIGN_OR_RETURN(auto pos_now, c.QueryValue("SELECT @@gtid_slave_pos"));
   rep.gtid_slave_pos = pos_now.value_or("");
@@ -221,6 +245,8 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
                                            "; the end of its log (" + server.log() + "):\n" + server.Tail());
     }
   }
+  // (The session keeps its privileges for the SHUTDOWN that follows.)
+  XBAK_RETURN_IF_ERROR(c.Execute("DROP USER '" + std::string(kReplayUser) + "'@'localhost'"));
   XBAK_RETURN_IF_ERROR(server.Stop());
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 24: point-in-time recovery end to end, against real servers and MinIO.
 #   A server under sysbench write load and a ledger workload (one transaction per sequence
-#   number, committed in order), binlogs rotating every 64 KiB, DDL and a transaction larger than
+#   number, committed in order), binlogs rotating every 64 KiB, DDL, CREATE USER and GRANT, and a transaction larger than
 #   max_binlog_size in the binlog, gtid_strict_mode=ON; binlog-push running as a service; a full
 #   backup and an incremental put to MinIO while it writes; then a minute more writes (PITR_WRITE_SECS).
 #   `xbcloud restore` to (a) a time in the middle, (b) a GTID, (c) the latest archived event: each
@@ -75,7 +75,8 @@ sleep 2
 backup inc1 --incremental-basedir="$TEST_WORK/lsn-full"
 inc_seq=$(sb_sql src "SELECT MAX(seq) FROM ledger.t" | tail -n 1)
 sleep 3
-sb_sql src "RENAME TABLE ledger.big TO ledger.big2; DROP TABLE sbtest.sbtest4"
+sb_sql src "RENAME TABLE ledger.big TO ledger.big2; DROP TABLE sbtest.sbtest4;
+  CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-pw'; GRANT SELECT ON ledger.* TO 'app'@'127.0.0.1'"
 # Writes after the last backup, archived as they go: PITR_WRITE_SECS (default 60; the STATEMENT and
 # MIXED runs, 15).
 sleep "${PITR_WRITE_SECS:-60}"

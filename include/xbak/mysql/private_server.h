@@ -27,6 +27,11 @@ struct PrivateServerOptions {
   // As root, the user it runs as (its files must be that user's): "" root.
   // (mariadbd obeys the first user= it is given, a defaults file's first.)
   std::string run_as;
+  // Who we connect as (over the socket): root by default, which needs
+  // --skip-grant-tables unless we are root; a server that must keep its grant
+  // tables on (a replay that runs CREATE USER) is given an account of ours.
+  std::string user = "root";
+  std::string password;                     // never logged
   std::chrono::seconds start_timeout{600};  // crash recovery of a large buffer pool takes time
   unsigned read_timeout_s = 3600;
   bool progress = true;  // "still waiting" lines while it starts and stops
