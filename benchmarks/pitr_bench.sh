@@ -95,7 +95,11 @@ binlog_after() { # bytes of binlog from the backup's position on
 sb_sysbench src "${WRITE[@]}" --time=100000 run > "$XBAK_WORK/load.log" 2>&1 &
 load=$!
 while [ "$(binlog_after)" -lt $((BINLOG_MIB << 20)) ]; do sleep 2; done
-kill "$load" 2> /dev/null; wait "$load" 2> /dev/null || true
+# (sb_sysbench is a function: the job is a subshell, sysbench its child.)
+pkill -TERM -P "$load" 2> /dev/null || true
+kill "$load" 2> /dev/null || true
+wait "$load" 2> /dev/null || true
+for _ in $(seq 100); do pgrep -f "sysbench oltp_write_only" > /dev/null || break; sleep 0.1; done
 final=$(sb_sql src "SELECT @@gtid_binlog_pos" | tail -n 1)
 BYTES=$(binlog_after)
 log "binlog: $BYTES bytes after the backup, to GTID $final"

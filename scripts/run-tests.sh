@@ -124,7 +124,9 @@ run_pass() { # NAME
       # The one-pass restore killed at 2 random points (the normal pass: 5).
       export XBAK_RESTORE_KILLS=${XBAK_RESTORE_KILLS:-2}
       # The layout matrix: 3 of its 15 cells (the normal pass runs all).
-      export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick} ;;
+      export XBAK_LAYOUTS=${XBAK_LAYOUTS:-quick}
+      # Point-in-time recovery: 30 s of writes after the last backup (the normal pass: 120).
+      export PITR_WRITE_SECS=${PITR_WRITE_SECS:-30} ;;
     tsan)
       build=build-tsan; cmake_args=(-DXBAK_SANITIZE=thread "${sanitizer_flags[@]}")
       export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} ;;

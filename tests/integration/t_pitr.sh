@@ -3,7 +3,7 @@
 #   A server under sysbench write load and a ledger workload (one transaction per sequence
 #   number, committed in order), binlogs rotating every 64 KiB, DDL, CREATE USER and GRANT, and a transaction larger than
 #   max_binlog_size in the binlog, gtid_strict_mode=ON; binlog-push running as a service; a full
-#   backup and an incremental put to MinIO while it writes; then a minute more writes (PITR_WRITE_SECS).
+#   backup and an incremental put to MinIO while it writes; then two minutes more writes (PITR_WRITE_SECS).
 #   `xbcloud restore` to (a) a time in the middle, (b) a GTID, (c) the latest archived event: each
 #   restored server holds exactly the ledger up to the target (no gap, nothing after), passes
 #   CHECK TABLE, and every table's checksum equals a reference replica's stopped at the same GTID
@@ -53,7 +53,7 @@ ledger() {
 }
 ledger &
 ledger_pid=$!
-sb_sysbench src oltp_write_only --tables=4 --table-size=2000 --threads=2 --time=$((${PITR_WRITE_SECS:-60} + 15)) --rate=40 \
+sb_sysbench src oltp_write_only --tables=4 --table-size=2000 --threads=2 --time=$((${PITR_WRITE_SECS:-120} + 15)) --rate=40 \
   --report-interval=0 run > "$TEST_WORK/sysbench.log" 2>&1 &
 sysbench_pid=$!
 sleep 3
@@ -77,9 +77,9 @@ inc_seq=$(sb_sql src "SELECT MAX(seq) FROM ledger.t" | tail -n 1)
 sleep 3
 sb_sql src "RENAME TABLE ledger.big TO ledger.big2; DROP TABLE sbtest.sbtest4;
   CREATE USER 'app'@'127.0.0.1' IDENTIFIED BY 'app-pw'; GRANT SELECT ON ledger.* TO 'app'@'127.0.0.1'"
-# Writes after the last backup, archived as they go: PITR_WRITE_SECS (default 60; the STATEMENT and
+# Writes after the last backup, archived as they go: PITR_WRITE_SECS (default 120; the STATEMENT and
 # MIXED runs, 15).
-sleep "${PITR_WRITE_SECS:-60}"
+sleep "${PITR_WRITE_SECS:-120}"
 touch "$stop_file"
 wait "$ledger_pid"
 wait "$sysbench_pid" || true
