@@ -170,8 +170,9 @@ Status CheckReplayDefaults(const std::string& program, const std::string& defaul
   return Status::Ok();
 }
 
-Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
-  const auto t0 = std::chrono::steady_clock::now();
+// The replay server's options; its init file (our account) is `init`.
+static Result<mysql::PrivateServerOptions> ServerOptions(const ReplayOptions& o, const RelayLogs& r,
+                                                         const std::string& init) {
   mysql::PrivateServerOptions so;
   so.what = "the replay server";
   so.program = o.program;
@@ -183,7 +184,6 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
   // and dropped before it stops.
   so.user = kReplayUser;
   so.password = RandomPassword();
-  const std::string init = util::JoinPath(o.run_dir, "init.sql");
   XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(
       init, "CREATE OR REPLACE USER '" + std::string(kReplayUser) + "'@'localhost' IDENTIFIED BY '" +
                 so.password + "';\nGRANT ALL PRIVILEGES ON *.* TO '" + kReplayUser + "'@'localhost';\n"));
@@ -200,6 +200,13 @@ Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
     }
   }
   so.progress = o.progress_interval.count() > 0;
+  return so;
+}
+
+Result<ReplayReport> Replay(const ReplayOptions& o, const RelayLogs& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string init = util::JoinPath(o.run_dir, "init.sql");
+  XBAK_ASSIGN_OR_RETURN(mysql::PrivateServerOptions so, ServerOptions(o, r, init));
   mysql::PrivateServer server(std::move(so));
   XBAK_RETURN_IF_ERROR(server.Start());
   mysql::Connection& c = server.conn();
