@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "common.h"
@@ -66,6 +67,9 @@ int RunBinlogPush(storage::EventLoop& loop, storage::ObjectStore& store, const s
   o.prefix = prefix;
   o.server_id = s.server_id;
   o.stop = [] { return g_stop.load(); };
+  // Complete files' states, kept across the service's passes.
+  std::map<std::string, cloud::ArchivedBinlog> complete;
+  o.complete = &complete;
   int status = 0;  // of the last pass
   for (;;) {
     auto r = cloud::PushBinlogs(loop, store, **source, o);

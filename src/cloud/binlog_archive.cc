@@ -63,6 +63,7 @@ class FilePush {
 
   bool complete() const { return state_.complete; }
   uint64_t end() const { return state_.end(); }
+  const ArchivedBinlog& state() const { return state_; }
 
   Status Run(bool closed) {
     const std::string& file = state_.file;
@@ -268,7 +269,9 @@ Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectSt
     ArchivedBinlog state;
     state.file = file;
     state.server_id = o.server_id;
-    if (listing.files.count(file)) {
+    if (o.complete && o.complete->count(file)) {
+      state = o.complete->at(file);
+    } else if (listing.files.count(file)) {
       XBAK_ASSIGN_OR_RETURN(auto st, ReadState(loop, store, o, file));
       if (st) state = std::move(*st);
     }
@@ -277,10 +280,16 @@ Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectSt
     // files of archived names again.
     XBAK_RETURN_IF_ERROR(push.CheckSameFile());
     if (!push.complete()) XBAK_RETURN_IF_ERROR(push.Run(i + 1 < files.size()));
+    if (o.complete && push.complete() && !o.complete->count(file)) o.complete->emplace(file, push.state());
     pass.file = file;
     pass.offset = push.end();
   }
   stopped = stopped || (o.stop && o.stop());
+  if (o.complete) {  // files the server purged are no longer asked about
+    std::erase_if(*o.complete, [&](const auto& kv) {
+      return std::find(files.begin(), files.end(), kv.first) == files.end();
+    });
+  }
   if (gap.empty() && !stopped && !pass.file.empty()) {
     XBAK_RETURN_IF_ERROR(
         PutSync(loop, store, BinlogDir(o.prefix, o.server_id) + kPassObject, EncodeBinlogPass(pass)));

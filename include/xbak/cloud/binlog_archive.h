@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +98,10 @@ struct BinlogPushOptions {
   // Asked between reads: true ends the pass early (what is stored is in
   // its state; the next pass goes on from there).
   std::function<bool()> stop;
+  // The states of complete files, kept by the caller between passes (a
+  // service): a complete file's state never changes, so a pass reads from the
+  // store only those of files still open. nullptr: read every one.
+  std::map<std::string, ArchivedBinlog>* complete = nullptr;
 };
 
 struct BinlogPushReport {

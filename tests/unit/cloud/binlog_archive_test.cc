@@ -104,6 +104,34 @@ TEST_F(BinlogArchiveTest, ClosedFilesWholeTheOpenOneToItsLastTransactionThenNoth
   EXPECT_TRUE(again->completed.empty());
 }
 
+TEST_F(BinlogArchiveTest, AServiceKeepsCompleteFilesStatesBetweenPasses) {
+  Server({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}, {"mysql-bin.000003", f3_.substr(0, 400)}});
+  auto source = LocalBinlogs(dir_.path() + "/binlogs/mysql-bin.index");
+  ASSERT_TRUE(source.ok());
+  std::map<std::string, ArchivedBinlog> complete;
+  BinlogPushOptions o;
+  o.prefix = "host1";
+  o.server_id = 7;
+  o.segment_bytes = 4096;
+  o.complete = &complete;
+  ASSERT_TRUE(PushBinlogs(loop_, *store_, **source, o).ok());
+  EXPECT_EQ(complete.size(), 2u);  // 000001 and 000002; 000003 is open
+  // A complete file's state is not read again: gone from the store, it is not noticed (nor stored again).
+  const std::string key = BinlogStateKey("host1", 7, "mysql-bin.000001");
+  ASSERT_TRUE(util::RemoveTree(dir_.path() + "/store/" + key).ok());
+  Server({{"mysql-bin.000001", f1_}, {"mysql-bin.000002", f2_}, {"mysql-bin.000003", f3_}});
+  auto r = PushBinlogs(loop_, *store_, **source, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(GetSync(loop_, *store_, key).ok());
+  EXPECT_EQ(
+      Archived("mysql-bin.000003"),
+      f3_.substr(0, State("mysql-bin.000003")->end()).replace(21, 1, 1, static_cast<char>(f3_[21] & ~1)));
+  // Purged from the server: forgotten.
+  Server({{"mysql-bin.000003", f3_}});
+  ASSERT_TRUE(PushBinlogs(loop_, *store_, **source, o).ok());
+  EXPECT_EQ(complete.size(), 0u);
+}
+
 TEST_F(BinlogArchiveTest, AGrowingFileGoesOnWhereItStoppedAndIsCompletedWhenRotated) {
   // The server wrote half of mysql-bin.000001, then the rest, then rotated.
   Server({{"mysql-bin.000001", f1_.substr(0, f1_.size() / 2)}});
