@@ -169,8 +169,11 @@ class FilePush {
 
 }  // namespace
 
+std::string BinlogRoot(const std::string& prefix) {
+  return (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+}
 std::string BinlogDir(const std::string& prefix, uint32_t server_id) {
-  return (prefix.empty() ? "" : prefix + "/") + "binlogs/" + std::to_string(server_id) + "/";
+  return BinlogRoot(prefix) + std::to_string(server_id) + "/";
 }
 std::string BinlogStateKey(const std::string& prefix, uint32_t server_id, const std::string& file) {
   return BinlogDir(prefix, server_id) + file + "/state";
@@ -320,7 +323,7 @@ Result<std::optional<ArchivedBinlog>> ReadBinlogState(storage::EventLoop& loop, 
 
 Result<std::vector<uint32_t>> ListBinlogServers(storage::EventLoop& loop, storage::ObjectStore& store,
                                                 const std::string& prefix) {
-  const std::string dir = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+  const std::string dir = BinlogRoot(prefix);
   std::vector<uint32_t> ids;
   for (std::string token;;) {
     XBAK_ASSIGN_OR_RETURN(storage::ListResult page, ListSync(loop, store, dir, token, true));

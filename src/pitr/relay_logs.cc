@@ -64,7 +64,7 @@ Result<std::vector<cloud::ServerArchive>> FindSources(storage::EventLoop& loop, 
     holding.emplace_back(rank, std::move(a));
   }
   if (holding.empty()) {
-    const std::string where = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+    const std::string where = cloud::BinlogRoot(prefix);
     return Error(
         ErrorCode::kNotFound,
         "the binlog archive " + where + " has no " + start.file +
@@ -442,7 +442,7 @@ Result<RelayLogs> WriteFrom(storage::EventLoop& loop, storage::ObjectStore& stor
 Status CheckTargetArchived(storage::EventLoop& loop, storage::ObjectStore& store, const std::string& prefix,
                            const Target& t) {
   XBAK_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, cloud::ListBinlogServers(loop, store, prefix));
-  const std::string where = (prefix.empty() ? "" : prefix + "/") + "binlogs/";
+  const std::string where = cloud::BinlogRoot(prefix);
   if (ids.empty()) {
     return Error(ErrorCode::kNotFound, "no binary logs are archived under " + where +
                                            " (xbcloud binlog-push PREFIX archives them): there is nothing to "

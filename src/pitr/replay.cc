@@ -99,7 +99,7 @@ Status WaitForTarget(mysql::Connection& c, const ReplayOptions& o, const RelayLo
   }
   progress.AddTotal(total - r.first_position, r.names.size());
   uint64_t shown = 0;
-  const uint64_t last_size = total - before.back();
+  const uint64_t last_size = sizes.back();
   std::optional<std::chrono::steady_clock::time_point> gtid_reached;
   for (;;) {
     XBAK_ASSIGN_OR_RETURN(auto reached, c.QueryValue("SELECT MASTER_GTID_WAIT('" + until + "', 1)"));

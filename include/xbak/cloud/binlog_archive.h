@@ -83,6 +83,8 @@ struct ArchivedBinlog {
 std::string EncodeBinlogState(const ArchivedBinlog& a);
 Result<ArchivedBinlog> ParseBinlogState(const std::string& json, const std::string& origin);
 
+// PREFIX/binlogs/ (binlogs/ without a prefix), and a server's level under it.
+std::string BinlogRoot(const std::string& prefix);
 std::string BinlogDir(const std::string& prefix, uint32_t server_id);
 std::string BinlogStateKey(const std::string& prefix, uint32_t server_id, const std::string& file);
 std::string BinlogSegmentKey(const std::string& prefix, uint32_t server_id, const std::string& file,
