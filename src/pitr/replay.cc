@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "server_defaults.h"
 #include "xbak/mysql/private_server.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
@@ -152,8 +153,7 @@ Status WaitForTarget(mysql::Connection& c, const ReplayOptions& o, const RelayLo
 
 Status CheckReplayDefaults(const std::string& program, const std::string& defaults_file) {
   if (defaults_file.empty()) return Status::Ok();
-  XBAK_ASSIGN_OR_RETURN(std::string text, util::RunAndCapture({program, "--defaults-file=" + defaults_file,
-                                                               "--print-defaults"}));
+  XBAK_ASSIGN_OR_RETURN(std::string text, PrintDefaults(program, defaults_file));
   // Settings that would make the replay skip or change transactions, and that
   // a command line cannot take back.
   for (const char* bad : {"--replicate-", "--init-file", "--init_file", "--replicate_"}) {
@@ -190,12 +190,9 @@ static Result<mysql::PrivateServerOptions> ServerOptions(const ReplayOptions& o,
   so.args.push_back("--init-file=" + init);
   if (::geteuid() == 0 && !o.defaults_file.empty()) {
     // A defaults file's user= is the one mariadbd obeys: its files become that user's.
-    XBAK_ASSIGN_OR_RETURN(
-        std::string printed,
-        util::RunAndCapture({o.program, "--defaults-file=" + o.defaults_file, "--print-defaults"}));
-    const size_t at = printed.find("--user=");
-    if (at != std::string::npos) {
-      so.run_as = printed.substr(at + 7, printed.find_first_of(" \n", at) - at - 7);
+    XBAK_ASSIGN_OR_RETURN(std::string printed, PrintDefaults(o.program, o.defaults_file));
+    so.run_as = DefaultsOption(printed, "user", true);
+    if (!so.run_as.empty()) {
       for (const std::string& d : {o.datadir, o.run_dir}) XBAK_RETURN_IF_ERROR(util::GiveTree(d, so.run_as));
     }
   }

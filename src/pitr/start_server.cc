@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "server_defaults.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/mysql/private_server.h"
 #include "xbak/util/file.h"
@@ -11,38 +12,21 @@
 #include "xbak/util/process.h"
 
 namespace xbak::pitr {
-namespace {
-
-// The last value of --NAME=... in `mariadbd --print-defaults` output ("" none).
-std::string Option(const std::string& printed, const std::string& name) {
-  std::string value;
-  const std::string key = "--" + name + "=";
-  for (size_t at = printed.find(key); at != std::string::npos; at = printed.find(key, at + 1)) {
-    if (at > 0 && printed[at - 1] != ' ' && printed[at - 1] != '\n') continue;
-    const size_t from = at + key.size();
-    value = printed.substr(from, printed.find_first_of(" \n", from) - from);
-  }
-  return value;
-}
-
-}  // namespace
-
 Status StartRestoredServer(const std::string& program, const std::string& defaults_file,
                            const std::string& datadir, std::chrono::seconds timeout) {
-  XBAK_ASSIGN_OR_RETURN(std::string printed, util::RunAndCapture({program, "--defaults-file=" + defaults_file,
-                                                                  "--print-defaults"}));
+  XBAK_ASSIGN_OR_RETURN(std::string printed, PrintDefaults(program, defaults_file));
   std::vector<std::string> argv = {program, "--defaults-file=" + defaults_file, "--datadir=" + datadir};
   if (::geteuid() == 0) {
-    std::string user = Option(printed, "user");
+    std::string user = DefaultsOption(printed, "user", true);
     if (user.empty()) user = "mysql";
     XBAK_RETURN_IF_ERROR(util::GiveTree(datadir, user));
     argv.push_back("--user=" + user);
   }
   XBAK_ASSIGN_OR_RETURN(std::string run, mysql::MakePrivateRunDir("", "xbak-start"));
   const std::string output = util::JoinPath(run, "stderr");
-  std::string socket = Option(printed, "socket");
+  std::string socket = DefaultsOption(printed, "socket");
   if (socket.empty()) socket = "/run/mysqld/mysqld.sock";
-  const std::string log = Option(printed, "log-error");
+  const std::string log = DefaultsOption(printed, "log-error");
   util::LogInfo("starting " + program + " on " + datadir + " with " + defaults_file);
   XBAK_ASSIGN_OR_RETURN(pid_t pid, util::StartDetached(argv, output));
   mysql::ConnectOptions co;
