@@ -245,6 +245,22 @@ server_lsn() {
   sb_sql "$1" "SELECT variable_value FROM information_schema.global_status WHERE variable_name = 'INNODB_LSN_CURRENT'"
 }
 
+# checkpoint_past NAME LSN : flush server NAME's dirty pages until its checkpoint LSN is above LSN.
+# A backup's to_lsn is the server's checkpoint when it ends, so two backups with no checkpoint between
+# them share it; a test that needs the chain's links to differ (a "gap") makes the checkpoint move.
+checkpoint_past() {
+  local name=$1 lsn=$2 i ck
+  for ((i = 0; i < 300; i++)); do
+    ck=$(sb_sql "$name" "SELECT variable_value FROM information_schema.global_status
+      WHERE variable_name = 'INNODB_LSN_LAST_CHECKPOINT'")
+    [ "$ck" -gt "$lsn" ] && return 0
+    # Needs writes after LSN (the caller's); sb_flush only makes the page cleaner catch up.
+    [ $((i % 20)) -eq 0 ] && sb_flush "$name" > /dev/null
+    sleep 0.1
+  done
+  fail "$name: checkpoint still at $ck, not past $lsn, after 30 s"
+}
+
 # require_mariabackup : the reference tool (Debian's mariadb-backup) is installed
 require_mariabackup() {
   command -v mariabackup > /dev/null || fail "mariabackup (Debian mariadb-backup) is needed"

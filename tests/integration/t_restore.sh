@@ -66,6 +66,8 @@ sb_sql src "USE r; DROP TABLE to_drop; RENAME TABLE to_rename TO renamed; ALTER 
 backup inc1 --incremental-basedir="$W/full"
 sb_sql src "USE r; ALTER TABLE renamed ADD INDEX (v); CREATE TABLE late (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_500;
   DROP TABLE many.t00007"
+# inc2 must end at a later checkpoint than inc1 for "full, inc1, inc3" to have a gap (see checkpoint_past).
+checkpoint_past src "$(sed -n 's/^to_lsn = //p' "$W/inc1/xtrabackup_checkpoints")"
 backup inc2 --incremental-basedir="$W/inc1"
 sb_sql src "USE r; RENAME TABLE late TO later; TRUNCATE TABLE renamed; OPTIMIZE TABLE to_alter" > /dev/null
 backup inc3 --incremental-basedir="$W/inc2"
