@@ -21,21 +21,28 @@ if [ ${#targets[@]} -eq 0 ]; then
   for f in tests/fuzz/*_fuzz.cc; do targets+=("$(basename "$f" .cc)"); done
 fi
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
-status=0
-for t in "${targets[@]}"; do
+# One target per core at a time (libFuzzer runs one process): each still gets SECONDS of a core.
+fuzz_one() { # TARGET : its run, then its summary (or its failure) on stdout/stderr
+  local t=$1 seeds=()
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
   # Seeds: real files from a test backup, in tests/fuzz/corpus/<target>/ (read only; new
   # inputs go to build-fuzz/corpus/<target>/).
-  seeds=()
   if [ -d "tests/fuzz/corpus/$t" ]; then seeds=("tests/fuzz/corpus/$t"); fi
-  echo "== $t ($secs s)"
   if ! "build-fuzz/tests/fuzz/$t" -max_total_time="$secs" -print_final_stats=1 \
     -artifact_prefix="build-fuzz/crashes/$t/" "build-fuzz/corpus/$t" "${seeds[@]}" 2> "build-fuzz/$t.log"; then
-    tail -n 40 "build-fuzz/$t.log" >&2
-    echo "FUZZ FAILURE: $t (input in build-fuzz/crashes/$t/)" >&2
-    status=1
-  else
-    grep -E "stat::number_of_executed_units" "build-fuzz/$t.log" || true
+    { echo "== $t ($secs s)"; tail -n 40 "build-fuzz/$t.log"; echo "FUZZ FAILURE: $t (input in build-fuzz/crashes/$t/)"; } >&2
+    return 1
   fi
+  echo "== $t ($secs s)"
+  grep -E "stat::number_of_executed_units" "build-fuzz/$t.log" || true
+}
+jobs_max=$(nproc)
+rm -f build-fuzz/*.failed
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  { fuzz_one "$t" || touch "build-fuzz/$t.failed"; } &
 done
-exit $status
+wait
+# A file per failed target: wait's own statuses are lost for jobs reaped by `wait -n` above.
+if compgen -G "build-fuzz/*.failed" > /dev/null; then exit 1; fi
+exit 0

@@ -284,7 +284,7 @@ for i in 1 2 3 4; do
   ( trap - ERR; "$XBCLOUD" get "${S3[@]}" --parallel=2 full1 2> /dev/null | "$XBAK" --extract -C "$d" 2> "$TEST_WORK/gk$i.log" ) &
   pipe=$!
   sleep "0.$((RANDOM % 6 + 1))"
-  pkill -9 -f "xbcloud get .* full1" 2> /dev/null || true
+  pkill -9 -f "xbcloud get --s3-endpoint=http://127.0.0.1:$s3_port .* full1" 2> /dev/null || true
   wait "$pipe" 2> /dev/null || true
   if [ -e "$d/xtrabackup_checkpoints" ]; then
     # The get had finished before the kill: then the extraction must be whole.
