@@ -169,20 +169,30 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
   return Status::Ok();
 }
 
-Status PrepareTarget(const DeltaJob& j, const std::string& target) {
+namespace {
+// The target opened for writing, emptied if the delta replaces it, grown to the delta's size.
+Result<util::File> OpenTarget(const DeltaJob& j, const std::string& target) {
   XBAK_RETURN_IF_ERROR(util::MakeDirs(target.substr(0, target.rfind('/'))));
   XBAK_ASSIGN_OR_RETURN(util::File out, util::File::OpenWrite(target));
   if (j.replace) XBAK_RETURN_IF_ERROR(out.Truncate(0));
   XBAK_ASSIGN_OR_RETURN(uint64_t size, out.Size());
   if (j.want_size > size) XBAK_RETURN_IF_ERROR(out.Truncate(j.want_size));
+  return out;
+}
+}  // namespace
+
+Status PrepareTarget(const DeltaJob& j, const std::string& target) {
+  XBAK_ASSIGN_OR_RETURN(util::File out, OpenTarget(j, target));
   return out.Close();
 }
 
 Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress& progress) {
   const DeltaJob& j = *piece.job;
-  if (piece.whole_file) XBAK_RETURN_IF_ERROR(PrepareTarget(j, target));
+  // A whole file (most of them: small tables) opens its target once; the pieces of a split
+  // one find it prepared by PrepareTarget.
+  XBAK_ASSIGN_OR_RETURN(util::File out,
+                        piece.whole_file ? OpenTarget(j, target) : util::File::OpenWrite(target));
   XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(j.delta));
-  XBAK_ASSIGN_OR_RETURN(util::File out, util::File::OpenWrite(target));
   const uint32_t ps = j.meta.page_size;
   innodb::DeltaReader r(in, ps);
   for (size_t b = piece.first_block; b < piece.end_block; b++) {
@@ -202,6 +212,7 @@ Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress&
       i = k;
     }
   }
+  out.StartWriteback();
   return out.Close();
 }
 

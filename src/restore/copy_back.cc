@@ -158,7 +158,10 @@ Status CopyBack::Plan() {
       }
       remote_dirs.insert(dir);
     }
-    if (!resuming && util::PathExists(it.dest)) {
+    // Without --force-non-empty-directories every destination directory was found empty or
+    // absent (CheckDestination, and above for DATA DIRECTORYs): nothing to look for, and
+    // 100,000 tables would be 100,000 failing stats.
+    if (o.force_non_empty && !resuming && util::PathExists(it.dest)) {
       return Error(ErrorCode::kAlreadyExists,
                    it.dest + " exists already; existing files are never overwritten");
     }

@@ -103,6 +103,10 @@ void File::AdviseRandom() {
   (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM);  // advice only: its failure changes nothing
 }
 
+void File::StartWriteback() {
+  (void)::sync_file_range(fd_.get(), 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: syncfs() follows
+}
+
 void File::PunchHole(uint64_t offset, uint64_t n) {
   (void)::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                     static_cast<off_t>(n));
@@ -154,6 +158,9 @@ size_t EnlargePipe(int fd, size_t bytes) {
 
 Status MakeDirs(const std::string& path) {
   if (path.empty()) return Status::Ok();
+  // Usually there already (a file per table, 100,000 of them, each asks for its database's
+  // directory): one stat instead of a failing mkdir per component of the path.
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
   std::string cur;
   size_t pos = 0;
   while (pos != std::string::npos) {
