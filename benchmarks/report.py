@@ -563,7 +563,8 @@ def section_scale(doc, name):
                f"(`sb_load_many`), a full backup by each tool at each --parallel (page cache dropped first), one "
                f"row changed in every table and flushed, an incremental by each tool from its own full; then "
                f"xbak's chain, prepared on fresh copies: the floor (`benchmarks/floor/xbak_delta_floor`: every "
-               f"delta's pages written at their offsets, one syncfs, nothing else), `xbak --prepare "
+               f"delta's pages written at their offsets, each file's writeback started when it is done, as xbak does, "
+               f"then one syncfs, nothing else), `xbak --prepare "
                f"--incremental-dir`, and `mariabackup --prepare --incremental-dir` (which applies deltas one by "
                f"one whatever --parallel says: run once); then `--copy-back` of the prepared chain into an empty "
                f"datadir. fds = the most descriptors the process held at once (sampled every 50 ms). One "
@@ -585,6 +586,10 @@ def section_scale(doc, name):
             out.append(f"| {STEP_TEXT.get(r['step'], r['step'])} | {r['tool']} | {r['parallel']} | {r['seconds']:.2f} | "
                        f"{r['cpu_seconds']:.2f} | {r['peak_rss_kb'] / 1024:.0f} MiB | {r['peak_fds']:,} | {res} |")
         out.append("")
+        if sc.get("partial"):
+            out.append("This scale's run was stopped after the incremental prepare (for time): no copy-back "
+                       "rows in it.")
+            out.append("")
         rt = sc.get("ratios", {})
         if rt:
             out.append("Ratios (best --parallel of each): " + "; ".join(f"{k.replace('_', ' ')} {v}x" for k, v in rt.items()))

@@ -7,7 +7,8 @@
 #                both tools, so they apply the same deltas; the page cache holds the copies, as right
 #                after `xbcloud get`, as in prepare_bench.sh); mariabackup applies deltas one by one
 #                whatever --parallel says, so it runs once, at the largest. The floor: every delta's
-#                pages written into the same files at their offsets, then one syncfs
+#                pages written into the same files at their offsets, each file's writeback started
+#                when it is done (as xbak does), then one syncfs
 #                (benchmarks/floor/xbak_delta_floor, as many threads as --parallel), nothing else.
 #                xbak's delta step (its log's "delta step": everything before the redo step) is
 #                recorded beside its total.

@@ -74,6 +74,20 @@ void RenamesButNeverReplaces() {
 
 TEST(RenameNoReplace, RenamesButNeverReplaces) { RenamesButNeverReplaces(); }
 
+TEST(MakeDirs, MakesEveryMissingLevelAcceptsAnExistingDirectoryAndRefusesAFileInTheWay) {
+  TempDir d;
+  ASSERT_TRUE(MakeDirs(d / "a/b/c").ok());
+  EXPECT_TRUE(IsDirectory(d / "a/b/c"));
+  EXPECT_TRUE(MakeDirs(d / "a/b/c").ok());  // there already: the one-stat path
+  EXPECT_TRUE(MakeDirs(d / "a/b").ok());
+  Put(d / "a/f", "x");
+  Status st = MakeDirs(d / "a/f");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(d / "a/f"), std::string::npos) << st.message();
+  EXPECT_FALSE(MakeDirs(d / "a/f/g").ok());  // below a file
+  EXPECT_EQ(Get(d / "a/f"), "x");
+}
+
 // Some file systems refuse RENAME_NOREPLACE with EINVAL; the extractor, the
 // directory sink and --decompress must still work there, with the same
 // guarantee (issue 21: one copy failed there, the other fell back to link()).
