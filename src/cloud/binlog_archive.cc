@@ -289,9 +289,8 @@ Result<BinlogPushReport> PushBinlogs(storage::EventLoop& loop, storage::ObjectSt
   }
   stopped = stopped || (o.stop && o.stop());
   if (o.complete) {  // files the server purged are no longer asked about
-    std::erase_if(*o.complete, [&](const auto& kv) {
-      return std::find(files.begin(), files.end(), kv.first) == files.end();
-    });
+    const std::set<std::string> present(files.begin(), files.end());
+    std::erase_if(*o.complete, [&](const auto& kv) { return present.count(kv.first) == 0; });
   }
   if (gap.empty() && !stopped && !pass.file.empty()) {
     XBAK_RETURN_IF_ERROR(

@@ -48,10 +48,13 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
     if (progress) progress->AddDone(n);
   }
   XBAK_RETURN_IF_ERROR(sparse.Finish());
-  if (o.sync) XBAK_RETURN_IF_ERROR(out.Sync());
-  // Not synced here: the caller syncs the filesystem once at the end. The disk starts on this
-  // file now, while the next ones are copied, instead of all of them in that sync.
-  if (!o.sync) out.StartWriteback();
+  if (o.sync) {
+    XBAK_RETURN_IF_ERROR(out.Sync());
+  } else {
+    // The caller syncs the filesystem once at the end. The disk starts on this file now, while
+    // the next ones are copied, instead of all of them in that sync.
+    out.StartWriteback();
+  }
   XBAK_RETURN_IF_ERROR(out.Close());
   if (!o.in_place && ::rename(tmp.c_str(), dest.c_str()) != 0) {
     return ErrnoError("rename " + tmp + " to", dest, errno);
