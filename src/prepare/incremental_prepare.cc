@@ -33,7 +33,7 @@ namespace {
 // meanwhile, so that nothing can take a half-applied base for a good one).
 constexpr const char* kInProgressFile = "xbak_incremental_in_progress";
 
-Status FinishRedo(const IncrementalPrepareOptions& o) {
+Status FinishRedo(const IncrementalPrepareOptions& o, CheckedLogPtr checked = nullptr) {
   PrepareOptions po;
   po.target_dir = o.target_dir;
   po.parallel = o.parallel;
@@ -43,6 +43,8 @@ Status FinishRedo(const IncrementalPrepareOptions& o) {
   if (o.log_from_incremental) po.log_dir = o.incremental_dir;
   po.prepared_log = o.prepared_log;
   po.sync_data = o.sync_data;
+  po.superseded = o.superseded;
+  po.checked = std::move(checked);
   return ApplyLogAndMarkPrepared(po);
 }
 
@@ -111,6 +113,7 @@ struct IncrementalApply {
   std::map<std::string, std::string> moves;  // base rel -> new rel, for renames between the backups
   uint64_t system_last_size = 0;
   size_t deltas_applied = 0;
+  CheckedLogPtr checked_log;     // CheckRedo's pass over INC's log, for the redo step
   std::vector<std::string> top;  // FULL's entries after step 6
 };
 
@@ -135,7 +138,7 @@ Status IncrementalApply::Run() {
   util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " +
                 std::to_string(newfiles.size()) + " new tables of " + inc + " with " +
                 std::to_string(o.parallel) + " threads (" + clock.Summary() + ")");
-  XBAK_RETURN_IF_ERROR(FinishRedo(o));
+  XBAK_RETURN_IF_ERROR(FinishRedo(o, std::move(checked_log)));
   char b[128];
   std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
                 clock.Total(), delta_step, clock.Total() - delta_step);
@@ -349,7 +352,7 @@ Status IncrementalApply::CheckRedo() {
       if (j.crypt) incoming.emplace_back(j.delta, *j.crypt);
     }
     XBAK_RETURN_IF_ERROR(CheckRedoApplicable(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys,
-                                             o.parallel, incoming, &base_special));
+                                             o.parallel, incoming, &base_special, &checked_log));
   }
   return Status::Ok();
 }

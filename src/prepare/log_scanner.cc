@@ -70,12 +70,18 @@ uint8_t* LogScanner::PlainSpace(size_t n, uint64_t end_lsn) {
   return p;
 }
 
-Status LogScanner::Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn,
-                        std::string* why) {
+Status LogScanner::Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn, std::string* why,
+                        uint64_t stop_lsn) {
   uint64_t lsn = checkpoint_.checkpoint_lsn;
   const bool encrypted = key_.has_value();
   innodb::MtrInfo info;
   for (;;) {
+    if (lsn >= stop_lsn) {
+      *end_lsn = lsn;
+      *why = "stopped at " + innodb::FormatLsn(stop_lsn);
+      ReleaseMapping(size_);
+      return Status::Ok();
+    }
     const uint64_t off = Offset(lsn);
     std::string reason;
     innodb::MtrStatus st =

@@ -107,6 +107,10 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.parallel = o.parallel;
   ro.use_memory = o.use_memory;
   ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
+  if (o.superseded) {
+    XBAK_ASSIGN_OR_RETURN(ro.superseded, o.superseded());
+  }
+  ro.checked = o.checked;
   ro.progress_interval = o.progress_interval;
   ro.before_write = std::move(before_write);
   ro.keys = o.keys;
@@ -130,6 +134,10 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
                 std::to_string(st.records) + " records, " + std::to_string(st.pages_written) +
                 " pages written in " + std::to_string(st.batches) + " batch(es) with " +
                 std::to_string(o.parallel) + " thread(s)");
+  if (st.superseded_records != 0) {
+    util::LogInfo(std::to_string(st.superseded_records) +
+                  " records of pages the next incremental replaces were skipped");
+  }
   if (st.ignored_records != 0) {
     util::LogInfo(std::to_string(st.ignored_records) +
                   " records of tablespaces dropped during the backup were skipped");

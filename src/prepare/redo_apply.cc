@@ -86,6 +86,13 @@ class Applier {
         return Status::Ok();  // the undo tablespace is truncated later: void (recv_sys_t::trim)
       }
       const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+      // The next incremental replaces the page whole. Not page 0: a tablespace
+      // created during the backup is known to this apply only by its page 0
+      // from the log (ResolveDeferred), and its other pages with it.
+      if (o_.superseded != nullptr && r.page_no != 0 && o_.superseded->Contains(r.space_id, r.page_no)) {
+        stats_.superseded_records++;
+        return Status::Ok();
+      }
       if (!freed_at_end_.empty() && freed_at_end_.count(key)) {
         return Status::Ok();  // freed by the end of the log: never written
       }
@@ -350,8 +357,7 @@ void RaiseOpenFileLimit() {
 
 }  // namespace
 
-namespace {
-
+// (Not in the anonymous namespace: CheckedLog, declared in the header, holds one.)
 struct LogCheck {
   uint64_t end_lsn = 0;
   FileNames names;
@@ -370,6 +376,16 @@ struct LogCheck {
   std::map<uint32_t, innodb::CryptData> log_crypt;
   std::map<uint32_t, uint32_t> log_flags;
 };
+
+struct CheckedLog {
+  std::string log_path;
+  uint64_t required_lsn = 0;
+  uint64_t checkpoint_lsn = 0;
+  uint32_t page_size = 0;
+  LogCheck check;
+};
+
+namespace {
 
 // Pass 1: the whole log must be sound before anything is written.
 Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path, uint32_t page_size,
@@ -465,7 +481,6 @@ Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress
   std::string why2;
   return scanner.Scan(
       [&](const MtrView& m) -> Status {
-        if (m.start_lsn >= end_lsn) return Status::Ok();  // appeared since pass 1: not ours
         progress.AddDone(m.end_lsn - m.start_lsn);
         const uint64_t batches = applier.stats().batches;
         Status st = applier.AddMtr(m);
@@ -474,7 +489,7 @@ Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress
         if (applier.stats().batches != batches || !applier.holding()) scanner.Release(m.start_lsn);
         return st;
       },
-      &end2, &why2);
+      &end2, &why2, end_lsn);  // what appeared since pass 1 is not ours
 }
 
 // FILE_RENAME that the backup's own DDL markers did not already carry out
@@ -518,7 +533,7 @@ Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
                            const KeyOptions& keys, int parallel,
                            const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
-                           const std::set<std::string>* only_tables) {
+                           const std::set<std::string>* only_tables, CheckedLogPtr* checked) {
   RaiseOpenFileLimit();
   const std::string log_path = util::JoinPath(log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
@@ -528,10 +543,20 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   o.dir = data_dir;
   o.required_lsn = required_lsn;
   XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
-  Catalog probe(crypt, std::move(check.log_crypt));
+  Catalog probe(crypt, check.log_crypt);
   XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags, incoming));
-  return probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel, Catalog::ScanMode::kCheck,
-                    only_tables);
+  XBAK_RETURN_IF_ERROR(probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel,
+                                  Catalog::ScanMode::kCheck, only_tables));
+  if (checked != nullptr) {
+    auto c = std::make_shared<CheckedLog>();
+    c->log_path = log_path;
+    c->required_lsn = required_lsn;
+    c->checkpoint_lsn = scanner->checkpoint().checkpoint_lsn;
+    c->page_size = cnf.page_size;
+    c->check = std::move(check);
+    *checked = std::move(c);
+  }
+  return Status::Ok();
 }
 
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
@@ -542,9 +567,21 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(o.dir, o.keys));
   XBAK_ASSIGN_OR_RETURN(auto scanner_ptr, LogScanner::Open(log_path, crypt.get()));
   LogScanner& scanner = *scanner_ptr;
-  XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, page_size, scanner));
-  scanner.Rewind();
-  Catalog catalog(crypt, std::move(check.log_crypt));
+  // The first pass, unless CheckRedoApplicable made it on this very log (an
+  // incremental's apply checks its log before its deltas go in).
+  const CheckedLog* prior = o.checked.get();
+  if (prior != nullptr &&
+      (prior->log_path != log_path || prior->required_lsn != o.required_lsn ||
+       prior->page_size != page_size || prior->checkpoint_lsn != scanner.checkpoint().checkpoint_lsn)) {
+    prior = nullptr;
+  }
+  LogCheck fresh;
+  if (prior == nullptr) {
+    XBAK_ASSIGN_OR_RETURN(fresh, CheckLog(o, log_path, page_size, scanner));
+    scanner.Rewind();
+  }
+  const LogCheck& check = prior != nullptr ? prior->check : fresh;
+  Catalog catalog(crypt, check.log_crypt);
   XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;

@@ -14,6 +14,7 @@
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/crypt/format.h"
+#include "xbak/prepare/delta_pages.h"
 #include "xbak/prepare/export.h"
 #include "xbak/prepare/incremental_prepare.h"
 #include "xbak/prepare/prepare.h"
@@ -368,8 +369,8 @@ namespace {
 // overwritten, and the full backup's log is checked whole (and an encrypted
 // backup's keys) before the first byte goes in.
 Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
-                           const std::map<std::string, std::string>& remote, const Link& full,
-                           bool streamed) {
+                           const std::map<std::string, std::string>& remote, const Link& full, bool streamed,
+                           prepare::CheckedLogPtr* checked) {
   if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
   // Nothing of what is there may be overwritten: every directory the
   // restore writes into must be empty (or not exist yet).
@@ -390,16 +391,27 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
   // The full backup's log is checked whole (and an encrypted backup's keys)
   // before the first byte goes in.
   if (full.cp.backup_type == "full-backuped") {
-    XBAK_RETURN_IF_ERROR(prepare::CheckRedoApplicable(
-        full.dir, full.dir, std::max(full.cp.to_lsn, full.cp.last_lsn), o.keys, o.parallel));
+    XBAK_RETURN_IF_ERROR(prepare::CheckRedoApplicable(full.dir, full.dir,
+                                                      std::max(full.cp.to_lsn, full.cp.last_lsn), o.keys,
+                                                      o.parallel, {}, nullptr, checked));
   }
   return Status::Ok();
 }
 
+// What a step's redo apply leaves out (RedoApplyOptions::superseded): the
+// pages the next incremental's deltas hold, which the next step writes whole
+// right after it. The records of those pages would be applied only to be
+// overwritten; whatever else the log does (FILE_ records, freed pages, file
+// sizes) is done as in the two-step path, so the files come out the same
+// bytes (t_restore compares them). From streams, the next one is waited for
+// (whole, and checked) first.
+using Superseded = std::function<Result<prepare::PageSetPtr>()>;
+
 // Step 0: the full backup's redo log applied to its copy in the datadir (a
 // prepared full backup has none to apply).
 Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full,
-                    const std::string& staged, bool streamed) {
+                    const std::string& staged, bool streamed, Superseded superseded,
+                    prepare::CheckedLogPtr checked) {
   if (full.cp.backup_type != "full-backuped") return Status::Ok();
   prepare::PrepareOptions po;
   po.target_dir = dirs.datadir;
@@ -410,6 +422,8 @@ Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link
   po.progress_interval = o.progress_interval;
   po.keys = o.keys;
   po.sync_data = !streamed;
+  po.superseded = std::move(superseded);
+  po.checked = std::move(checked);
   return prepare::RunPrepare(po).With("applying the redo log of " + full.dir);
 }
 
@@ -436,7 +450,7 @@ Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::s
 
 // Step k: incremental `inc`'s deltas and redo log into the datadir.
 Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const Link& inc,
-                        const std::string& staged, bool streamed) {
+                        const std::string& staged, bool streamed, Superseded superseded) {
   prepare::IncrementalPrepareOptions ip;
   ip.target_dir = dirs.datadir;
   ip.incremental_dir = inc.dir;
@@ -447,6 +461,7 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
   ip.progress_interval = o.progress_interval;
   ip.keys = o.keys;
   ip.sync_data = !streamed;
+  ip.superseded = std::move(superseded);
   return prepare::RunIncrementalPrepare(ip).With("applying " + inc.dir);
 }
 
@@ -524,10 +539,11 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
   if (!streamed) {
     XBAK_ASSIGN_OR_RETURN(resuming, journal.Load(dirs.datadir));
   }
+  prepare::CheckedLogPtr full_log;  // the full backup's log, checked before anything is written
   if (resuming) {
     util::LogWarning("resuming the interrupted restore into " + dirs.datadir);
   } else {
-    XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed));
+    XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed, &full_log));
   }
   // From here the datadir is ours, and marked unfinished first.
   for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
@@ -543,16 +559,28 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     XBAK_RETURN_IF_ERROR(journal.MarkDone("copy"));
   }
   const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
+  // Incremental k in the chain (from streams: once it is whole and checked).
+  auto have = [&](size_t k) -> Status {
+    if (o.await_incremental && chain.size() <= k) return AwaitIncremental(o, k, remote, &facts, &chain);
+    return Status::Ok();
+  };
+  auto next_deltas = [&](size_t k) -> Superseded {
+    if (k >= steps) return nullptr;
+    return [&, k]() -> Result<prepare::PageSetPtr> {
+      XBAK_RETURN_IF_ERROR(have(k));
+      return prepare::DeltaPages(chain[k].dir, o.parallel);
+    };
+  };
   if (!journal.Done("0")) {
-    XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed));
+    XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed, next_deltas(1), std::move(full_log)));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
   }
   for (size_t k = 1; k < steps; k++) {
-    if (o.await_incremental) XBAK_RETURN_IF_ERROR(AwaitIncremental(o, k, remote, &facts, &chain));
+    XBAK_RETURN_IF_ERROR(have(k));
     const std::string step = std::to_string(k);
     if (journal.Done(step)) continue;
     if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {
-      XBAK_RETURN_IF_ERROR(ApplyIncremental(o, dirs, chain[k], staged, streamed));
+      XBAK_RETURN_IF_ERROR(ApplyIncremental(o, dirs, chain[k], staged, streamed, next_deltas(k + 1)));
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
     if (streamed && k + 1 < steps) {

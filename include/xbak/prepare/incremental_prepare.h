@@ -11,9 +11,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "xbak/prepare/prepare_crypt.h"
+#include "xbak/prepare/redo_apply.h"
 #include "xbak/util/status.h"
 
 namespace xbak::prepare {
@@ -33,7 +35,8 @@ struct IncrementalPrepareOptions {
   // (prepare.h) instead of target_dir/ib_logfile0.
   bool log_from_incremental = false;
   std::string prepared_log;
-  bool sync_data = true;  // as PrepareOptions::sync_data, for both steps
+  bool sync_data = true;                           // as PrepareOptions::sync_data, for both steps
+  std::function<Result<PageSetPtr>()> superseded;  // as PrepareOptions::superseded
 };
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);

@@ -47,11 +47,13 @@ class LogScanner {
   bool encrypted() const { return key_.has_value(); }
 
   // Calls fn for every complete mtr from the checkpoint on. Stops at the first
-  // position that holds no valid mtr; *end_lsn is its LSN and *why says why.
+  // position that holds no valid mtr, or at the first mtr that starts at or
+  // after `stop_lsn`; *end_lsn is its LSN and *why says why.
   // A record that no server writes (kCorrupt) is an error. The bytes handed
   // to fn stay valid until Release() passes them or Rewind(), also after
   // Scan returns.
-  Status Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn, std::string* why);
+  Status Scan(const std::function<Status(const MtrView&)>& fn, uint64_t* end_lsn, std::string* why,
+              uint64_t stop_lsn = UINT64_MAX);
 
   // Drops what lies below `lsn` from the resident set.
   void Release(uint64_t lsn);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "xbak/prepare/prepare_crypt.h"
+#include "xbak/prepare/redo_apply.h"
 #include "xbak/util/status.h"
 
 namespace xbak::prepare {
@@ -39,6 +40,12 @@ struct PrepareOptions {
   // per step would also write out the next stream's staged files, which are
   // deleted soon after).
   bool sync_data = true;
+  // `xbak --restore`, when an incremental follows: called before the redo
+  // apply; the records of the pages it returns are not applied
+  // (RedoApplyOptions::superseded).
+  std::function<Result<PageSetPtr>()> superseded;
+  // The log's first pass, when the caller made it (RedoApplyOptions::checked).
+  CheckedLogPtr checked;
 };
 
 Status RunPrepare(const PrepareOptions& o);

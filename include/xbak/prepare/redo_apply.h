@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,10 +24,17 @@
 
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/crypt_data.h"
+#include "xbak/prepare/page_set.h"
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
 
 namespace xbak::prepare {
+
+// What the first pass over a log learnt (opaque): CheckRedoApplicable hands
+// it out so that the apply of the same log does not read it all again.
+struct CheckedLog;
+using CheckedLogPtr = std::shared_ptr<const CheckedLog>;
+using PageSetPtr = std::shared_ptr<const PageSet>;
 
 struct RedoApplyOptions {
   std::string dir;  // backup directory: ibdata1, undo*, db/*.ibd, backup-my.cnf
@@ -38,6 +46,16 @@ struct RedoApplyOptions {
   // The log must reach this LSN (xtrabackup_checkpoints' last_lsn), or the
   // backup is incomplete and nothing is written.
   uint64_t required_lsn = 0;
+  // Pages whose records are not applied:
+  // `xbak --restore` gives the pages of the next incremental's deltas, which
+  // replace these pages whole right after this log (restore.cc). Everything
+  // else is as without it (the whole log checked; FILE_ and TRIM_PAGES
+  // records, page 0 of every tablespace, freed pages, file sizes), so the
+  // files are the same bytes.
+  PageSetPtr superseded;
+  // From CheckRedoApplicable of this same log and required_lsn: its first
+  // pass is not made again (any other log's is ignored).
+  CheckedLogPtr checked;
   std::chrono::milliseconds progress_interval{2000};
   // Runs once the whole log has been checked, before anything is written
   // (prepare carries out the backup's DDL markers there).
@@ -51,7 +69,8 @@ struct RedoApplyOptions {
 
 struct RedoApplyStats {
   uint64_t checkpoint_lsn = 0;
-  uint64_t end_lsn = 0;  // LSN after the last complete mtr
+  uint64_t end_lsn = 0;             // LSN after the last complete mtr
+  uint64_t superseded_records = 0;  // of RedoApplyOptions::superseded pages, not applied
   uint64_t mtrs = 0;
   uint64_t records = 0;
   uint64_t pages_written = 0;
@@ -78,6 +97,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
                            const KeyOptions& keys, int parallel,
                            const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {},
-                           const std::set<std::string>* only_tables = nullptr);
+                           const std::set<std::string>* only_tables = nullptr,
+                           CheckedLogPtr* checked = nullptr);
 
 }  // namespace xbak::prepare

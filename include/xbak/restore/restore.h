@@ -4,7 +4,9 @@
 //
 // The full backup's files are written into D once; its redo log is applied
 // where the backup keeps it; each incremental's deltas are applied onto D and
-// its log after them (the same engine as --prepare, pointed at D). Nothing is
+// its log after them (the same engine as --prepare, pointed at D). A step's
+// log leaves out the records of the pages the next incremental's deltas hold
+// (prepare/delta_pages.h): they are written whole right after. Nothing is
 // staged but the small prepared ib_logfile0, kept aside in the log directory
 // until the last step. The backups are only read: unlike --prepare, which
 // rewrites a backup in place, a chain can be restored any number of times.
@@ -46,7 +48,7 @@ struct RestoreOptions {
   prepare::KeyOptions keys;
   // --from-stream, instead of directories: xbstreams (files, named pipes, or
   // "-" for stdin), the full backup's first, then each incremental's, each
-  // read once to its end. Each is unpacked into D/xbak-restore-staging (on the
+  // read once to its end, two at a time. Each is unpacked into D/xbak-restore-staging (on the
   // datadir's filesystem: the full backup's files are then renamed into
   // place, not copied; .zst/.lz4 files decompressed there), and the chain is
   // restored as above; an incremental's staged files are removed once it is
@@ -61,8 +63,8 @@ struct RestoreOptions {
   const crypt::KeyRing* stream_keys = nullptr;
   // Internal to the restore from streams: incremental_dirs are the staging
   // directories the streams are being unpacked into, and this returns once
-  // incremental K (1-based) is whole, so that step K-1 is applied while
-  // stream K arrives.
+  // incremental K (1-based) is whole, so that step K-1's deltas are applied
+  // while stream K arrives (its redo step waits for it: it skips K's pages).
   std::function<Status(size_t)> await_incremental;
   // For a caller that goes on writing into the datadir (xbcloud restore
   // replays binary logs on it): everything is done but the last rename, so

@@ -1,0 +1,70 @@
+#include "xbak/prepare/delta_pages.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "xbak/backupdir/metadata.h"
+#include "xbak/innodb/delta.h"
+#include "xbak/prepare/delta_apply.h"
+#include "xbak/util/file.h"
+#include "xbak/util/parallel.h"
+
+namespace xbak::prepare {
+namespace {
+
+// The pages of one delta, in its tablespace, into `set` a block at a time
+// (under `mu`: bounded memory whatever the deltas' size): each block's slot
+// 0 is read, its page images skipped.
+Status AddDeltaPages(const DeltaJob& j, uint32_t first_page, PageSet* set, std::mutex* mu) {
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(j.delta));
+  XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+  const uint32_t ps = j.meta.page_size;
+  std::vector<uint8_t> slot0(ps);
+  uint64_t off = 0;
+  while (off < size) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(slot0.data(), ps, off));
+    if (n != ps) {
+      return Error(ErrorCode::kCorrupt,
+                   j.delta + ": a block header cut short at byte " + std::to_string(off));
+    }
+    auto h = innodb::ParseDeltaBlockHeader(slot0.data(), ps);
+    if (!h.ok()) return h.status().With(j.delta + ": the block at byte " + std::to_string(off));
+    {
+      std::lock_guard<std::mutex> l(*mu);
+      for (uint32_t no : h->page_nos) set->Add(j.meta.space_id, no + first_page);
+    }
+    off += (1 + uint64_t{h->page_nos.size()}) * ps;
+    if (h->last) break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
+  XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc, parallel));
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(inc));
+  const std::set<std::string> news(scan.news.begin(), scan.news.end());
+  auto set = std::make_shared<PageSet>();
+  std::mutex mu;
+  std::atomic<bool> cancel{false};
+  XBAK_RETURN_IF_ERROR(util::RunParallel(
+      scan.deltas.size(), parallel,
+      [&](size_t i) -> Status {
+        const DeltaJob& j = scan.deltas[i];
+        // Replaced by the .new copy, not by these pages: nothing certain.
+        if (j.rel.ends_with(".ibd") && news.count(j.rel.substr(0, j.rel.size() - 4))) return Status::Ok();
+        uint32_t first_page = 0;  // ibdata2...: the delta numbers pages within the file
+        for (size_t s = 1; s < cnf.system_files.size(); s++) {
+          if (j.rel == cnf.system_files[s]) first_page = cnf.system_first_page[s];
+        }
+        return AddDeltaPages(j, first_page, set.get(), &mu);
+      },
+      &cancel));
+  return PageSetPtr(std::move(set));
+}
+
+}  // namespace xbak::prepare
