@@ -28,6 +28,7 @@
 #include "xbak/innodb/page_crypt.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/innodb/redo_record.h"
+#include "xbak/prepare/log_file_ops.h"
 #include "xbak/prepare/log_scanner.h"
 #include "xbak/prepare/redo_batch.h"
 #include "xbak/prepare/space_catalog.h"
@@ -492,42 +493,6 @@ Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress
       &end2, &why2, end_lsn);  // what appeared since pass 1 is not ours
 }
 
-// FILE_RENAME that the backup's own DDL markers did not already carry out
-// (a backup of another tool, or none was needed).
-Status RenameAsTheLogSays(const RedoApplyOptions& o, const FileNames& names, Catalog& catalog) {
-  for (auto& [id, s] : catalog.all()) {
-    if (names.deleted.count(id)) continue;
-    auto it = names.last_name.find(id);
-    if (it == names.last_name.end() || it->second == s.rel || !s.flags_known) continue;
-    const std::string from = util::JoinPath(o.dir, s.rel), to = util::JoinPath(o.dir, it->second);
-    if (util::PathExists(to) || !util::PathExists(from)) continue;
-    XBAK_RETURN_IF_ERROR(util::MakeDirs(to.substr(0, to.rfind('/'))));
-    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to", to, errno);
-    util::LogInfo("renamed " + s.rel + " to " + it->second + " as the redo log says");
-    s.rel = it->second;
-  }
-  return Status::Ok();
-}
-
-// FILE_DELETE, likewise.
-Status RemoveDroppedFiles(const RedoApplyOptions& o, const FileNames& names) {
-  for (uint32_t id : names.deleted) {
-    auto it = names.last_name.find(id);
-    if (it == names.last_name.end()) continue;
-    const std::string path = util::JoinPath(o.dir, it->second);
-    // Only the file that still holds that tablespace id.
-    std::vector<uint8_t> page(innodb::kFspHeaderEnd);
-    auto f = util::File::OpenRead(path);
-    if (!f.ok()) continue;
-    auto n = f->PRead(page.data(), page.size(), 0);
-    if (!n.ok() || n.value() < page.size() || util::LoadBE32(page.data() + innodb::kFspSpaceId) != id)
-      continue;
-    if (::unlink(path.c_str()) != 0) return ErrnoError("remove", path, errno);
-    util::LogInfo("removed " + it->second + ": the table was dropped during the backup");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
@@ -594,8 +559,8 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   XBAK_RETURN_IF_ERROR(applier.Flush());
   XBAK_RETURN_IF_ERROR(applier.PunchFreedPages());
   XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
-  XBAK_RETURN_IF_ERROR(RenameAsTheLogSays(o, names, catalog));
-  XBAK_RETURN_IF_ERROR(RemoveDroppedFiles(o, names));
+  XBAK_RETURN_IF_ERROR(RenameAsTheLogSays(o.dir, names, catalog));
+  XBAK_RETURN_IF_ERROR(RemoveDroppedFiles(o.dir, names));
   progress.Finish(true);
 
   RedoApplyStats st = applier.stats();
