@@ -120,6 +120,7 @@ int RunExtractMode(const Args& a) {
       std::cerr << "xbak: --extract reads an xbstream from stdin; pipe one in or use --input=FILE\n";
       return 2;
     }
+    xbak::util::EnlargePipe(STDIN_FILENO);  // `... | xbak -x`: fewer wake-ups on both sides
     st = xbak::stream::ExtractStream(STDIN_FILENO, eo);
   }
   if (!st.ok()) return Fail(st);
