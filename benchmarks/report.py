@@ -520,17 +520,28 @@ def section_redo(doc, name):
     return out + save_chart(fig, name)
 
 
+def restore_reps(r):
+    runs = r.get("runs")
+    if not runs or len(runs.get("xbak_s", [])) < 2:
+        return "One repetition."
+    fmt = lambda v: ", ".join(f"{x:.2f}" for x in v)
+    return (f"The ways were run in turn, {len(runs['xbak_s'])} times each; the table gives the medians "
+            f"(xbak {fmt(runs['xbak_s'])} s; anchor {fmt(runs['anchor_s'])} s; floor {fmt(runs['floor_s'])} s).")
+
+
 def section_restore(doc, name):
     r, d = doc["results"], doc["dataset"]
     out = [f"## Restore from object storage: xbak --restore against the mariabackup pipeline "
            f"({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
-    out.append(f"Command: `benchmarks/restore_bench.sh{' --quick' if doc['quick'] else ''}`. "
+    reps = len(r.get("runs", {}).get("xbak_s", [])) or 1
+    out.append(f"Command: `benchmarks/restore_bench.sh{' --quick' if doc['quick'] else ''}"
+               f"{f' --reps {reps}' if reps > 1 else ''}`. "
                f"Machine: {doc['machine']['arch']}, {doc['machine']['cores']} cores; xbak {doc['xbak']}. "
                f"A sysbench database of {d['sysbench_tables']} x {d['rows_per_table']:,} rows, {d['chain']}, "
                f"each streamed by `xbak --backup --stream | xbcloud put` into a local MinIO "
                f"({d['stream_bytes'] / 1048576:,.0f} MiB of streams). Each way back starts with the page cache "
                f"dropped and ends with a sync; both restored datadirs start, pass CHECK TABLE and have equal "
-               f"CHECKSUM TABLE for every table. One repetition.")
+               f"CHECKSUM TABLE for every table. " + restore_reps(r))
     out.append("")
     out.append("| way | s | vs anchor | vs floor | peak RSS |")
     out.append("|---|---|---|---|---|")

@@ -9,9 +9,10 @@
 #           written, nothing else
 # Each starts with the page cache dropped and ends with a sync (both inside its time). The xbak and
 # anchor datadirs are then started: CHECK TABLE passes and every table's CHECKSUM is equal.
-# Records wall time and the peak RSS of xbak --restore and of the largest mariabackup step.
+# Records wall time (the median of --reps runs of each way, taken in turn) and the peak RSS of
+# xbak --restore and of the largest mariabackup step.
 #   benchmarks/restore_bench.sh [--quick] [--rows N] [--parallel N] [--out FILE.json]
-#                               [--reuse] [--only xbak,anchor,floor]
+#                               [--reuse] [--only xbak,anchor,floor] [--reps N]
 # Default: 8 tables x 1,125,000 rows (about 2.1 GiB of InnoDB files). Results:
 # docs/results/restore-bench.json.
 # For work on one way: --reuse restores the chain a previous run left in MinIO (with the same
@@ -22,7 +23,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TABLES=8; ROWS=1125000; PAR=2; QUICK=0; OUT="$ROOT/docs/results/restore-bench.json"; LOAD_S=20
-REUSE=0; ONLY=xbak,anchor,floor
+REUSE=0; ONLY=xbak,anchor,floor; REPS=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; ROWS=40000; LOAD_S=5; OUT="$ROOT/.work/restore-bench-quick.json" ;;
@@ -31,7 +32,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --reuse) REUSE=1 ;;
     --only) ONLY=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--rows N] [--parallel N] [--out FILE] [--reuse] [--only WAYS]" >&2; exit 2 ;;
+    --reps) REPS=$2; shift ;;
+    *) echo "usage: $0 [--quick] [--rows N] [--parallel N] [--out FILE] [--reuse] [--only WAYS] [--reps N]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -106,65 +108,81 @@ drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-XBAK_S=0; XBAK_RSS=0; ANCHOR_S=0; MB_RSS=0; FLOOR_S=0; FLOOR_BYTES=0
-if way xbak; then
-echo "== xbak --restore from xbcloud get pipes" >&2
-drop_caches
-mkdir -p "$W/pipes"
-t=$(now)
-pids=()
-for n in "${NAMES[@]}"; do
-  mkfifo "$W/pipes/$n"
-  "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/pipes/$n" 2> "$W/get-x-$n.log" &
-  pids+=($!)
-done
-/usr/bin/time -f '%M' -o "$W/xbak.rss" "$XBAK" --restore --parallel="$PAR" --progress-interval=0 \
-  --datadir="$W/xbak-data" "${NAMES[@]/#/--from-stream=$W/pipes/}" 2> "$W/xbak-restore.log" ||
-  { tail -n 30 "$W/xbak-restore.log" >&2; exit 1; }
-for p in "${pids[@]}"; do wait "$p"; done
-sync
-XBAK_S=$(secs "$t" "$(now)")
-XBAK_RSS=$(cat "$W/xbak.rss")
-echo "xbak: $XBAK_S s, peak RSS $((XBAK_RSS / 1024)) MiB" >&2
-grep -E "done in|applied .* deltas|restored " "$W/xbak-restore.log" >&2 || true
-fi
-
-if way anchor; then
-echo "== anchor: get | mbstream -x, mariabackup --prepare per step, --copy-back" >&2
-drop_caches
-t=$(now)
-MB_RSS=0
+XBAK_RSS=0; MB_RSS=0; FLOOR_BYTES=0
+XBAK_TIMES=(); ANCHOR_TIMES=(); FLOOR_TIMES=()
+run_xbak() {
+  echo "== xbak --restore from xbcloud get pipes" >&2
+  rm -rf "$W/xbak-data" "$W/pipes"
+  drop_caches
+  mkdir -p "$W/pipes"
+  local t p pids=() n s r
+  t=$(now)
+  for n in "${NAMES[@]}"; do
+    mkfifo "$W/pipes/$n"
+    "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/pipes/$n" 2> "$W/get-x-$n.log" &
+    pids+=($!)
+  done
+  /usr/bin/time -f '%M' -o "$W/xbak.rss" "$XBAK" --restore --parallel="$PAR" --progress-interval=0 \
+    --datadir="$W/xbak-data" "${NAMES[@]/#/--from-stream=$W/pipes/}" 2> "$W/xbak-restore.log" ||
+    { tail -n 30 "$W/xbak-restore.log" >&2; exit 1; }
+  for p in "${pids[@]}"; do wait "$p"; done
+  sync
+  s=$(secs "$t" "$(now)")
+  XBAK_TIMES+=("$s")
+  r=$(cat "$W/xbak.rss"); [ "$r" -gt "$XBAK_RSS" ] && XBAK_RSS=$r
+  echo "xbak: $s s, peak RSS $((r / 1024)) MiB" >&2
+  grep -E "done in|applied .* deltas|restored " "$W/xbak-restore.log" >&2 || true
+}
 mbtime() { # mariabackup ARGS : runs it, keeps the largest peak RSS
   /usr/bin/time -f '%M' -o "$W/mb.rss" mariabackup "$@" >> "$W/anchor.log" 2>&1 || { tail -n 30 "$W/anchor.log" >&2; exit 1; }
   local r; r=$(cat "$W/mb.rss"); [ "$r" -gt "$MB_RSS" ] && MB_RSS=$r
   return 0
 }
-for n in "${NAMES[@]}"; do
-  mkdir -p "$W/anchor/$n"
-  "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" 2> "$W/get-a-$n.log" | mbstream -x -C "$W/anchor/$n" ||
-    { tail "$W/get-a-$n.log" >&2; exit 1; }
+run_anchor() {
+  echo "== anchor: get | mbstream -x, mariabackup --prepare per step, --copy-back" >&2
+  rm -rf "$W/anchor" "$W/anchor-data"
+  drop_caches
+  local t n s
+  t=$(now)
+  for n in "${NAMES[@]}"; do
+    mkdir -p "$W/anchor/$n"
+    "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" 2> "$W/get-a-$n.log" | mbstream -x -C "$W/anchor/$n" ||
+      { tail "$W/get-a-$n.log" >&2; exit 1; }
+  done
+  mbtime --prepare --target-dir="$W/anchor/full"
+  for n in inc1 inc2 inc3; do mbtime --prepare --target-dir="$W/anchor/full" --incremental-dir="$W/anchor/$n"; done
+  mbtime --copy-back --target-dir="$W/anchor/full" --datadir="$W/anchor-data"
+  sync
+  s=$(secs "$t" "$(now)")
+  ANCHOR_TIMES+=("$s")
+  echo "anchor: $s s, largest mariabackup peak RSS $((MB_RSS / 1024)) MiB" >&2
+  rm -rf "$W/anchor"
+}
+run_floor() {
+  echo "== floor: the bytes downloaded and written" >&2
+  rm -rf "$W/floor"
+  drop_caches
+  mkdir -p "$W/floor"
+  local t n s
+  t=$(now)
+  for n in "${NAMES[@]}"; do "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/floor/$n.xb" 2> /dev/null; done
+  sync
+  s=$(secs "$t" "$(now)")
+  FLOOR_TIMES+=("$s")
+  FLOOR_BYTES=$(du -cb "$W"/floor/*.xb | tail -n 1 | cut -f1)
+  echo "floor: $s s ($((FLOOR_BYTES >> 20)) MiB)" >&2
+  rm -rf "$W/floor"
+}
+# The ways in turn, --reps times (the machine's speed drifts: each way sees the same drift).
+for rep in $(seq "$REPS"); do
+  [ "$REPS" -gt 1 ] && echo "== repetition $rep of $REPS" >&2
+  if way xbak; then run_xbak; fi
+  if way anchor; then run_anchor; fi
+  if way floor; then run_floor; fi
 done
-mbtime --prepare --target-dir="$W/anchor/full"
-for n in inc1 inc2 inc3; do mbtime --prepare --target-dir="$W/anchor/full" --incremental-dir="$W/anchor/$n"; done
-mbtime --copy-back --target-dir="$W/anchor/full" --datadir="$W/anchor-data"
-sync
-ANCHOR_S=$(secs "$t" "$(now)")
-echo "anchor: $ANCHOR_S s, largest mariabackup peak RSS $((MB_RSS / 1024)) MiB" >&2
-rm -rf "$W/anchor"
-fi
-
-if way floor; then
-echo "== floor: the bytes downloaded and written" >&2
-drop_caches
-mkdir -p "$W/floor"
-t=$(now)
-for n in "${NAMES[@]}"; do "$XBCLOUD" get "${S3[@]}" --parallel=8 "$n" > "$W/floor/$n.xb" 2> /dev/null; done
-sync
-FLOOR_S=$(secs "$t" "$(now)")
-FLOOR_BYTES=$(du -cb "$W"/floor/*.xb | tail -n 1 | cut -f1)
-echo "floor: $FLOOR_S s ($((FLOOR_BYTES >> 20)) MiB)" >&2
-rm -rf "$W/floor"
-fi
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+XBAK_S=$(median "${XBAK_TIMES[@]}"); ANCHOR_S=$(median "${ANCHOR_TIMES[@]}"); FLOOR_S=$(median "${FLOOR_TIMES[@]}")
+echo "medians: xbak $XBAK_S s, anchor $ANCHOR_S s, floor $FLOOR_S s" >&2
 
 echo "== both datadirs start; CHECK TABLE; CHECKSUM TABLE equal" >&2
 check() { # LABEL DATADIR
@@ -175,8 +193,8 @@ check() { # LABEL DATADIR
   sb_checksums "$1" > "$W/$1.sum"
   sb_stop "$1"
 }
-way xbak && check xb "$W/xbak-data"
-way anchor && { check mb "$W/anchor-data"; cp "$W/mb.sum" "$W/anchor.sum"; }
+if way xbak; then check xb "$W/xbak-data"; fi
+if way anchor; then check mb "$W/anchor-data" && cp "$W/mb.sum" "$W/anchor.sum"; fi
 if way xbak && [ -f "$W/anchor.sum" ]; then
   sb_compare_checksums "$W/anchor.sum" "$W/xb.sum"
 elif way xbak; then
@@ -184,9 +202,10 @@ elif way xbak; then
 fi
 
 python3 - "$OUT" "$QUICK" "$TABLES" "$ROWS" "$PAR" "$CHAIN_BYTES" "$FLOOR_BYTES" "$XBAK_S" "$XBAK_RSS" \
-  "$ANCHOR_S" "$MB_RSS" "$FLOOR_S" << 'PY'
+  "$ANCHOR_S" "$MB_RSS" "$FLOOR_S" "${XBAK_TIMES[*]}" "${ANCHOR_TIMES[*]}" "${FLOOR_TIMES[*]}" << 'PY'
 import json, sys, platform, subprocess, datetime
-(out, quick, tables, rows, par, chain_bytes, floor_bytes, xs, xrss, as_, mrss, fs) = sys.argv[1:]
+(out, quick, tables, rows, par, chain_bytes, floor_bytes, xs, xrss, as_, mrss, fs, xall, aall, fall) = sys.argv[1:]
+runs = lambda t: [float(v) for v in t.split()]
 xs, as_, fs = float(xs), float(as_), float(fs)
 ratio = lambda a, b: round(a / b, 2) if a > 0 and b > 0 else None
 doc = {
@@ -198,7 +217,8 @@ doc = {
                 "stored_bytes": int(chain_bytes), "stream_bytes": int(floor_bytes)},
     "parallel": int(par),
     "results": {"xbak_restore_s": xs, "xbak_peak_rss_kb": int(xrss), "anchor_s": as_,
-                "anchor_largest_peak_rss_kb": int(mrss), "floor_s": fs},
+                "anchor_largest_peak_rss_kb": int(mrss), "floor_s": fs,
+                "runs": {"xbak_s": runs(xall), "anchor_s": runs(aall), "floor_s": runs(fall)}},
     "ratios": {"anchor_over_xbak": ratio(as_, xs), "xbak_over_floor": ratio(xs, fs)},
 }
 json.dump(doc, open(out, "w"), indent=1)
