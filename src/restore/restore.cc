@@ -587,6 +587,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
       // Applied: its staged copy goes (the disk the staging needs is the largest
       // incremental, not the chain). The last one goes with the staging below.
       XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
+      if (o.released_incremental) o.released_incremental(k);
     }
   }
   return Finish(dirs, chain, streamed, journal.path(), o.hold);

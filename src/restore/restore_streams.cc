@@ -91,17 +91,19 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
   return sink::DecompressBackup(d);
 }
 
-// Reads the streams on threads of its own, each into its staging directory:
-// two at a time, in order (the next one is read while the one before it is,
-// as the store sends them at once: one reader alone, competing with the
-// apply for the CPU, was the slowest part of a restore). Wait(K) returns once
-// stream K is whole (or failed). Stop() lets the streams being read finish (a
-// read from a pipe cannot be interrupted) and opens no other.
+// Reads the streams on threads of its own, each into its staging directory,
+// two at a time and in order (the store sends them at once: one reader alone,
+// competing with the apply for the CPU, was the slowest part of a restore).
+// Stream K+2 is read only once incremental K is applied and its staging
+// removed (Released): at most two incrementals are staged, the one being
+// applied and the next, whose pages its redo step leaves out. Wait(K) returns
+// once stream K is whole (or failed). Stop() lets the streams being read
+// finish (a read from a pipe cannot be interrupted) and opens no other.
 class Unpacker {
  public:
   static constexpr size_t kReaders = 2;
   Unpacker(const RestoreOptions& o, std::string staging)
-      : o_(o), staging_(std::move(staging)), done_(o.streams.size()) {
+      : o_(o), staging_(std::move(staging)), done_(o.streams.size()), released_(o.streams.size(), false) {
     for (size_t i = 0; i < std::min(kReaders, o.streams.size()); i++)
       threads_.emplace_back([this] { Run(); });
   }
@@ -117,8 +119,20 @@ class Unpacker {
     std::lock_guard<std::mutex> l(mu_);
     return !done_.empty() && !done_.back().has_value() && !stop_;
   }
+  // Incremental K's staged copy is gone: stream K+2 may be read.
+  void Released(size_t k) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      released_[k] = true;
+    }
+    cv_.notify_all();
+  }
   void Stop() {
-    stop_ = true;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
     for (auto& t : threads_) {
       if (t.joinable()) t.join();
     }
@@ -127,6 +141,12 @@ class Unpacker {
  private:
   void Run() {
     for (size_t k = next_++; k < o_.streams.size(); k = next_++) {
+      if (k >= 3) {
+        // At most two incrementals staged at once: the one being applied
+        // and the next, whose pages its redo step leaves out.
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return released_[k - 2] || stop_; });
+      }
       Status st = stop_
                       ? Error(ErrorCode::kCancelled, "the restore stopped before the stream " + o_.streams[k])
                       : Unpack(o_.streams[k], dir(k), o_.parallel, o_.stream_keys);
@@ -143,6 +163,7 @@ class Unpacker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::optional<Status>> done_;  // guarded by mu_
+  std::vector<bool> released_;               // guarded by mu_
   std::atomic<bool> stop_{false};
   std::atomic<size_t> next_{0};
   std::vector<std::thread> threads_;
@@ -198,12 +219,13 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   }
   // Before the first byte of data: the server refuses the datadir from now on.
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
-  // One thread reads the streams in order while the steps before are applied.
+  // Two threads read the streams in order while the steps before are applied.
   Unpacker unpacker(o, util::JoinPath(dirs.datadir, kStagingDir));
   RestoreOptions chain = o;
   chain.full_dir = unpacker.dir(0);
   for (size_t k = 1; k < o.streams.size(); k++) chain.incremental_dirs.push_back(unpacker.dir(k));
   chain.await_incremental = [&unpacker](size_t k) { return unpacker.Wait(k); };
+  chain.released_incremental = [&unpacker](size_t k) { unpacker.Released(k); };
   Status st = unpacker.Wait(0);
   if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
   if (!st.ok() && unpacker.busy()) {

@@ -66,6 +66,8 @@ struct RestoreOptions {
   // incremental K (1-based) is whole, so that step K-1's deltas are applied
   // while stream K arrives (its redo step waits for it: it skips K's pages).
   std::function<Status(size_t)> await_incremental;
+  // And this is called once incremental K's staged copy is removed (applied).
+  std::function<void(size_t)> released_incremental;
   // For a caller that goes on writing into the datadir (xbcloud restore
   // replays binary logs on it): everything is done but the last rename, so
   // the datadir stays marked unfinished (placeholder ib_logfile0, journal);
