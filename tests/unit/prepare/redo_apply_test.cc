@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,64 @@ TEST_F(RedoApplyTest, InitPageIgnoresOldContentAndFreedPagesAreNotWritten) {
   EXPECT_EQ(util::LoadBE32(p6.data() + innodb::kFilPagePrev), innodb::kFilNull);
   EXPECT_EQ(innodb::CheckPage(p6.data(), Flags(), 6).verdict, innodb::PageVerdict::kOk);
   EXPECT_EQ(Page(2), MakePage(2, 15000));  // freed: never written
+}
+
+TEST_F(RedoApplyTest, SupersededPagesAreLeftAloneAndPageZeroNeverIs) {
+  LogBuilder b;
+  b.Rec(0x30, 0, {60, 0x11});
+  b.Rec(0x30, 3, {50, 0x33});
+  b.Rec(0x30, 4, {50, 0x44});
+  const uint64_t end = b.End();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  auto skip = std::make_shared<PageSet>();
+  skip->Add(kSpace, 0);  // page 0 is applied all the same
+  skip->Add(kSpace, 3);
+  skip->Add(kSpace + 1, 4);  // another tablespace's page 4: not this one's
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.parallel = 2;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  o.superseded = skip;
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->superseded_records, 1u);
+  EXPECT_EQ(st->pages_written, 2u);
+  EXPECT_EQ(Page(0)[60], 0x11);
+  EXPECT_EQ(Page(3), MakePage(3, 15000));  // untouched: the next incremental writes it whole
+  EXPECT_EQ(Page(4)[50], 0x44);
+}
+
+TEST_F(RedoApplyTest, ALogCheckedBeforehandIsNotCheckedAgainAndAnotherLogsCheckIsIgnored) {
+  LogBuilder b;
+  b.Rec(0x30, 3, {50, 0x33});
+  const uint64_t end = b.End();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  CheckedLogPtr checked;
+  ASSERT_TRUE(CheckRedoApplicable(dir_, dir_, end, {}, 1, {}, nullptr, &checked).ok());
+  ASSERT_NE(checked, nullptr);
+  // The log grows by one mtr after the check: the apply that takes the check
+  // stops where the check ended (its first pass was not made again).
+  b.Rec(0x30, 4, {50, 0x44});
+  const uint64_t end2 = b.End();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end2)).ok());
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  o.checked = checked;
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->end_lsn, end);
+  EXPECT_EQ(Page(3)[50], 0x33);
+  EXPECT_EQ(Page(4), MakePage(4, 15000));
+  // Checked for another required LSN: not taken; the log is checked again,
+  // to its new end.
+  o.required_lsn = end2;
+  auto again = ApplyRedoLog(o);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->end_lsn, end2);
+  EXPECT_EQ(Page(4)[50], 0x44);
 }
 
 TEST_F(RedoApplyTest, SmallMemoryGivesTheSameBytesInManyBatches) {
