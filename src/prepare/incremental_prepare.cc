@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -121,8 +122,19 @@ Status IncrementalApply::Run() {
   bool redo_only = false;
   XBAK_RETURN_IF_ERROR(CheckChain(&redo_only));
   if (redo_only) return FinishRedo(o);
+  // The first pass over INC's log reads nothing else: it runs while the
+  // base's first pages and the deltas are read (CheckRedo takes it).
+  std::future<Result<CheckedLogPtr>> log_pass;
+  if (!resuming) {
+    log_pass = std::async(std::launch::async, [this] {
+      return CheckRedoLog(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys);
+    });
+  }
   XBAK_RETURN_IF_ERROR(ReadBase());
   XBAK_RETURN_IF_ERROR(ValidateDeltas());
+  if (log_pass.valid()) {
+    XBAK_ASSIGN_OR_RETURN(checked_log, log_pass.get());
+  }
   XBAK_RETURN_IF_ERROR(CheckRedo());
   clock.Mark("redo check");
   XBAK_RETURN_IF_ERROR(MarkInProgress());

@@ -495,10 +495,8 @@ Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress
 
 }  // namespace
 
-Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
-                           const KeyOptions& keys, int parallel,
-                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
-                           const std::set<std::string>* only_tables, CheckedLogPtr* checked) {
+Result<CheckedLogPtr> CheckRedoLog(const std::string& log_dir, const std::string& data_dir,
+                                   uint64_t required_lsn, const KeyOptions& keys) {
   RaiseOpenFileLimit();
   const std::string log_path = util::JoinPath(log_dir, "ib_logfile0");
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
@@ -507,20 +505,32 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   RedoApplyOptions o;
   o.dir = data_dir;
   o.required_lsn = required_lsn;
-  XBAK_ASSIGN_OR_RETURN(LogCheck check, CheckLog(o, log_path, cnf.page_size, *scanner));
-  Catalog probe(crypt, check.log_crypt);
-  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(check.log_flags, incoming));
+  auto c = std::make_shared<CheckedLog>();
+  XBAK_ASSIGN_OR_RETURN(c->check, CheckLog(o, log_path, cnf.page_size, *scanner));
+  c->log_path = log_path;
+  c->required_lsn = required_lsn;
+  c->checkpoint_lsn = scanner->checkpoint().checkpoint_lsn;
+  c->page_size = cnf.page_size;
+  return CheckedLogPtr(std::move(c));
+}
+
+Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
+                           const KeyOptions& keys, int parallel,
+                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
+                           const std::set<std::string>* only_tables, CheckedLogPtr* checked) {
+  RaiseOpenFileLimit();
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
+  XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
+  CheckedLogPtr c = checked != nullptr ? *checked : nullptr;
+  if (c == nullptr || c->log_path != util::JoinPath(log_dir, "ib_logfile0") ||
+      c->required_lsn != required_lsn || c->page_size != cnf.page_size) {
+    XBAK_ASSIGN_OR_RETURN(c, CheckRedoLog(log_dir, data_dir, required_lsn, keys));
+  }
+  Catalog probe(crypt, c->check.log_crypt);
+  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(c->check.log_flags, incoming));
   XBAK_RETURN_IF_ERROR(probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel,
                                   Catalog::ScanMode::kCheck, only_tables));
-  if (checked != nullptr) {
-    auto c = std::make_shared<CheckedLog>();
-    c->log_path = log_path;
-    c->required_lsn = required_lsn;
-    c->checkpoint_lsn = scanner->checkpoint().checkpoint_lsn;
-    c->page_size = cnf.page_size;
-    c->check = std::move(check);
-    *checked = std::move(c);
-  }
+  if (checked != nullptr) *checked = std::move(c);
   return Status::Ok();
 }
 

@@ -94,10 +94,19 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o);
 // `only_tables`: when the caller read every file-per-table page 0 already, the
 // ones (rel paths) that need a look (PAGE_COMPRESSED, or crypt data); the
 // others are not opened again. Null: every file.
+// `checked` (may be null): in, a CheckRedoLog of this same log, taken instead
+// of reading the log again; out, the pass over the log, for ApplyRedoLog.
 Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
                            const KeyOptions& keys, int parallel,
                            const std::vector<std::pair<std::string, innodb::CryptData>>& incoming = {},
                            const std::set<std::string>* only_tables = nullptr,
                            CheckedLogPtr* checked = nullptr);
+
+// The log half of CheckRedoApplicable alone: it reads only the log of
+// `log_dir` and `data_dir`'s backup-my.cnf and keys, so it can run while
+// other threads read the data files (an incremental's apply runs it while
+// the deltas are validated).
+Result<CheckedLogPtr> CheckRedoLog(const std::string& log_dir, const std::string& data_dir,
+                                   uint64_t required_lsn, const KeyOptions& keys);
 
 }  // namespace xbak::prepare
