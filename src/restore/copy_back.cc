@@ -94,6 +94,8 @@ struct CopyBack {
 
 Status CopyBack::CheckDestination() {
   identity = "copy-back of " + o.backup_dir + "\n";
+  // Killed while writing its marker, a copy-back wrote nothing else.
+  XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(o.datadir, kInProgressFile));
   if (util::PathExists(marker)) {
     XBAK_ASSIGN_OR_RETURN(std::string m, util::ReadSmallFile(marker));
     if (m != identity || o.move) {

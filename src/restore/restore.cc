@@ -326,14 +326,7 @@ std::string BinlogLine(const std::string& dir) {
 }  // namespace
 
 Status DropHalfWrittenJournal(const std::string& datadir) {
-  // A restore killed while writing its first journal leaves only that
-  // journal's temporary file: nothing of the backup was written yet.
-  auto names = util::ListDir(datadir);
-  const std::string tmp = std::string(kRestoreMarkerFile) + ".tmp";
-  if (!names.ok() || names->size() != 1 || names->front() != tmp) return Status::Ok();
-  if (::unlink(util::JoinPath(datadir, tmp).c_str()) != 0)
-    return ErrnoError("remove", util::JoinPath(datadir, tmp), errno);
-  return Status::Ok();
+  return DropLoneMarkerTemp(datadir, kRestoreMarkerFile);
 }
 
 Status WritePlaceholderLog(const RestoreDirs& dirs) {

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -139,6 +140,15 @@ Status PlaceRestoredFiles(const RestoreDirs& dirs, const std::string& staged_log
     if (::rename(staged.c_str(), log.c_str()) != 0) return ErrnoError("rename " + staged + " to", log, errno);
     XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.log_dir));
   }
+  return Status::Ok();
+}
+
+Status DropLoneMarkerTemp(const std::string& datadir, const std::string& marker_name) {
+  auto names = util::ListDir(datadir);
+  const std::string tmp = marker_name + ".tmp";
+  if (!names.ok() || names->size() != 1 || names->front() != tmp) return Status::Ok();
+  if (::unlink(util::JoinPath(datadir, tmp).c_str()) != 0)
+    return ErrnoError("remove", util::JoinPath(datadir, tmp), errno);
   return Status::Ok();
 }
 

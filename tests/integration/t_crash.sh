@@ -183,7 +183,9 @@ for i in $(seq "$N"); do
   kill -9 "$pid" 2> /dev/null || true
   rc=0
   wait "$pid" 2> /dev/null || rc=$?
-  n=$(find "$W/dst/data" -type f 2> /dev/null | wc -l || true)
+  # Killed while its marker was being written (xbak_copy_back_in_progress.tmp alone): nothing of
+  # the backup is there yet, and the re-run below must take the datadir as empty.
+  n=$(find "$W/dst/data" -type f ! -name xbak_copy_back_in_progress.tmp 2> /dev/null | wc -l || true)
   echo "point $i (${p}s): copy-back exit $rc, $n files in the datadir"
   if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ]; then
     # Killed: the datadir says so, and it has no redo log yet, so mariadbd refuses to start on it.
@@ -196,7 +198,7 @@ for i in $(seq "$N"); do
   # Re-running the same copy-back resumes it (or, if it had finished, refuses the full datadir).
   rc2=0
   "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc$i-re.log" || rc2=$?
-  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ]; then
+  if [ "$rc" -ne 0 ]; then
     [ "$rc2" -eq 0 ] || { tail -n 3 "$W/kc$i-re.log" >&2; fail "resuming the copy-back killed at point $i"; }
     [ ! -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "the resumed copy-back left its marker"
     (cd "$W/again" && find . -type f ! -name 'xtrabackup_*' ! -name backup-my.cnf) | while read -r f; do
@@ -204,6 +206,15 @@ for i in $(seq "$N"); do
     done
   fi
 done
+# The narrowest kill point, made on purpose: killed while writing its marker, a copy-back leaves
+# only the marker's temporary file; the same command run again takes the datadir as empty.
+rm -rf "$W/dst/data"
+mkdir -p "$W/dst/data"
+echo "copy-back of $W/again" > "$W/dst/data/xbak_copy_back_in_progress.tmp"
+"$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc-tmp.log" ||
+  { tail -n 3 "$W/kc-tmp.log" >&2; fail "copy-back over the lone temporary file of a half-written marker"; }
+[ ! -e "$W/dst/data/xbak_copy_back_in_progress.tmp" ] || fail "the half-written marker was left"
+echo "a copy-back killed while writing its marker: the same command finishes it"
 rm -rf "$W/dst/data"
 "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/cb.log" ||
   { cat "$W/cb.log" >&2; fail "copy-back re-run"; }

@@ -47,6 +47,13 @@ Result<std::map<std::string, std::string>> RemoteTablespaces(
 std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
                                const std::map<std::string, std::string>& remote);
 
+// A restore killed while writing its first marker (`marker_name`, written
+// as marker_name.tmp and renamed) leaves only that temporary file in the
+// datadir: nothing of the backup was written yet. Removes it when it is all
+// `datadir` holds, so that the same command run again finds the datadir
+// empty.
+Status DropLoneMarkerTemp(const std::string& datadir, const std::string& marker_name);
+
 // The last step of a restore: the backup's own files out of the datadir, the
 // files that live elsewhere (ibdata, undo, DATA DIRECTORY tables) moved
 // there, then (put_log) the prepared log, waiting in the log directory as
