@@ -187,7 +187,15 @@ for i in $(seq "$N"); do
   # the backup is there yet, and the re-run below must take the datadir as empty.
   n=$(find "$W/dst/data" -type f ! -name xbak_copy_back_in_progress.tmp 2> /dev/null | wc -l || true)
   echo "point $i (${p}s): copy-back exit $rc, $n files in the datadir"
-  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ]; then
+  finished=0
+  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ] && [ ! -e "$W/dst/data/xbak_copy_back_in_progress" ]; then
+    # Killed after its last step (the marker goes once the redo log is in place and everything
+    # is synced): a finished restore, checked below like a resumed one.
+    [ -e "$W/dst/data/ib_logfile0" ] || fail "a killed copy-back left no in-progress marker"
+    finished=1
+    echo "  (killed after it had finished)"
+  fi
+  if [ "$rc" -ne 0 ] && [ "$n" -gt 0 ] && [ "$finished" = 0 ]; then
     # Killed: the datadir says so, and it has no redo log yet, so mariadbd refuses to start on it.
     [ -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "a killed copy-back left no in-progress marker"
     [ ! -e "$W/dst/data/ib_logfile0" ] || fail "a killed copy-back left ib_logfile0: the datadir looks startable"
@@ -199,7 +207,11 @@ for i in $(seq "$N"); do
   rc2=0
   "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/again" 2> "$W/kc$i-re.log" || rc2=$?
   if [ "$rc" -ne 0 ]; then
-    [ "$rc2" -eq 0 ] || { tail -n 3 "$W/kc$i-re.log" >&2; fail "resuming the copy-back killed at point $i"; }
+    if [ "$finished" = 0 ]; then
+      [ "$rc2" -eq 0 ] || { tail -n 3 "$W/kc$i-re.log" >&2; fail "resuming the copy-back killed at point $i"; }
+    else
+      [ "$rc2" -ne 0 ] || fail "a copy-back went over the finished restore of point $i"
+    fi
     [ ! -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "the resumed copy-back left its marker"
     (cd "$W/again" && find . -type f ! -name 'xtrabackup_*' ! -name backup-my.cnf) | while read -r f; do
       cmp -s "$W/again/$f" "$W/dst/data/$f" || fail "resumed copy-back (point $i): $f differs from the backup"
