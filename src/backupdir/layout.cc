@@ -97,6 +97,15 @@ std::vector<uint32_t> FirstPages(const std::vector<DataFileSpec>& files, uint32_
   return out;
 }
 
+std::optional<uint32_t> LaterSystemFileFirstPage(const std::vector<std::string>& system_files,
+                                                 const std::vector<uint32_t>& first_pages,
+                                                 const std::string& name) {
+  for (size_t i = 1; i < system_files.size() && i < first_pages.size(); i++) {
+    if (name == system_files[i]) return first_pages[i];
+  }
+  return std::nullopt;
+}
+
 Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec) {
   std::vector<DataFileSpec> files;
   size_t pos = 0;

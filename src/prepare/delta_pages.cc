@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/prepare/delta_apply.h"
@@ -57,10 +58,8 @@ Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
         const DeltaJob& j = scan.deltas[i];
         // Replaced by the .new copy, not by these pages: nothing certain.
         if (j.rel.ends_with(".ibd") && news.count(j.rel.substr(0, j.rel.size() - 4))) return Status::Ok();
-        uint32_t first_page = 0;  // ibdata2...: the delta numbers pages within the file
-        for (size_t s = 1; s < cnf.system_files.size(); s++) {
-          if (j.rel == cnf.system_files[s]) first_page = cnf.system_first_page[s];
-        }
+        const uint32_t first_page =
+            backupdir::LaterSystemFileFirstPage(cnf.system_files, cnf.system_first_page, j.rel).value_or(0);
         return AddDeltaPages(j, first_page, set.get(), &mu);
       },
       &cancel));

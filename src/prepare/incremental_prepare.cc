@@ -295,9 +295,8 @@ Status IncrementalApply::ValidateDeltas() {
   std::vector<Validation> to_validate;
   DeltaJob* system_head = nullptr;  // ibdata1's delta, when the system tablespace has several files
   for (auto& j : scan.deltas) {
-    for (size_t i = 1; i < fcnf.system_files.size(); i++) {
-      if (j.rel != fcnf.system_files[i]) continue;
-      j.first_page = fcnf.system_first_page[i];
+    if (auto first = backupdir::LaterSystemFileFirstPage(fcnf.system_files, fcnf.system_first_page, j.rel)) {
+      j.first_page = *first;
       auto h = ReadPage0(util::JoinPath(full, fcnf.system_files[0]), fps);
       if (!h.ok()) return h.status().With("the system tablespace's first file in " + full);
       j.system_flags = h->flags;

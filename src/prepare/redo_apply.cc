@@ -388,6 +388,12 @@ struct CheckedLog {
 
 namespace {
 
+// Whether `c` (may be null) is the first pass over this log, to this LSN.
+bool IsPassOver(const CheckedLog* c, const std::string& log_path, uint64_t required_lsn, uint32_t page_size) {
+  return c != nullptr && c->log_path == log_path && c->required_lsn == required_lsn &&
+         c->page_size == page_size;
+}
+
 // Pass 1: the whole log must be sound before anything is written.
 Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path, uint32_t page_size,
                           LogScanner& scanner) {
@@ -522,8 +528,7 @@ Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_d
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
   XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
   CheckedLogPtr c = checked != nullptr ? *checked : nullptr;
-  if (c == nullptr || c->log_path != util::JoinPath(log_dir, "ib_logfile0") ||
-      c->required_lsn != required_lsn || c->page_size != cnf.page_size) {
+  if (!IsPassOver(c.get(), util::JoinPath(log_dir, "ib_logfile0"), required_lsn, cnf.page_size)) {
     XBAK_ASSIGN_OR_RETURN(c, CheckRedoLog(log_dir, data_dir, required_lsn, keys));
   }
   Catalog probe(crypt, c->check.log_crypt);
@@ -545,9 +550,8 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   // The first pass, unless CheckRedoApplicable made it on this very log (an
   // incremental's apply checks its log before its deltas go in).
   const CheckedLog* prior = o.checked.get();
-  if (prior != nullptr &&
-      (prior->log_path != log_path || prior->required_lsn != o.required_lsn ||
-       prior->page_size != page_size || prior->checkpoint_lsn != scanner.checkpoint().checkpoint_lsn)) {
+  if (!IsPassOver(prior, log_path, o.required_lsn, page_size) ||
+      prior->checkpoint_lsn != scanner.checkpoint().checkpoint_lsn) {
     prior = nullptr;
   }
   LogCheck fresh;

@@ -325,10 +325,6 @@ std::string BinlogLine(const std::string& dir) {
 
 }  // namespace
 
-Status DropHalfWrittenJournal(const std::string& datadir) {
-  return DropLoneMarkerTemp(datadir, kRestoreMarkerFile);
-}
-
 Status WritePlaceholderLog(const RestoreDirs& dirs) {
   const std::string log = util::JoinPath(dirs.log_dir, "ib_logfile0");
   if (util::PathExists(log)) return Status::Ok();
@@ -364,7 +360,7 @@ namespace {
 Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
                            const std::map<std::string, std::string>& remote, const Link& full, bool streamed,
                            prepare::CheckedLogPtr* checked) {
-  if (!streamed) XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
+  if (!streamed) XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(dirs.datadir, kRestoreMarkerFile));
   // Nothing of what is there may be overwritten: every directory the
   // restore writes into must be empty (or not exist yet).
   std::set<std::string> targets;
@@ -577,8 +573,9 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     }
     XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
     if (streamed && k + 1 < steps) {
-      // Applied: its staged copy goes (the disk the staging needs is the largest
-      // incremental, not the chain). The last one goes with the staging below.
+      // Applied: its staged copy goes, and with it the stream two after it may
+      // be read (the disk the staging needs is two incrementals, not the
+      // chain). The last one goes with the staging below.
       XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
       if (o.released_incremental) o.released_incremental(k);
     }

@@ -198,7 +198,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
     }
     again = true;
   } else {
-    XBAK_RETURN_IF_ERROR(DropHalfWrittenJournal(dirs.datadir));
+    XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(dirs.datadir, kRestoreMarkerFile));
     for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
       XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(t));
       if (!empty) {

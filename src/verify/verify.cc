@@ -232,10 +232,8 @@ class Verifier {
       files_++;
       return;
     }
-    uint32_t first_page = 0;
-    for (size_t i = 1; i < b.system_files.size(); i++) {
-      if (stem == b.system_files[i]) first_page = b.system_first_page[i];
-    }
+    const uint32_t first_page =
+        backupdir::LaterSystemFileFirstPage(b.system_files, b.system_first_page, stem).value_or(0);
     DeltaChecker c(p, meta.value(), b.page_size, first_page);
     if (Stream(b, f, p, [&](const uint8_t* d, size_t n) { c.Feed(d, n); })) c.Finish();
     pages_ += c.pages();

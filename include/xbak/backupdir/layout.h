@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,13 @@ Result<std::vector<DataFileSpec>> ParseDataFiles(const std::string& spec);
 // The page number of each file's first page in the system tablespace: the
 // sizes of the files before it (only the last may autoextend).
 std::vector<uint32_t> FirstPages(const std::vector<DataFileSpec>& files, uint32_t page_size);
+// When `name` is a later file of the system tablespace (ibdata2, ...), its
+// first page (from FirstPages): the page its .delta's page 0 stands for, as
+// such a delta numbers pages within the file. Nothing for ibdata1 or any
+// other file.
+std::optional<uint32_t> LaterSystemFileFirstPage(const std::vector<std::string>& system_files,
+                                                 const std::vector<uint32_t>& first_pages,
+                                                 const std::string& name);
 // ParseDataFiles(spec), the names only.
 Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec);
 

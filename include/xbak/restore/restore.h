@@ -95,8 +95,5 @@ Status RunRestoreFromStreams(const RestoreOptions& o);
 // The ib_logfile0 an unfinished restore leaves in dirs.log_dir (if there is
 // none yet): too small to be a redo log, so mariadbd refuses to start.
 Status WritePlaceholderLog(const RestoreDirs& dirs);
-// Removes the temporary file of a first journal that a kill interrupted, when
-// it is all the datadir holds (so that the re-run finds the datadir empty).
-Status DropHalfWrittenJournal(const std::string& datadir);
 
 }  // namespace xbak::restore
