@@ -435,8 +435,8 @@ def section_micro(doc, name):
                f"(as reported). One thread, the buffer in cache for 64 KiB, mostly not for 1 MiB. GB/s is 10^9 bytes "
                "of input per second (for decompression: of output). Compression input is synthetic rows "
                "(about 2:1 under zstd, 1.5:1 under lz4); the paths are the ones xbak runs: CRC-32C for InnoDB pages "
-               "and redo (`ExtendHardware`: SSE4.2 or ARMv8 CRC32, chosen at run time; `ExtendPortable`: "
-               "slicing-by-8), zlib's crc32 for xbstream chunks, OpenSSL EVP for MD5 (S3 Content-MD5, ETags, "
+               "and redo and CRC-32 for xbstream chunks and binlog events (Intel ISA-L: carry-less multiplication, "
+               "chosen at run time; zlib's crc32, which xbstream used before, beside it), OpenSSL EVP for MD5 (S3 Content-MD5, ETags, "
                "sidecars) and SHA-256 (SigV4), `storage/md5_multi`'s multi-buffer MD5 over 2 or 8 buffers at once "
                "(xbcloud get's object check; GB/s counts all buffers), the frame settings of `--compress=zstd|lz4`, "
                "and `--encrypt`'s chunks sealed and opened by `crypt::FileCipher` (AES-256-GCM, ChaCha20-Poly1305; "
@@ -645,17 +645,16 @@ Datasets that take long to make are cached in `~/.cache/xbak/bench` (`XBAK_BENCH
 `--compare A.json B.json` prints B's median over A's for every figure the two files share and flags
 each one that got worse by more than `--threshold` percent (a time up, a throughput down); its exit
 status is 1 when anything regressed, so a CI job can fail on it. `tests/bench/t_compare.sh` checks
-that it passes two identical results and flags a build of the microbenchmarks at -O0 (the CRC-32C
-figures drop several-fold). Comparing an x86-64 result with an AArch64 one works the same way; the
+that it passes two identical results and flags a build of the microbenchmarks at -O0 (the
+multi-buffer MD5 figure, our own AVX2 code, drops several-fold). Comparing an x86-64 result with an AArch64 one works the same way; the
 flags then say where one machine is slower.
 
-On AArch64 the same code runs with the ARMv8 CRC32 instructions for CRC-32C (chosen at run time
-from `getauxval(AT_HWCAP)`), zlib's crc32 for xbstream and OpenSSL's EVP for MD5 and SHA-256.
+On AArch64 the same code runs with ISA-L's AArch64 CRC code (PMULL and CRC32 instructions,
+chosen at run time) and OpenSSL's EVP for MD5 and SHA-256.
 `scripts/cross-aarch64.sh` (pass 4 of `scripts/run-tests.sh`, `--arm64`) cross-compiles the layers
 with Debian's g++-aarch64-linux-gnu and the arm64 multiarch -dev packages and runs their unit tests
-under qemu-user: `unit_util` (the CRC-32C vectors on the ARMv8 CRC32 path and the portable one;
-the script also checks that the CRC32C instructions are in the object and that the hardware path
-is the one taken), `unit_innodb`, `unit_stream`, `unit_sink`, `unit_storage` (the RFC 1321 MD5
+under qemu-user: `unit_util` (the CRC-32C and CRC-32 vectors, and every length up to 600 bytes
+against the bitwise definition; the script also checks that it is linked with ISA-L), `unit_innodb`, `unit_stream`, `unit_sink`, `unit_storage` (the RFC 1321 MD5
 vectors) and `unit_cloud`. Not `unit_backup`: Debian's libmariadb-dev cannot be installed for
 arm64 next to the amd64 one. Tests that need a running server stay on x86-64. qemu timings say
 nothing about real ARM hardware, so numbers for AArch64 come only from running `benchmarks/run`

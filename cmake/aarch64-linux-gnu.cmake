@@ -13,8 +13,9 @@ set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 # Multiarch: the target's libraries live in the host's /usr/lib/aarch64-linux-gnu, so the host
 # root is searched (CMAKE_LIBRARY_ARCHITECTURE keeps find_library to the arm64 directory), and
 # pkg-config reads only the arm64 .pc files.
-# libmariadb-dev cannot be installed for arm64 beside its amd64 twin: scripts/cross-aarch64.sh
-# unpacks it elsewhere and names its pkgconfig directory in XBAK_AARCH64_PKG_CONFIG.
+# libmariadb-dev and ISA-L cannot be installed for arm64 beside their amd64 twins:
+# scripts/cross-aarch64.sh unpacks them elsewhere and names their pkgconfig directories in
+# XBAK_AARCH64_PKG_CONFIG.
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 if(DEFINED ENV{XBAK_AARCH64_PKG_CONFIG})
   set(ENV{PKG_CONFIG_LIBDIR} "$ENV{XBAK_AARCH64_PKG_CONFIG}:$ENV{PKG_CONFIG_LIBDIR}")

@@ -9,7 +9,7 @@ PKGS=(
   # build
   build-essential cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
   # libraries
-  libcurl4-openssl-dev libssl-dev libev-dev libzstd-dev liblz4-dev zlib1g-dev
+  libcurl4-openssl-dev libssl-dev libev-dev libzstd-dev liblz4-dev zlib1g-dev libisal-dev
   libboost-program-options-dev libgtest-dev libgmock-dev libbenchmark-dev libmariadb-dev
   liblzma-dev libbz2-dev liblzo2-dev libsnappy-dev nlohmann-json3-dev
   # real parts for tests and benchmarks

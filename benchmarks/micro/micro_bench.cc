@@ -19,6 +19,7 @@
 #include "xbak/crypt/cipher.h"
 #include "xbak/crypt/format.h"
 #include "xbak/storage/md5_multi.h"
+#include "xbak/util/crc32.h"
 #include "xbak/util/crc32c.h"
 
 namespace {
@@ -68,22 +69,21 @@ void BM_Memcpy(benchmark::State& state) {
   Bytes(state, n);
 }
 
-void BM_Crc32cHardware(benchmark::State& state) {
+void BM_Crc32c(benchmark::State& state) {  // InnoDB pages and redo (util::crc32c, ISA-L)
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> buf = MakePageLikeData(n);
-  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32c::ExtendHardware(0, buf.data(), n));
-  Bytes(state, n);
-  state.SetLabel(xbak::util::crc32c::HardwareAvailable() ? "cpu instructions" : "NO CPU SUPPORT: portable");
-}
-
-void BM_Crc32cPortable(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  std::vector<uint8_t> buf = MakePageLikeData(n);
-  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32c::ExtendPortable(0, buf.data(), n));
+  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32c::Value(buf.data(), n));
   Bytes(state, n);
 }
 
-void BM_ZlibCrc32(benchmark::State& state) {  // xbstream's chunk CRC (XbstreamCrc32)
+void BM_Crc32(benchmark::State& state) {  // xbstream chunks, binlog events (util::crc32, ISA-L)
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> buf = MakePageLikeData(n);
+  for (auto _ : state) benchmark::DoNotOptimize(xbak::util::crc32::Value(buf.data(), n));
+  Bytes(state, n);
+}
+
+void BM_ZlibCrc32(benchmark::State& state) {  // the same CRC by zlib, which util::crc32 replaced
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> buf = MakePageLikeData(n);
   for (auto _ : state) benchmark::DoNotOptimize(crc32_z(0, buf.data(), n));
@@ -276,8 +276,8 @@ void Levels(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(BM_Memcpy)->Apply(Sizes);
-BENCHMARK(BM_Crc32cHardware)->Apply(Sizes);
-BENCHMARK(BM_Crc32cPortable)->Apply(Sizes);
+BENCHMARK(BM_Crc32c)->Apply(Sizes);
+BENCHMARK(BM_Crc32)->Apply(Sizes);
 BENCHMARK(BM_ZlibCrc32)->Apply(Sizes);
 BENCHMARK(BM_Md5)->Apply(Sizes);
 BENCHMARK_CAPTURE(BM_Md5Many, x2_avx2, "avx2", 2)->ArgName("bytes")->Arg(kLarge);

@@ -1,9 +1,9 @@
 #include "xbak/binlog/event.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include "xbak/util/crc32.h"
 
 namespace xbak::binlog {
 namespace {
@@ -58,8 +58,7 @@ Result<FormatDescription> ParseFormatDescription(std::string_view event) {
 bool ChecksumMatches(std::string_view event) {
   if (event.size() < kChecksumSize) return false;
   const size_t n = event.size() - kChecksumSize;
-  const uLong crc = crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(event.data()), n);
-  return static_cast<uint32_t>(crc) == Le<uint32_t>(event, n);
+  return util::crc32::Value(event.data(), n) == Le<uint32_t>(event, n);
 }
 
 Result<GtidEvent> ParseGtidEvent(std::string_view body, uint32_t server_id) {

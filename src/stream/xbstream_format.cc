@@ -1,25 +1,14 @@
 // Chunk encoding and path rules shared by the writer, reader and extractor.
-#include <zlib.h>
 
 #include <algorithm>
 
 #include "xbak/stream/xbstream.h"
+#include "xbak/util/crc32.h"
 #include "xbak/util/endian.h"
 
 namespace xbak::stream {
 
-uint32_t XbstreamCrc32(const void* data, size_t n) {
-  // zlib's crc32 (ISO-3309, the CRC mbstream writes), deliberately: it is portable, tested by zlib
-  // on every architecture, and fast enough that no hand-written path is needed here. Debian's
-  // zlib 1.2.13 uses its "braided" word-at-a-time code (about 5.8 GB/s per core on the x86-64 of
-  // docs/benchmarks.md, half of our SSE4.2 CRC-32C and far above what a stream carries); a build
-  // with a zlib that has a folded PCLMUL/PMULL or ARMv8 CRC32 crc32 (zlib-ng, Chromium's) gets it
-  // without a change here. benchmarks/micro measures it (BM_ZlibCrc32).
-  // crc32_z takes a size_t length, so no 4 GiB slicing is needed.
-  uLong crc = crc32_z(0L, Z_NULL, 0);
-  crc = crc32_z(crc, static_cast<const Bytef*>(data), n);
-  return static_cast<uint32_t>(crc);
-}
+uint32_t XbstreamCrc32(const void* data, size_t n) { return util::crc32::Value(data, n); }
 
 namespace {
 std::string FixedHeader(char type, std::string_view path, size_t extra) {

@@ -79,7 +79,8 @@ struct Chunk {
   uint64_t stream_offset = 0;    // where the chunk's header starts in the stream
 };
 
-// zlib crc32 over any length (crc32() itself takes a 32-bit length).
+// The CRC-32 every payload chunk carries (ISO 3309, zlib's crc32: what mbstream
+// writes), over any length.
 uint32_t XbstreamCrc32(const void* data, size_t n);
 
 // Header bytes of a payload chunk (everything before the payload).
