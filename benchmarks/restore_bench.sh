@@ -173,12 +173,16 @@ run_floor() {
   echo "floor: $s s ($((FLOOR_BYTES >> 20)) MiB)" >&2
   rm -rf "$W/floor"
 }
-# The ways in turn, --reps times (the machine's speed drifts: each way sees the same drift).
+# The ways in turn, --reps times (the machine's speed drifts: each way sees the same drift), the
+# order rotated each repetition (xbak first, then the anchor first, then the floor first...): the
+# first run after the set-up (always xbak's until then) was its slowest in every record before.
+ORDER=(xbak anchor floor)
 for rep in $(seq "$REPS"); do
   [ "$REPS" -gt 1 ] && echo "== repetition $rep of $REPS" >&2
-  if way xbak; then run_xbak; fi
-  if way anchor; then run_anchor; fi
-  if way floor; then run_floor; fi
+  for i in 0 1 2; do
+    w=${ORDER[$(((i + rep - 1) % 3))]}
+    if way "$w"; then "run_$w"; fi
+  done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 XBAK_S=$(median "${XBAK_TIMES[@]}"); ANCHOR_S=$(median "${ANCHOR_TIMES[@]}"); FLOOR_S=$(median "${FLOOR_TIMES[@]}")
