@@ -588,6 +588,11 @@ def section_scale(doc, name):
         out.append(f"### {n:,} tables ({sc['deltas']:,} deltas, {sc['delta_bytes'] / 1048576:,.0f} MiB; full backup "
                    f"{sc['full_bytes'] / 1048576:,.0f} MiB; tables created in {sc['create_s']:.0f} s)")
         out.append("")
+        if sc.get("date", doc["date"]) != doc["date"] or sc.get("xbak", doc.get("xbak")) != doc.get("xbak"):
+            # A record merged from several runs (benchmarks/merge_scale.py): each scale says its own.
+            out.append(f"This scale was measured by another run of the same command: {sc.get('date', '?')}, xbak "
+                       f"{sc.get('xbak', '?')} (the record merges runs scale by scale: benchmarks/merge_scale.py).")
+            out.append("")
         out.append("| step | tool | --parallel | s | CPU s | peak RSS | peak fds | result |")
         out.append("|---|---|---|---|---|---|---|---|")
         for r in [r for r in doc["runs"] if r["tables"] == n]:
@@ -637,7 +642,7 @@ benchmarks/run --compare A.json B.json --threshold 10   # exit 1 if any figure g
 every suite below in one go, each against its rivals in the same run (mariabackup and mbstream,
 `aws s3 cp`, rclone), and writes one JSON file (`--out`, default `.work/bench-run/suite.json`): the
 machine (arch, CPU model, cores, memory), the versions (xbak's `git describe`, mariabackup, aws,
-rclone, the compiler, zlib/zstd/lz4/OpenSSL), every suite's raw results and a flat list of
+rclone, the compiler, zlib/zstd/lz4/OpenSSL/ISA-L), every suite's raw results and a flat list of
 `figures`, each with all its repetitions, its median, which way is better and its ratios to the
 rivals (above 1: xbak is better). Charts land next to it (`img/`); `--publish` updates this page.
 Datasets that take long to make are cached in `~/.cache/xbak/bench` (`XBAK_BENCH_CACHE`).
@@ -646,17 +651,19 @@ Datasets that take long to make are cached in `~/.cache/xbak/bench` (`XBAK_BENCH
 each one that got worse by more than `--threshold` percent (a time up, a throughput down); its exit
 status is 1 when anything regressed, so a CI job can fail on it. `tests/bench/t_compare.sh` checks
 that it passes two identical results and flags a build of the microbenchmarks at -O0 (the
-multi-buffer MD5 figure, our own AVX2 code, drops several-fold). Comparing an x86-64 result with an AArch64 one works the same way; the
-flags then say where one machine is slower.
+multi-buffer MD5 figure, our own AVX2 code, drops several-fold). Comparing an x86-64 result with an
+AArch64 one works the same way; the flags then say where one machine is slower.
 
 On AArch64 the same code runs with ISA-L's AArch64 CRC code (PMULL and CRC32 instructions,
 chosen at run time) and OpenSSL's EVP for MD5 and SHA-256.
 `scripts/cross-aarch64.sh` (pass 4 of `scripts/run-tests.sh`, `--arm64`) cross-compiles the layers
 with Debian's g++-aarch64-linux-gnu and the arm64 multiarch -dev packages and runs their unit tests
 under qemu-user: `unit_util` (the CRC-32C and CRC-32 vectors, and every length up to 600 bytes
-against the bitwise definition; the script also checks that it is linked with ISA-L), `unit_innodb`, `unit_stream`, `unit_sink`, `unit_storage` (the RFC 1321 MD5
-vectors) and `unit_cloud`. Not `unit_backup`: Debian's libmariadb-dev cannot be installed for
-arm64 next to the amd64 one. Tests that need a running server stay on x86-64. qemu timings say
+against the bitwise definition; the script also checks that it is linked with ISA-L) and every
+other layer's suite (`unit_innodb`, `unit_stream`, `unit_sink`, `unit_storage` with the RFC 1321
+MD5 vectors, `unit_cloud`, `unit_backup`, `unit_prepare`, `unit_restore`, `unit_verify`,
+`unit_pitr`, ...; libmariadb-dev and ISA-L, which cannot be installed for arm64 next to their amd64
+twins, are unpacked beside the build). Tests that need a running server stay on x86-64. qemu timings say
 nothing about real ARM hardware, so numbers for AArch64 come only from running `benchmarks/run`
 on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 """

@@ -12,8 +12,8 @@
 #    remove those): their .debs are downloaded and unpacked into $build/sysroot-mariadb and
 #    $build/sysroot-isal instead, and pkg-config is pointed at them (XBAK_AARCH64_PKG_CONFIG, read
 #    by the toolchain file).
-#    XBAK_CROSS_MINIMAL=1 installs only zlib/zstd/lz4/gtest and builds only the unit tests of the
-#    layers they serve (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would
+#    XBAK_CROSS_MINIMAL=1 installs only zlib/zstd/lz4/gtest (ISA-L is unpacked in every mode: the
+#    util layer needs it) and builds only the unit tests of the layers they serve (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would
 #    remove any package.
 # 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (-O2 as the normal pass's
 #    RelWithDebInfo, without its debug information, which costs about a quarter of the compile
@@ -120,7 +120,9 @@ unpack_sysroot() {
   XBAK_AARCH64_PKG_CONFIG="$(cd "$root" && pwd)/usr/lib/aarch64-linux-gnu/pkgconfig${XBAK_AARCH64_PKG_CONFIG:+:$XBAK_AARCH64_PKG_CONFIG}"
 }
 # ISA-L (util's CRCs), of the version the native build has.
-unpack_sysroot isal "$(dpkg-query -W -f='${Version}' libisal-dev)" libisal-dev libisal2
+isal_ver=$(dpkg-query -W -f='${Version}' libisal-dev 2> /dev/null) ||
+  { echo "cross-aarch64: needs libisal-dev on this machine (scripts/install-deps.sh installs it)" >&2; exit 1; }
+unpack_sysroot isal "$isal_ver" libisal-dev libisal2
 if [ "$unit_only" = OFF ]; then
   # libmariadb-dev, of the version of the installed libmariadb3:arm64 (with libmariadb3's, for
   # the link).

@@ -8,8 +8,8 @@ namespace xbak::util::crc32c {
 
 // Intel ISA-L's crc32_iscsi, not a loop of our own: it folds with carry-less
 // multiplication (PCLMULQDQ on x86-64, PMULL on AArch64, chosen at run time,
-// with a table fallback), about 6x the one-byte-per-cycle SSE4.2/ARMv8 CRC32C
-// instruction loop this file used to hold (benchmarks/micro: BM_Crc32c). Every
+// with a table fallback), about 6x the loop of SSE4.2/ARMv8 CRC32C instructions
+// (8 bytes each, one after another) this file used to hold (benchmarks/micro: BM_Crc32c). Every
 // page read by a backup, written by a prepare and every redo mini-transaction
 // passes through here.
 //
