@@ -26,6 +26,8 @@
 # it fails under a hard open-files limit of 20,000 (this machine's, which a container cannot raise),
 # and 19,000 shows every step of both tools side by side. --quick: 500 tables, --pars "1 2". Results: docs/results/scale-bench.json;
 # benchmarks/report.py renders them.
+# One scale again without losing the others' rows: --tables N --out .work/scale-N.json, then
+# benchmarks/merge_scale.py docs/results/scale-bench.json .work/scale-N.json (each scale keeps its date).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

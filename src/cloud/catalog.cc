@@ -243,7 +243,10 @@ void LinkChains(std::vector<BackupRecord>* backups) {
     auto [lo, hi] = by_end.equal_range(std::pair{BackupGroup(b.name), b.checkpoints->from_lsn});
     for (auto it = lo; it != hi; ++it) {
       const BackupRecord* c = it->second;
-      if (c == &b || c->summary.started > b.summary.started) continue;
+      // Only a backup before this one in the catalog's order (start second, then name) can be
+      // its base: a strict order, so no two backups are each other's base. Two puts of an idle
+      // server in the same second end at the same checkpoint LSN; t_xbcloud_repo met the cycle.
+      if (std::tie(c->summary.started, c->name) >= std::tie(b.summary.started, b.name)) continue;
       if (best == nullptr ||
           std::tie(c->summary.started, c->name) > std::tie(best->summary.started, best->name))
         best = c;

@@ -75,9 +75,10 @@ Result<Catalog> ReadCatalog(storage::EventLoop& loop, storage::ObjectStore& stor
 std::string BackupGroup(const std::string& name);
 
 // Sets each incremental's base: of the complete backups of its group that
-// end at the LSN where it starts (to_lsn = its from_lsn) and whose put
-// started before its own, the one that started last. An incremental without
-// one has base_missing set.
+// end at the LSN where it starts (to_lsn = its from_lsn) and come before it
+// in the catalog's order (put started earlier; in the same second, a smaller
+// name), the last. Never a cycle, even where an idle server's backups all end
+// at one checkpoint LSN. An incremental without one has base_missing set.
 void LinkChains(std::vector<BackupRecord>* backups);
 
 // The names of `name`'s chain: the backup and, transitively, every backup

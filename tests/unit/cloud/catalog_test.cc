@@ -110,6 +110,22 @@ TEST_F(CatalogTest, FindsBackupsAndLinksChains) {
   EXPECT_LE(h2.requests, 3u);
 }
 
+// An idle server: its checkpoint LSN does not move, so every backup ends where
+// the next starts, and two puts may start in the same second. Each incremental
+// still gets the backup just before it, and no two are each other's base.
+TEST_F(CatalogTest, BackupsOfAnIdleServerInOneSecondMakeOneChainWithoutACycle) {
+  PutAt("h/full-b", 0, true, 0, 100);
+  PutAt("h/full-c", 1, true, 0, 100);
+  PutAt("h/inc-c-1", 2, false, 100, 100);
+  PutAt("h/inc-c-2", 2, false, 100, 100);  // the same second as inc-c-1
+  Catalog c = Read();
+  ASSERT_EQ(c.backups.size(), 4u);
+  EXPECT_EQ(Find(c, "h/inc-c-1")->base, "h/full-c");
+  EXPECT_EQ(Find(c, "h/inc-c-2")->base, "h/inc-c-1");
+  EXPECT_EQ(ChainOf(c.backups, "h/full-c"), (std::vector<std::string>{"h/full-c", "h/inc-c-1", "h/inc-c-2"}));
+  EXPECT_EQ(ChainOf(c.backups, "h/full-b"), (std::vector<std::string>{"h/full-b"}));
+}
+
 TEST_F(CatalogTest, ExpireDeletesWholeChainsOldestFirst) {
   ThreeChains();
   auto dry = Expire(2, true);
