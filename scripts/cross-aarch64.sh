@@ -13,8 +13,8 @@
 #    $build/sysroot-isal instead, and pkg-config is pointed at them (XBAK_AARCH64_PKG_CONFIG, read
 #    by the toolchain file).
 #    XBAK_CROSS_MINIMAL=1 installs only zlib/zstd/lz4/gtest (ISA-L is unpacked in every mode: the
-#    util layer needs it) and builds only the unit tests of the layers they serve (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would
-#    remove any package.
+#    util layer needs it) and builds only the unit tests of the layers they serve
+#    (XBAK_UNIT_ONLY). The install is simulated first and refused if apt would remove any package.
 # 2. Configures build-aarch64/ with cmake/aarch64-linux-gnu.cmake (-O2 as the normal pass's
 #    RelWithDebInfo, without its debug information, which costs about a quarter of the compile
 #    time (src/restore/restore.cc: 12.7-13.9 s with -g, 9.6-10.5 s without) and is not wanted in
