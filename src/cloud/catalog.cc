@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <tuple>
 
 namespace xbak::cloud {
 
@@ -217,9 +216,8 @@ Result<Catalog> ReadCatalog(storage::EventLoop& loop, storage::ObjectStore& stor
   }
   if (o.parallel < 1) return Error(ErrorCode::kInvalidArgument, "--parallel must be at least 1");
   XBAK_ASSIGN_OR_RETURN(Catalog c, Walk(loop, store, o).Run());
-  std::sort(c.backups.begin(), c.backups.end(), [](const BackupRecord& a, const BackupRecord& b) {
-    return std::tie(a.summary.started, a.name) < std::tie(b.summary.started, b.name);
-  });
+  std::sort(c.backups.begin(), c.backups.end(),
+            [](const BackupRecord& a, const BackupRecord& b) { return a.order() < b.order(); });
   LinkChains(&c.backups);
   return c;
 }
@@ -243,13 +241,11 @@ void LinkChains(std::vector<BackupRecord>* backups) {
     auto [lo, hi] = by_end.equal_range(std::pair{BackupGroup(b.name), b.checkpoints->from_lsn});
     for (auto it = lo; it != hi; ++it) {
       const BackupRecord* c = it->second;
-      // Only a backup before this one in the catalog's order (start second, then name) can be
-      // its base: a strict order, so no two backups are each other's base. Two puts of an idle
-      // server in the same second end at the same checkpoint LSN; t_xbcloud_repo met the cycle.
-      if (std::tie(c->summary.started, c->name) >= std::tie(b.summary.started, b.name)) continue;
-      if (best == nullptr ||
-          std::tie(c->summary.started, c->name) > std::tie(best->summary.started, best->name))
-        best = c;
+      // Only a backup before this one in the catalog's order can be its base: a strict order,
+      // so no two backups are each other's base. Two puts of an idle server in the same second
+      // end at the same checkpoint LSN; t_xbcloud_repo met the cycle.
+      if (c->order() >= b.order()) continue;
+      if (best == nullptr || c->order() > best->order()) best = c;
     }
     if (best != nullptr) {
       b.base = best->name;

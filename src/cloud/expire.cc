@@ -81,9 +81,8 @@ Result<ExpirePlan> PlanExpire(const Catalog& catalog, const ExpireOptions& optio
   for (const auto& b : backups) {
     if (b.known() && b.full()) fulls.push_back(&b);
   }
-  std::sort(fulls.begin(), fulls.end(), [](const BackupRecord* a, const BackupRecord* b) {
-    return std::tie(a->summary.started, a->name) > std::tie(b->summary.started, b->name);
-  });
+  std::sort(fulls.begin(), fulls.end(),
+            [](const BackupRecord* a, const BackupRecord* b) { return a->order() > b->order(); });
   std::map<std::string, const BackupRecord*> by_name;
   for (const auto& b : backups) by_name[b.name] = &b;
   // Complete backups whose chain is unknown (no summary, checkpoints not in

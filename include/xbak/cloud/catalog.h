@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "xbak/backupdir/metadata.h"
@@ -52,6 +53,10 @@ struct BackupRecord {
   bool incremental() const;
   // Chain known: a complete backup whose checkpoints were read.
   bool known() const { return state == BackupState::kComplete && checkpoints.has_value() && problem.empty(); }
+  // The catalog's order: by the second its put started, then by name (a
+  // strict order, also among puts of the same second). ReadCatalog sorts by
+  // it, and an incremental's base comes before it (LinkChains).
+  auto order() const { return std::tie(summary.started, name); }
 };
 
 struct Catalog {
