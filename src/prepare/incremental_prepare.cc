@@ -114,7 +114,14 @@ struct IncrementalApply {
   std::map<std::string, std::string> moves;  // base rel -> new rel, for renames between the backups
   uint64_t system_last_size = 0;
   size_t deltas_applied = 0;
-  CheckedLogPtr checked_log;     // CheckRedo's pass over INC's log, for the redo step
+  CheckedLogPtr checked_log;  // CheckRedo's pass over INC's log, for the redo step
+
+  // A delta that is not applied: its table was created again during the
+  // incremental (replaced wholesale by the .new copy), or dropped during it
+  // after it was copied (the .del marker removes it; the delta, pages changed
+  // since the base without page 0, has nothing to go into: xtrabackup's
+  // prepare deletes such a delta, PXB-3320).
+  bool Void(const DeltaJob& j) const { return newfiles.count(j.rel) || deleted.count(j.rel); }
   std::vector<std::string> top;  // FULL's entries after step 6
 };
 
@@ -304,7 +311,7 @@ Status IncrementalApply::ValidateDeltas() {
     if (fcnf.system_files.size() > 1 && j.rel == fcnf.system_files[0]) system_head = &j;
   }
   for (auto& j : scan.deltas) {
-    if (newfiles.count(j.rel)) continue;  // replaced wholesale by the .new copy
+    if (Void(j)) continue;
     std::string base_rel = renamed_from.count(j.rel) ? renamed_from[j.rel] : j.rel;
     bool per_table = j.rel.find('/') != std::string::npos;
     if (per_table) {
@@ -418,7 +425,7 @@ Status IncrementalApply::ApplyMarkers() {
 Status IncrementalApply::ApplyDeltas() {
   std::vector<const DeltaJob*> jobs;
   for (auto& j : scan.deltas) {
-    if (!newfiles.count(j.rel)) jobs.push_back(&j);
+    if (!Void(j)) jobs.push_back(&j);
   }
   std::vector<Piece> pieces;
   std::vector<const DeltaJob*> split;

@@ -82,6 +82,17 @@ TEST_F(DeltaPagesTest, ATableTheIncrementalBringsWholeIsLeftOut) {
   EXPECT_FALSE((*set)->Contains(8, 1));
 }
 
+TEST_F(DeltaPagesTest, ATableDroppedDuringTheIncrementalIsLeftOut) {
+  WriteDeltaOf("db/t.ibd", 5, {0, 1, 2});
+  WriteDeltaOf("db/gone.ibd", 8, {1, 2});
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/gone.del", "").ok());
+  auto set = DeltaPages(inc_, 1);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_TRUE((*set)->Contains(5, 2));
+  EXPECT_FALSE((*set)->Contains(8, 1));
+  EXPECT_FALSE((*set)->Contains(8, 2));
+}
+
 TEST_F(DeltaPagesTest, ALaterFileOfTheSystemTablespaceCountsFromItsFirstPage) {
   // ibdata1 of 1 MiB (256 pages of 4 KiB), then ibdata2: its delta numbers pages within the file.
   ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + backupdir::kBackupCnfFile,

@@ -77,12 +77,20 @@ class SyntheticChainTest : public ::testing::Test {
 
   // INC/db/NAME.ibd.delta with pages [0, n) (page 0 says FSP_SIZE n) of `space`.
   void WriteDelta(const std::string& name, uint32_t space, uint32_t n, uint8_t fill) {
+    std::vector<uint32_t> pages(n);
+    for (uint32_t no = 0; no < n; no++) pages[no] = no;
+    WriteDeltaPages(name, space, pages, fill, n);
+  }
+
+  // INC/db/NAME.ibd.delta with `pages` of `space` (page 0, if there, says FSP_SIZE fsp_size).
+  void WriteDeltaPages(const std::string& name, uint32_t space, const std::vector<uint32_t>& pages,
+                       uint8_t fill, uint32_t fsp_size = 0) {
     std::string out;
     innodb::DeltaWriter w(kPs, [&](const uint8_t* d, size_t len) {
       out.append(reinterpret_cast<const char*>(d), len);
       return Status::Ok();
     });
-    for (uint32_t no = 0; no < n; no++) ASSERT_TRUE(w.AddPage(no, MakePage(space, no, fill, n).data()).ok());
+    for (uint32_t no : pages) ASSERT_TRUE(w.AddPage(no, MakePage(space, no, fill, fsp_size).data()).ok());
     ASSERT_TRUE(w.Finish().ok());
     ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/" + name + ".ibd.delta", out).ok());
     ASSERT_TRUE(
