@@ -289,7 +289,7 @@ class BackupRun {
           // (undo tablespaces are truncated in place, never re-created).
           const bool per_table = f.rel.find('/') != std::string::npos;
           if (!r.vanished && per_table)
-            copied_[{f.dev, f.ino}] = CopiedSpace{f.rel, r.space_id, r.deferred, whole_pending};
+            copied_[f.id] = CopiedSpace{f.rel, r.space_id, r.deferred, whole_pending};
           if (r.deferred) deferred_++;
           return Status::Ok();
         },
@@ -327,18 +327,18 @@ class BackupRun {
   }
 
   // Under BLOCK_DDL no table can be created, renamed or dropped. Compare the
-  // .ibd files now present with those copied (by inode, which a rename keeps
-  // and a re-creation changes) and write mariabackup's markers, which both
+  // .ibd files now present with those copied (by inode and its birth time,
+  // which a rename keeps and a re-creation changes: FileIdentity) and write mariabackup's markers, which both
   // `mariabackup --prepare` and `xbak --prepare` apply:
   //   db/t.ren  (content: the new name)  a table renamed during the backup
   //   db/t.del                           a table dropped during the backup
   //   db/t.new  (a full copy)            a table created during the backup
   Status ReconcileDdl() {
     XBAK_ASSIGN_OR_RETURN(backupdir::InnodbFiles now, backupdir::ListInnodbFiles(layout_, filter_));
-    std::set<std::pair<dev_t, ino_t>> seen;
+    std::set<backupdir::FileIdentity> seen;
     std::vector<const backupdir::SourceFile*> fresh, pending;
     for (auto& f : now.tablespaces) {
-      auto it = copied_.find({f.dev, f.ino});
+      auto it = copied_.find(f.id);
       if (it == copied_.end()) {
         fresh.push_back(&f);
         continue;
@@ -547,7 +547,7 @@ class BackupRun {
   std::unique_ptr<RedoLagMonitor> lag_;  // samples copier_ and redo_spool_ on monitor_conn_
   util::Throttle throttle_;
   std::mutex mu_;
-  std::map<std::pair<dev_t, ino_t>, CopiedSpace> copied_;
+  std::map<backupdir::FileIdentity, CopiedSpace> copied_;
   std::vector<backupdir::SourceFile> others_;
   size_t deferred_ = 0;
   bool staged_ = false;

@@ -1,7 +1,9 @@
 #include "xbak/backupdir/layout.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <cctype>
@@ -33,9 +35,13 @@ std::string Resolve(const std::string& datadir, const std::string& p) {
 }
 
 Result<SourceFile> Stat(const std::string& path, const std::string& rel) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
-  return SourceFile{path, rel, static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino};
+  struct statx st {};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS | STATX_BTIME, &st) != 0)
+    return ErrnoError("stat", path, errno);
+  FileIdentity id{makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino, 0};
+  if (st.stx_mask & STATX_BTIME)
+    id.birth_ns = st.stx_btime.tv_sec * int64_t{1000000000} + st.stx_btime.tv_nsec;
+  return SourceFile{path, rel, st.stx_size, id};
 }
 
 bool IsDir(const std::string& path) {

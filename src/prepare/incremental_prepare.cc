@@ -104,6 +104,7 @@ struct IncrementalApply {
 
   IncScan scan;
   std::map<std::string, std::string> renamed_from;  // new rel -> old rel
+  std::map<std::string, std::string> renamed_to;    // old rel -> new rel
   std::set<std::string> deleted, newfiles;          // rels (.ibd)
   // The base's file-per-table tablespaces by space id: a table renamed between
   // the two backups has its delta under the new name (as in mariabackup, the
@@ -120,8 +121,21 @@ struct IncrementalApply {
   // incremental (replaced wholesale by the .new copy), or dropped during it
   // after it was copied (the .del marker removes it; the delta, pages changed
   // since the base without page 0, has nothing to go into: xtrabackup's
-  // prepare deletes such a delta, PXB-3320).
-  bool Void(const DeltaJob& j) const { return newfiles.count(j.rel) || deleted.count(j.rel); }
+  // prepare deletes such a delta, PXB-3320). Not when the table was renamed
+  // after it was copied and a new table took its name (.ren and .new: log
+  // rotation, RENAME TABLE t TO t_old; CREATE TABLE t): the delta is the
+  // renamed table's (TargetRel).
+  bool Void(const DeltaJob& j) const {
+    return (newfiles.count(j.rel) && !renamed_to.count(j.rel)) || deleted.count(j.rel);
+  }
+  // Where a delta goes: under the name it was copied with (a rename during the
+  // incremental is left to the redo log's FILE_RENAME), except when a new
+  // table took that name (above): then under the .ren marker's name, where
+  // ApplyMarkers has put the base's file, the name being the .new copy's.
+  std::string TargetRel(const DeltaJob& j) const {
+    auto it = renamed_to.find(j.rel);
+    return it != renamed_to.end() && newfiles.count(j.rel) ? it->second : j.rel;
+  }
   std::vector<std::string> top;  // FULL's entries after step 6
 };
 
@@ -245,7 +259,10 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
 Status IncrementalApply::ReadBase() {
   XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel));
   clock.Mark("listing");
-  for (auto& [from, to] : scan.rens) renamed_from[to + ".ibd"] = from + ".ibd";
+  for (auto& [from, to] : scan.rens) {
+    renamed_from[to + ".ibd"] = from + ".ibd";
+    renamed_to[from + ".ibd"] = to + ".ibd";
+  }
   for (auto& d : scan.dels) deleted.insert(d + ".ibd");
   for (auto& n : scan.news) newfiles.insert(n + ".ibd");
   std::vector<std::string> base_ibds;
@@ -288,11 +305,6 @@ Status IncrementalApply::ReadBase() {
 }
 
 Status IncrementalApply::ValidateDeltas() {
-  for (auto& [to, from] : renamed_from) {
-    for (auto& [id, rel] : base_by_id) {
-      if (rel == from) rel = to;  // the marker renames it first
-    }
-  }
   struct Validation {
     DeltaJob* job;
     std::string base_path;
@@ -317,12 +329,12 @@ Status IncrementalApply::ValidateDeltas() {
     if (per_table) {
       auto it = base_by_id.find(j.meta.space_id);
       if (it != base_by_id.end()) {
-        std::string cur = it->second;
-        for (auto& [to, from] : renamed_from) {
-          if (to == cur) cur = from;
-        }
-        base_rel = cur;
-        if (it->second != j.rel) moves[it->second] = j.rel;
+        // Where the file is now (an interrupted run may have carried out
+        // the markers already), and where ApplyMarkers' .ren renames put it.
+        base_rel = it->second;
+        auto ren = renamed_to.find(base_rel);
+        const std::string after = ren != renamed_to.end() ? ren->second : base_rel;
+        if (after != TargetRel(j)) moves[after] = TargetRel(j);
       }
     }
     std::string base_path = util::JoinPath(full, base_rel);
@@ -347,7 +359,7 @@ Status IncrementalApply::ValidateDeltas() {
         },
         &cancel));
   }
-  util::LogInfo("validated " + std::to_string(scan.deltas.size()) + " delta files of " + inc);
+  util::LogInfo("validated " + std::to_string(to_validate.size()) + " delta files of " + inc);
   clock.Mark("validation");
   // Page 0's FSP_SIZE is the size of the whole system tablespace: only its
   // last file grows (the others have the sizes innodb_data_file_path gives).
@@ -397,6 +409,8 @@ Status IncrementalApply::ApplyMarkers() {
     // during the incremental: its delta (under the old name) creates it and
     // the redo log's FILE_RENAME moves it.
     if (!util::PathExists(src)) continue;
+    // Done by an interrupted run, the old name since given the .new copy.
+    if (util::PathExists(dst) && newfiles.count(from)) continue;
     if (util::PathExists(dst)) {
       return Error(ErrorCode::kUnsupported, "rename of " + from + " to " + to + ": " + dst +
                                                 " exists already (circular renames are not supported yet)");
@@ -445,7 +459,8 @@ Status IncrementalApply::ApplyDeltas() {
       split.push_back(j);
     }
   }
-  for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, util::JoinPath(full, j->rel)));
+  for (const DeltaJob* j : split)
+    XBAK_RETURN_IF_ERROR(PrepareTarget(*j, util::JoinPath(full, TargetRel(*j))));
   if (system_last_size > 0) {
     const std::string last = util::JoinPath(full, fcnf.system_files.back());
     XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(last));
@@ -460,8 +475,8 @@ Status IncrementalApply::ApplyDeltas() {
       pieces.size(), o.parallel,
       [&](size_t i) {
         const Piece& p = pieces[i];
-        XBAK_RETURN_IF_ERROR(
-            ApplyPiece(p, util::JoinPath(full, p.job->rel), progress).With("applying " + p.job->delta));
+        XBAK_RETURN_IF_ERROR(ApplyPiece(p, util::JoinPath(full, TargetRel(*p.job)), progress)
+                                 .With("applying " + p.job->delta));
         if (p.end_block == p.job->blocks.size()) progress.FileDone();
         return Status::Ok();
       },
@@ -472,7 +487,11 @@ Status IncrementalApply::ApplyDeltas() {
 
 Status IncrementalApply::ReplaceOtherFiles() {
   std::set<std::string> known(newfiles.begin(), newfiles.end());
-  for (auto& j : scan.deltas) known.insert(j.rel);
+  // Not a void delta's name: a file there now is one the markers moved
+  // there, of a table the incremental does not have under that name.
+  for (auto& j : scan.deltas) {
+    if (!Void(j)) known.insert(TargetRel(j));
+  }
   std::set<std::string> others(scan.others.begin(), scan.others.end());
   XBAK_ASSIGN_OR_RETURN(top, util::ListDir(full));
   for (const auto& db : top) {

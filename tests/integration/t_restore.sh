@@ -39,7 +39,10 @@ sb_sql src "CREATE DATABASE r; USE r;
   CREATE TABLE to_alter (id INT PRIMARY KEY, v INT) SELECT seq id, seq v FROM seq_1_to_1000;
   CREATE TABLE doomed (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, REPEAT(MD5(seq), 3) v
     FROM seq_1_to_250000;
-  FLUSH TABLES doomed FOR EXPORT; UNLOCK TABLES"
+  FLUSH TABLES doomed FOR EXPORT; UNLOCK TABLES;
+  CREATE TABLE logt (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, REPEAT(MD5(seq), 3) v
+    FROM seq_1_to_150000;
+  FLUSH TABLES logt FOR EXPORT; UNLOCK TABLES"
 
 churn() { # a and b in one transaction; many small tables and sysbench updated
   local i=$1
@@ -98,7 +101,24 @@ sb_sql src "USE r; ALTER TABLE renamed ADD INDEX (v); CREATE TABLE late (id INT 
   DROP TABLE many.t00007"
 # inc2 must end at a later checkpoint than inc1 for "full, inc1, inc3" to have a gap (see checkpoint_past).
 checkpoint_past src "$(sed -n 's/^to_lsn = //p' "$W/inc1/xtrabackup_checkpoints")"
-backup inc2 --incremental-basedir="$W/inc1"
+# Log rotation during inc2, once it has begun r.logt's delta (about 18 MiB, the largest table
+# then, throttled): RENAME TABLE logt TO logt_old; CREATE TABLE logt. inc2 holds logt's delta (of
+# the renamed table), logt.ren and logt.new; both restores must keep logt_old (before, the delta
+# was skipped for the .new and logt_old removed as a file no delta named: the table was lost in
+# both, so the checksums below are also compared with the server's).
+(for _ in $(seq 1500); do
+  [ -e "$W/inc2/r/logt.ibd.delta.xbpartial" ] || [ -e "$W/inc2/r/logt.ibd.delta" ] && break
+  sleep 0.02
+done
+  sb_sql src "RENAME TABLE r.logt TO r.logt_old;
+    CREATE TABLE r.logt (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM r.seq_1_to_200") &
+rotator=$!
+backup inc2 --incremental-basedir="$W/inc1" --throttle=20
+wait "$rotator"
+assert_contains "$W/inc2.log" "table r/logt was renamed to r/logt_old during the backup"
+assert_contains "$W/inc2.log" "table r/logt was created during the backup"
+assert_file "$W/inc2/r/logt.ibd.delta"
+sb_sql src "CHECKSUM TABLE r.logt_old, r.logt" > "$W/logt.sum"
 sb_sql src "USE r; RENAME TABLE late TO later; TRUNCATE TABLE renamed; OPTIMIZE TABLE to_alter" > /dev/null
 backup inc3 --incremental-basedir="$W/inc2"
 CHAIN=(--target-dir="$W/full" --incremental-dir="$W/inc1" --incremental-dir="$W/inc2" --incremental-dir="$W/inc3")
@@ -171,6 +191,8 @@ sb_check_all dst
 assert_eq "$(sb_sql dst "SELECT COUNT(*) FROM r.a")" "$(sb_sql dst "SELECT COUNT(*) FROM r.b")" \
   "rows of r.a and r.b (inserted in one transaction)"
 assert_eq 500 "$(sb_sql dst "SELECT COUNT(*) FROM r.later")" "r.later (created and renamed between backups)"
+assert_eq "$(cat "$W/logt.sum")" "$(sb_sql dst "CHECKSUM TABLE r.logt_old, r.logt")" \
+  "r.logt_old and r.logt (log rotation during inc2) as on the server"
 sb_stop dst
 
 step "restores killed at random points: refused by the server, finished by the same command"

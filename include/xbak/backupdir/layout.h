@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -58,13 +59,23 @@ std::optional<uint32_t> LaterSystemFileFirstPage(const std::vector<std::string>&
 // ParseDataFiles(spec), the names only.
 Result<std::vector<std::string>> ParseDataFilePath(const std::string& spec);
 
+// What tells one file from another across renames: its inode, and the
+// inode's birth time, since a filesystem may give a dropped table's inode
+// number to the next file created (XFS at once; ext4 once the deletion is a
+// minute old), which would otherwise pass for the dropped table renamed.
+struct FileIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int64_t birth_ns = 0;  // 0 where the filesystem does not record it
+  auto operator<=>(const FileIdentity&) const = default;
+};
+
 // One file the backup copies. `rel` is its path inside the backup.
 struct SourceFile {
   std::string path;  // absolute path on the server
   std::string rel;   // path inside the backup, '/'-separated
   uint64_t size = 0;
-  dev_t dev = 0;
-  ino_t ino = 0;
+  FileIdentity id;
 };
 
 struct InnodbFiles {

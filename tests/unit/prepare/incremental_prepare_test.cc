@@ -96,5 +96,76 @@ TEST_F(IncrementalPrepareTest, DeltaOfATableDroppedDuringTheBackupIsVoid) {
   }
 }
 
+IncrementalPrepareOptions Options(const std::string& full, const std::string& inc) {
+  IncrementalPrepareOptions o;
+  o.target_dir = full;
+  o.incremental_dir = inc;
+  o.progress_interval = std::chrono::milliseconds(0);
+  return o;
+}
+
+std::string Pages(uint32_t space, uint32_t n, uint8_t fill) {
+  std::string out;
+  for (uint32_t no = 0; no < n; no++) {
+    auto p = MakePage(space, no, fill, n);
+    out.append(p.begin(), p.end());
+  }
+  return out;
+}
+
+// Log rotation while the incremental runs, after it copied db/t (space 5):
+// RENAME TABLE t TO t_old; CREATE TABLE t. The incremental holds t's delta
+// (the renamed table's pages), t.ren (db/t_old) and t.new (the new table,
+// space 9, whole). The delta goes to t_old; t is the new table. Before, the
+// delta was skipped for the .new and t_old removed as a file no delta names:
+// the renamed table was lost. An interrupted run (markers carried out, then
+// killed) is finished the same way by the same command.
+TEST_F(IncrementalPrepareTest, LogRotationDuringTheBackupKeepsTheRenamedTable) {
+  for (bool interrupted : {false, true}) {
+    SCOPED_TRACE(interrupted ? "re-run after the markers" : "one run");
+    TearDown();
+    SetUp();
+    WriteDeltaPages("t", 5, {2}, 0x44);
+    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.ren", "db/t_old").ok());
+    ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.new", Pages(9, 3, 0x55)).ok());
+    if (interrupted) {
+      const std::string base_cp = backupdir::FormatCheckpoints({"log-applied", 0, 13000, 13010, false});
+      ASSERT_TRUE(util::WriteFileAtomic(full_ + "/xbak_incremental_in_progress",
+                                        "incremental " + inc_ + " from_lsn 13000 to_lsn 20000\n" + base_cp)
+                      .ok());
+      std::filesystem::remove(full_ + "/" + backupdir::kCheckpointsFile);
+      std::filesystem::rename(full_ + "/db/t.ibd", full_ + "/db/t_old.ibd");
+      ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t.ibd", Pages(9, 3, 0x55)).ok());
+    }
+    Status s = RunIncrementalPrepare(Options(full_, inc_));
+    ASSERT_TRUE(s.ok()) << s.message();
+    ExpectTable("t", 9, 3, 0x55);
+    auto old = util::ReadSmallFile(full_ + "/db/t_old.ibd", 1 << 20);
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    ASSERT_EQ(old->size(), 4 * size_t{kPs});
+    for (uint32_t no = 0; no < 4; no++) {
+      auto want = no == 2 ? MakePage(5, 2, 0x44) : MakePage(5, no, 0x11, 4);
+      EXPECT_EQ(0, std::memcmp(old->data() + size_t{no} * kPs, want.data(), kPs)) << "t_old page " << no;
+    }
+  }
+}
+
+// Between the backups db/q (space 6) was dropped and created again (space 9);
+// during the incremental, after both were copied, t was dropped and q renamed
+// to t. The .ren moves the base's stale q (space 6) to t, where the dropped
+// t's delta, void, must not keep it: it goes, and the redo log's FILE_RENAME
+// (not in this synthetic log) would then move q (space 9) to t.
+TEST_F(IncrementalPrepareTest, AStaleFileMovedOntoADroppedTablesNameIsRemoved) {
+  ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/q.ibd", Pages(6, 4, 0x11)).ok());
+  WriteDeltaPages("t", 5, {2}, 0x44);
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.del", "").ok());
+  WriteDelta("q", 9, 3, 0x66);
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/q.ren", "db/t").ok());
+  Status s = RunIncrementalPrepare(Options(full_, inc_));
+  ASSERT_TRUE(s.ok()) << s.message();
+  ExpectTable("q", 9, 3, 0x66);
+  EXPECT_FALSE(std::filesystem::exists(full_ + "/db/t.ibd"));
+}
+
 }  // namespace
 }  // namespace xbak::prepare
