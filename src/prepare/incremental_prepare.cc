@@ -132,6 +132,15 @@ struct IncrementalApply {
   // incremental is left to the redo log's FILE_RENAME), except when a new
   // table took that name (above): then under the .ren marker's name, where
   // ApplyMarkers has put the base's file, the name being the .new copy's.
+  // `dst` holds the tablespace the incremental copied as `from` (its delta's space id).
+  bool DstHoldsCopiedSpace(const std::string& from, const std::string& dst) const {
+    for (const auto& j : scan.deltas) {
+      if (j.rel != from) continue;
+      auto h = ReadPage0(dst, fps);
+      return h.ok() && h->space_id == j.meta.space_id;
+    }
+    return false;
+  }
   std::string TargetRel(const DeltaJob& j) const {
     auto it = renamed_to.find(j.rel);
     return it != renamed_to.end() && newfiles.count(j.rel) ? it->second : j.rel;
@@ -409,9 +418,11 @@ Status IncrementalApply::ApplyMarkers() {
     // during the incremental: its delta (under the old name) creates it and
     // the redo log's FILE_RENAME moves it.
     if (!util::PathExists(src)) continue;
-    // Done by an interrupted run, the old name since given the .new copy.
-    if (util::PathExists(dst) && newfiles.count(from)) continue;
     if (util::PathExists(dst)) {
+      // Done by an interrupted run (the old name since given the .new
+      // copy): dst is the tablespace copied under the old name. Anything
+      // else there (a table dropped between the backups) is refused.
+      if (newfiles.count(from) && DstHoldsCopiedSpace(from, dst)) continue;
       return Error(ErrorCode::kUnsupported, "rename of " + from + " to " + to + ": " + dst +
                                                 " exists already (circular renames are not supported yet)");
     }

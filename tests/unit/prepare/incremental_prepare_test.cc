@@ -150,6 +150,20 @@ TEST_F(IncrementalPrepareTest, LogRotationDuringTheBackupKeepsTheRenamedTable) {
   }
 }
 
+// As above, but the base still has a t_old (space 7) that was dropped
+// between the backups: the rename onto it is refused, not taken for one an
+// interrupted run did (which would put t's delta into that stale file).
+TEST_F(IncrementalPrepareTest, LogRotationOntoAStaleFileIsRefused) {
+  ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t_old.ibd", Pages(7, 4, 0x77)).ok());
+  WriteDeltaPages("t", 5, {2}, 0x44);
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.ren", "db/t_old").ok());
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.new", Pages(9, 3, 0x55)).ok());
+  Status s = RunIncrementalPrepare(Options(full_, inc_));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("exists already"), std::string::npos) << s.message();
+  ExpectTable("t_old", 7, 4, 0x77);
+}
+
 // Between the backups db/q (space 6) was dropped and created again (space 9);
 // during the incremental, after both were copied, t was dropped and q renamed
 // to t. The .ren moves the base's stale q (space 6) to t, where the dropped
