@@ -50,6 +50,9 @@ BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once in
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
 ninja -C "$BUILD" xbak xbak_delta_floor > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
 XBAK=$BUILD/xbak
+# The source the binaries were built from, taken now: a commit during the run would otherwise
+# name code this run did not measure.
+XBAK_REV=$(git describe --always --dirty); export XBAK_REV
 FLOOR=$BUILD/benchmarks/floor/xbak_delta_floor
 MEASURE=$ROOT/benchmarks/measure.py
 
@@ -90,7 +93,7 @@ res, info, out, quick, pars = sys.argv[1:6]
 rows = [json.loads(l) for l in open(res) if l.strip()]
 scales = [json.loads(l) for l in open(info) if l.strip()]
 ver = subprocess.run(["mariabackup", "--version"], capture_output=True, text=True)
-git = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+git = os.environ["XBAK_REV"]
 
 def best(n, step, tool):
     ok = [r for r in rows if r["tables"] == n and r["step"] == step and r["tool"] == tool and r["rc"] == 0]
