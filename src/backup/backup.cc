@@ -328,8 +328,9 @@ class BackupRun {
 
   // Under BLOCK_DDL no table can be created, renamed or dropped. Compare the
   // .ibd files now present with those copied (by inode and its birth time,
-  // which a rename keeps and a re-creation changes: FileIdentity) and write mariabackup's markers, which both
-  // `mariabackup --prepare` and `xbak --prepare` apply:
+  // which a rename keeps and a re-creation changes: FileIdentity) and write
+  // mariabackup's markers, which both `mariabackup --prepare` and
+  // `xbak --prepare` apply:
   //   db/t.ren  (content: the new name)  a table renamed during the backup
   //   db/t.del                           a table dropped during the backup
   //   db/t.new  (a full copy)            a table created during the backup

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/innodb/crypt_data.h"
@@ -74,6 +76,19 @@ Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
       for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, &s));
     } else if (n.ends_with(".delta") || n.rfind("aria_log", 0) == 0) {
       XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
+    }
+  }
+  const std::set<std::string> news(s.news.begin(), s.news.end()), dels(s.dels.begin(), s.dels.end());
+  const std::map<std::string, std::string> renamed(s.rens.begin(), s.rens.end());
+  for (auto& j : s.deltas) {
+    j.target = j.rel;
+    if (!j.rel.ends_with(".ibd")) continue;  // ibdata*, undo*: never a marker's
+    const std::string table = j.rel.substr(0, j.rel.size() - 4);
+    auto ren = renamed.find(table);
+    if (news.count(table) && ren != renamed.end()) {
+      j.target = ren->second + ".ibd";
+    } else {
+      j.is_void = news.count(table) || dels.count(table);
     }
   }
   // Tens of thousands of small .meta files: read on all threads.

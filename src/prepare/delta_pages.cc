@@ -3,7 +3,6 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "xbak/backupdir/layout.h"
@@ -48,8 +47,6 @@ Status AddDeltaPages(const DeltaJob& j, uint32_t first_page, PageSet* set, std::
 Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
   XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc, parallel));
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(inc));
-  std::set<std::string> void_tables(scan.news.begin(), scan.news.end());  // as IncrementalApply::Void
-  void_tables.insert(scan.dels.begin(), scan.dels.end());
   auto set = std::make_shared<PageSet>();
   std::mutex mu;
   std::atomic<bool> cancel{false};
@@ -57,10 +54,9 @@ Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
       scan.deltas.size(), parallel,
       [&](size_t i) -> Status {
         const DeltaJob& j = scan.deltas[i];
-        // Replaced by the .new copy or removed by the .del marker, not by
-        // these pages: nothing certain.
-        if (j.rel.ends_with(".ibd") && void_tables.count(j.rel.substr(0, j.rel.size() - 4)))
-          return Status::Ok();
+        // Not applied, or applied under another name (DeltaJob::is_void,
+        // target): nothing certain.
+        if (j.is_void || j.target != j.rel) return Status::Ok();
         const uint32_t first_page =
             backupdir::LaterSystemFileFirstPage(cnf.system_files, cnf.system_first_page, j.rel).value_or(0);
         return AddDeltaPages(j, first_page, set.get(), &mu);

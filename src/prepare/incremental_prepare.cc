@@ -117,21 +117,6 @@ struct IncrementalApply {
   size_t deltas_applied = 0;
   CheckedLogPtr checked_log;  // CheckRedo's pass over INC's log, for the redo step
 
-  // A delta that is not applied: its table was created again during the
-  // incremental (replaced wholesale by the .new copy), or dropped during it
-  // after it was copied (the .del marker removes it; the delta, pages changed
-  // since the base without page 0, has nothing to go into: xtrabackup's
-  // prepare deletes such a delta, PXB-3320). Not when the table was renamed
-  // after it was copied and a new table took its name (.ren and .new: log
-  // rotation, RENAME TABLE t TO t_old; CREATE TABLE t): the delta is the
-  // renamed table's (TargetRel).
-  bool Void(const DeltaJob& j) const {
-    return (newfiles.count(j.rel) && !renamed_to.count(j.rel)) || deleted.count(j.rel);
-  }
-  // Where a delta goes: under the name it was copied with (a rename during the
-  // incremental is left to the redo log's FILE_RENAME), except when a new
-  // table took that name (above): then under the .ren marker's name, where
-  // ApplyMarkers has put the base's file, the name being the .new copy's.
   // `dst` holds the tablespace the incremental copied as `from` (its delta's space id).
   bool DstHoldsCopiedSpace(const std::string& from, const std::string& dst) const {
     for (const auto& j : scan.deltas) {
@@ -140,10 +125,6 @@ struct IncrementalApply {
       return h.ok() && h->space_id == j.meta.space_id;
     }
     return false;
-  }
-  std::string TargetRel(const DeltaJob& j) const {
-    auto it = renamed_to.find(j.rel);
-    return it != renamed_to.end() && newfiles.count(j.rel) ? it->second : j.rel;
   }
   std::vector<std::string> top;  // FULL's entries after step 6
 };
@@ -332,7 +313,7 @@ Status IncrementalApply::ValidateDeltas() {
     if (fcnf.system_files.size() > 1 && j.rel == fcnf.system_files[0]) system_head = &j;
   }
   for (auto& j : scan.deltas) {
-    if (Void(j)) continue;
+    if (j.is_void) continue;
     std::string base_rel = renamed_from.count(j.rel) ? renamed_from[j.rel] : j.rel;
     bool per_table = j.rel.find('/') != std::string::npos;
     if (per_table) {
@@ -343,7 +324,7 @@ Status IncrementalApply::ValidateDeltas() {
         base_rel = it->second;
         auto ren = renamed_to.find(base_rel);
         const std::string after = ren != renamed_to.end() ? ren->second : base_rel;
-        if (after != TargetRel(j)) moves[after] = TargetRel(j);
+        if (after != j.target) moves[after] = j.target;
       }
     }
     std::string base_path = util::JoinPath(full, base_rel);
@@ -450,7 +431,7 @@ Status IncrementalApply::ApplyMarkers() {
 Status IncrementalApply::ApplyDeltas() {
   std::vector<const DeltaJob*> jobs;
   for (auto& j : scan.deltas) {
-    if (!Void(j)) jobs.push_back(&j);
+    if (!j.is_void) jobs.push_back(&j);
   }
   std::vector<Piece> pieces;
   std::vector<const DeltaJob*> split;
@@ -470,8 +451,7 @@ Status IncrementalApply::ApplyDeltas() {
       split.push_back(j);
     }
   }
-  for (const DeltaJob* j : split)
-    XBAK_RETURN_IF_ERROR(PrepareTarget(*j, util::JoinPath(full, TargetRel(*j))));
+  for (const DeltaJob* j : split) XBAK_RETURN_IF_ERROR(PrepareTarget(*j, util::JoinPath(full, j->target)));
   if (system_last_size > 0) {
     const std::string last = util::JoinPath(full, fcnf.system_files.back());
     XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(last));
@@ -486,8 +466,8 @@ Status IncrementalApply::ApplyDeltas() {
       pieces.size(), o.parallel,
       [&](size_t i) {
         const Piece& p = pieces[i];
-        XBAK_RETURN_IF_ERROR(ApplyPiece(p, util::JoinPath(full, TargetRel(*p.job)), progress)
-                                 .With("applying " + p.job->delta));
+        XBAK_RETURN_IF_ERROR(
+            ApplyPiece(p, util::JoinPath(full, p.job->target), progress).With("applying " + p.job->delta));
         if (p.end_block == p.job->blocks.size()) progress.FileDone();
         return Status::Ok();
       },
@@ -501,7 +481,7 @@ Status IncrementalApply::ReplaceOtherFiles() {
   // Not a void delta's name: a file there now is one the markers moved
   // there, of a table the incremental does not have under that name.
   for (auto& j : scan.deltas) {
-    if (!Void(j)) known.insert(TargetRel(j));
+    if (!j.is_void) known.insert(j.target);
   }
   std::set<std::string> others(scan.others.begin(), scan.others.end());
   XBAK_ASSIGN_OR_RETURN(top, util::ListDir(full));

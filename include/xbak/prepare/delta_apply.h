@@ -37,6 +37,18 @@ struct DeltaJob {
   uint32_t first_page = 0;
   std::optional<innodb::SpaceFlags> system_flags;
   std::optional<innodb::CryptData> crypt;  // of an encrypted tablespace, from the delta's page 0
+  // Set by ScanIncremental from the incremental's DDL markers, the one home of
+  // this rule. Void: not applied. Its table was created again during the
+  // incremental (replaced wholesale by db/t.new), or dropped during it after
+  // it was copied (db/t.del: the delta, pages changed since the base without
+  // page 0, has nothing to go into; xtrabackup's prepare deletes such a delta,
+  // PXB-3320). Not when the table was renamed after it was copied and a new
+  // table took its name (db/t.ren and db/t.new, log rotation: RENAME TABLE t TO
+  // t_old; CREATE TABLE t): the delta is the renamed table's, and `target` is
+  // the .ren name, where the markers put the base's file. Otherwise `target`
+  // is `rel` (a rename during the incremental is the redo log's FILE_RENAME).
+  bool is_void = false;
+  std::string target;
 };
 
 // A run of consecutive blocks of one delta: the unit of work of the apply
@@ -58,7 +70,8 @@ struct IncScan {
   std::vector<std::string> others;                        // non-InnoDB files (rel)
 };
 
-// Lists INC and reads every .meta (on `parallel` threads).
+// Lists INC, reads every .meta (on `parallel` threads) and sets each delta's
+// is_void and target from the DDL markers.
 Result<IncScan> ScanIncremental(const std::string& inc, int parallel);
 
 // Reads and parses page 0 of a tablespace file. `special`, when given: set
