@@ -82,13 +82,16 @@ sb_sql src "USE r; DROP TABLE to_drop; RENAME TABLE to_rename TO renamed; ALTER 
 # once inc1 has begun its delta (written as doomed.ibd.delta.xbpartial until complete): inc1 holds
 # a delta of it (the pages the UPDATE changed, not page 0) and doomed.del, and both restores must
 # take the delta as void (before, both refused it: "neither in the base nor created by this
-# delta"). CI
-# once met it by chance in the DDL loop (a copied table dropped: "does not exist in the base").
-(for _ in $(seq 1500); do
-  [ -e "$W/inc1/r/doomed.ibd.delta.xbpartial" ] || [ -e "$W/inc1/r/doomed.ibd.delta" ] && break
-  sleep 0.02
-done
-  sb_sql src "DROP TABLE r.doomed") &
+# delta"). CI once met it by chance in the DDL loop (a copied table dropped: "does not exist in
+# the base").
+once_copying() { # DELTA SQL : in the background, SQL once DELTA's copy has begun (30 s at most)
+  (for _ in $(seq 1500); do
+    [ -e "$1.xbpartial" ] || [ -e "$1" ] && break
+    sleep 0.02
+  done
+    sb_sql src "$2") &
+}
+once_copying "$W/inc1/r/doomed.ibd.delta" "DROP TABLE r.doomed"
 dropper=$!
 backup inc1 --incremental-basedir="$W/full" --throttle=20
 wait "$dropper"
@@ -106,12 +109,8 @@ checkpoint_past src "$(sed -n 's/^to_lsn = //p' "$W/inc1/xtrabackup_checkpoints"
 # the renamed table), logt.ren and logt.new; both restores must keep logt_old (before, the delta
 # was skipped for the .new and logt_old removed as a file no delta named: the table was lost in
 # both, so the checksums below are also compared with the server's).
-(for _ in $(seq 1500); do
-  [ -e "$W/inc2/r/logt.ibd.delta.xbpartial" ] || [ -e "$W/inc2/r/logt.ibd.delta" ] && break
-  sleep 0.02
-done
-  sb_sql src "RENAME TABLE r.logt TO r.logt_old;
-    CREATE TABLE r.logt (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM r.seq_1_to_200") &
+once_copying "$W/inc2/r/logt.ibd.delta" "RENAME TABLE r.logt TO r.logt_old;
+  CREATE TABLE r.logt (id INT PRIMARY KEY, v VARCHAR(100)) SELECT seq id, MD5(seq) v FROM r.seq_1_to_200"
 rotator=$!
 backup inc2 --incremental-basedir="$W/inc1" --throttle=20
 wait "$rotator"
