@@ -44,6 +44,8 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /d
 ninja -C "$BUILD" xbak xbcloud > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
 XBAK=$BUILD/xbak
 XBCLOUD=$BUILD/xbcloud
+# The revision the binaries were built from (the tree may change while the benchmark runs).
+XBAK_REV=$(git describe --always --dirty 2> /dev/null || echo unknown)
 scripts/build-go-tools.sh > /dev/null
 
 [ "$QUICK" = 1 ] && export XBAK_WORK=$ROOT/.work/restore-bench-quick || export XBAK_WORK=$ROOT/.work/restore-bench
@@ -184,7 +186,7 @@ for rep in $(seq "$REPS"); do
     if way "$w"; then "run_$w"; fi
   done
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { [ $# -gt 0 ] || { echo 0; return; }; printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 XBAK_S=$(median "${XBAK_TIMES[@]}"); ANCHOR_S=$(median "${ANCHOR_TIMES[@]}"); FLOOR_S=$(median "${FLOOR_TIMES[@]}")
 echo "medians: xbak $XBAK_S s, anchor $ANCHOR_S s, floor $FLOOR_S s" >&2
 
@@ -206,9 +208,9 @@ elif way xbak; then
 fi
 
 python3 - "$OUT" "$QUICK" "$TABLES" "$ROWS" "$PAR" "$CHAIN_BYTES" "$FLOOR_BYTES" "$XBAK_S" "$XBAK_RSS" \
-  "$ANCHOR_S" "$MB_RSS" "$FLOOR_S" "${XBAK_TIMES[*]}" "${ANCHOR_TIMES[*]}" "${FLOOR_TIMES[*]}" << 'PY'
-import json, sys, platform, subprocess, datetime
-(out, quick, tables, rows, par, chain_bytes, floor_bytes, xs, xrss, as_, mrss, fs, xall, aall, fall) = sys.argv[1:]
+  "$ANCHOR_S" "$MB_RSS" "$FLOOR_S" "${XBAK_TIMES[*]}" "${ANCHOR_TIMES[*]}" "${FLOOR_TIMES[*]}" "$XBAK_REV" << 'PY'
+import json, sys, platform, datetime
+(out, quick, tables, rows, par, chain_bytes, floor_bytes, xs, xrss, as_, mrss, fs, xall, aall, fall, rev) = sys.argv[1:]
 runs = lambda t: [float(v) for v in t.split()]
 xs, as_, fs = float(xs), float(as_), float(fs)
 ratio = lambda a, b: round(a / b, 2) if a > 0 and b > 0 else None
@@ -216,7 +218,7 @@ doc = {
     "suite": "restore", "quick": quick == "1",
     "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
     "machine": {"arch": platform.machine(), "cores": len(__import__("os").sched_getaffinity(0))},
-    "xbak": subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip(),
+    "xbak": rev,
     "dataset": {"sysbench_tables": int(tables), "rows_per_table": int(rows), "chain": "full + 3 incrementals under oltp_write_only",
                 "stored_bytes": int(chain_bytes), "stream_bytes": int(floor_bytes)},
     "parallel": int(par),

@@ -17,8 +17,9 @@ PKGS=(
   mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzma mariadb-plugin-provider-bzip2
   mariadb-plugin-provider-lzo mariadb-plugin-provider-snappy
   # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests;
-  # python3-cryptography: compare_pages.py --keys decrypts pages)
-  python3 python3-matplotlib python3-cryptography procps psmisc bc time zstd lz4
+  # python3-cryptography: compare_pages.py --keys decrypts pages; strace: t_restore kills a
+  # restore at chosen system calls)
+  python3 python3-matplotlib python3-cryptography procps psmisc bc time zstd lz4 strace
   # object-storage tests and benchmarks: an independent S3 client and the rivals of xbcloud
   python3-boto3 awscli rclone
 )

@@ -9,6 +9,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 secs=${1:-60}
 shift || true
+[[ "$secs" =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS_PER_TARGET] [TARGET...] ('$secs' is not a number of seconds)" >&2; exit 2; }
 mkdir -p build-fuzz
 # -O1 and line tables only, as libFuzzer's documentation and OSS-Fuzz build: faster to build than
 # -O2 -g, and the stack traces keep their lines.

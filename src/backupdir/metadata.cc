@@ -40,16 +40,25 @@ Result<uint64_t> ParseLsn(const util::OptionMap& m, const std::string& field, co
 }
 }  // namespace
 
-Result<uint64_t> IncrementalBaseLsn(const std::string& basedir) {
-  const std::string cp = util::JoinPath(basedir, kCheckpointsFile);
-  auto text = util::ReadSmallFile(cp);
+Result<std::string> ReadCheckpointsText(const std::string& dir) {
+  auto text = util::ReadSmallFile(util::JoinPath(dir, kCheckpointsFile));
   if (!text.ok()) {
-    return Error(
-        ErrorCode::kInvalidArgument,
-        "--incremental-basedir: " + basedir + " is not a complete backup (" + text.status().message() + ")");
+    return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
+                                                  std::string(kCheckpointsFile) +
+                                                  "): " + text.status().message());
   }
-  XBAK_ASSIGN_OR_RETURN(Checkpoints c, ParseCheckpoints(text.value(), cp));
-  return c.to_lsn;
+  return text;
+}
+
+Result<Checkpoints> ReadCheckpoints(const std::string& dir) {
+  XBAK_ASSIGN_OR_RETURN(std::string text, ReadCheckpointsText(dir));
+  return ParseCheckpoints(text, util::JoinPath(dir, kCheckpointsFile));
+}
+
+Result<uint64_t> IncrementalBaseLsn(const std::string& basedir) {
+  auto c = ReadCheckpoints(basedir);
+  if (!c.ok()) return c.status().With("--incremental-basedir");
+  return c->to_lsn;
 }
 
 Status CheckChainLink(const Checkpoints& prev, const std::string& prev_dir, const Checkpoints& next,

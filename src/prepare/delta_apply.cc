@@ -12,6 +12,7 @@
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/innodb/crypt_data.h"
+#include "xbak/prepare/applied_delta.h"
 #include "xbak/util/copy_file.h"
 #include "xbak/util/parallel.h"
 
@@ -31,12 +32,25 @@ bool IsOtherTableFile(const std::string& n) {
 }
 
 namespace {
-Status Classify(const std::string& inc, const std::string& rel, IncScan* s) {
+Status Classify(const std::string& inc, const std::string& rel, bool applied_records, IncScan* s) {
   const std::string path = util::JoinPath(inc, rel);
   if (rel.ends_with(".delta")) {
     DeltaJob j;  // its .meta and size: ReadDeltaMeta
     j.rel = rel.substr(0, rel.size() - 6);
     j.delta = path;
+    s->deltas.push_back(std::move(j));
+  } else if (rel.ends_with(kAppliedDeltaSuffix)) {
+    if (!applied_records) {
+      return Error(ErrorCode::kCorrupt,
+                   path + ": a name xbak keeps for its own records, not part of a backup");
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
+    if (st.st_size == 0) return Status::Ok();  // staged as NAME.delta after all
+    DeltaJob j;
+    j.rel = rel.substr(0, rel.size() - kAppliedDeltaSuffix.size());
+    j.delta = path;
+    j.applied = true;
     s->deltas.push_back(std::move(j));
   } else if (rel.ends_with(".new")) {
     s->news.push_back(rel.substr(0, rel.size() - 4));
@@ -59,6 +73,14 @@ Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
   auto text = util::ReadSmallFile(meta_path, 4096);
   if (!text.ok()) return text.status().With("delta " + j.delta + " has no readable .meta");
   XBAK_ASSIGN_OR_RETURN(j.meta, innodb::ParseDeltaMeta(text.value(), meta_path));
+  if (j.applied) {
+    XBAK_ASSIGN_OR_RETURN(uint32_t space, ReadAppliedDeltaSpace(j.delta));
+    if (space != j.meta.space_id) {
+      return Error(ErrorCode::kCorrupt, j.delta + ": written into space " + std::to_string(space) +
+                                            " but the .meta says space " + std::to_string(j.meta.space_id) +
+                                            "; refusing to mix two tablespaces");
+    }
+  }
   struct stat st {};
   if (::stat(j.delta.c_str(), &st) != 0) return ErrnoError("stat", j.delta, errno);
   j.size = static_cast<uint64_t>(st.st_size);
@@ -67,15 +89,15 @@ Status ReadDeltaMeta(const std::string& inc, DeltaJob& j) {
 
 }  // namespace
 
-Result<IncScan> ScanIncremental(const std::string& inc, int parallel) {
+Result<IncScan> ScanIncremental(const std::string& inc, int parallel, bool applied_records) {
   IncScan s;
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(inc));
   for (const auto& n : top) {
     if (util::IsDirectory(util::JoinPath(inc, n))) {
       XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(util::JoinPath(inc, n)));
-      for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, &s));
+      for (const auto& f : files) XBAK_RETURN_IF_ERROR(Classify(inc, n + "/" + f, applied_records, &s));
     } else if (n.ends_with(".delta") || n.rfind("aria_log", 0) == 0) {
-      XBAK_RETURN_IF_ERROR(Classify(inc, n, &s));
+      XBAK_RETURN_IF_ERROR(Classify(inc, n, applied_records, &s));
     }
   }
   const std::set<std::string> news(s.news.begin(), s.news.end()), dels(s.dels.begin(), s.dels.end());

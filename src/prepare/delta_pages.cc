@@ -8,6 +8,7 @@
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
+#include "xbak/prepare/applied_delta.h"
 #include "xbak/prepare/delta_apply.h"
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
@@ -42,10 +43,22 @@ Status AddDeltaPages(const DeltaJob& j, uint32_t first_page, PageSet* set, std::
   return Status::Ok();
 }
 
+// A delta written as its stream arrived: its pages are in the file of its
+// tablespace already, whatever the markers do with that file next, and a
+// record of the step before must not touch them (one that re-initialises a
+// page would not even read it). So all of them, even for a void delta.
+Status AddAppliedPages(const DeltaJob& j, PageSet* set, std::mutex* mu) {
+  XBAK_ASSIGN_OR_RETURN(std::string bytes, util::ReadSmallFile(j.delta, size_t{1} << 32));
+  XBAK_ASSIGN_OR_RETURN(AppliedDelta d, ParseAppliedDelta(bytes, j.delta));
+  std::lock_guard<std::mutex> l(*mu);
+  for (uint32_t no : d.pages) set->Add(d.space_id, no);
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
-  XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc, parallel));
+Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel, bool applied_records) {
+  XBAK_ASSIGN_OR_RETURN(IncScan scan, ScanIncremental(inc, parallel, applied_records));
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(inc));
   auto set = std::make_shared<PageSet>();
   std::mutex mu;
@@ -54,6 +67,7 @@ Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel) {
       scan.deltas.size(), parallel,
       [&](size_t i) -> Status {
         const DeltaJob& j = scan.deltas[i];
+        if (j.applied) return AddAppliedPages(j, set.get(), &mu);
         // Not applied, or applied under another name (DeltaJob::is_void,
         // target): nothing certain.
         if (j.is_void || j.target != j.rel) return Status::Ok();

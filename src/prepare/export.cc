@@ -306,9 +306,7 @@ Result<std::string> PreparedBackupDir(const std::string& dir) {
   if (rp == nullptr) return ErrnoError("find", dir, errno);
   const std::string d = rp;
   ::free(rp);
-  const std::string cp_path = util::JoinPath(d, backupdir::kCheckpointsFile);
-  XBAK_ASSIGN_OR_RETURN(std::string cp_text, util::ReadSmallFile(cp_path));
-  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(cp_text, cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ReadCheckpoints(d));
   if (cp.backup_type != "log-applied") {
     return Error(ErrorCode::kInvalidArgument, d + " is not prepared (backup_type = " + cp.backup_type + ")");
   }

@@ -115,6 +115,7 @@ struct IncrementalApply {
   std::map<std::string, std::string> moves;  // base rel -> new rel, for renames between the backups
   uint64_t system_last_size = 0;
   size_t deltas_applied = 0;
+  size_t deltas_arrived = 0;  // of those, written as their stream arrived (DeltaJob::applied)
   CheckedLogPtr checked_log;  // CheckRedo's pass over INC's log, for the redo step
 
   // `dst` holds the tablespace the incremental copied as `from` (its delta's space id).
@@ -136,7 +137,9 @@ Status IncrementalApply::Run() {
   // The first pass over INC's log reads nothing else: it runs while the
   // base's first pages and the deltas are read (CheckRedo takes it).
   std::future<Result<CheckedLogPtr>> log_pass;
-  if (!resuming) {
+  if (!resuming && o.checked_log) {
+    log_pass = std::async(std::launch::deferred, o.checked_log);
+  } else if (!resuming) {
     log_pass = std::async(std::launch::async, [this] {
       return CheckRedoLog(inc, full, std::max(icp.to_lsn, icp.last_lsn), o.keys);
     });
@@ -158,9 +161,9 @@ Status IncrementalApply::Run() {
   progress.Finish(true);
   clock.Mark("sync");
   const double delta_step = clock.Total();
-  util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas and " +
-                std::to_string(newfiles.size()) + " new tables of " + inc + " with " +
-                std::to_string(o.parallel) + " threads (" + clock.Summary() + ")");
+  util::LogInfo("applied " + std::to_string(deltas_applied) + " deltas (" + std::to_string(deltas_arrived) +
+                " as their stream arrived) and " + std::to_string(newfiles.size()) + " new tables of " + inc +
+                " with " + std::to_string(o.parallel) + " threads (" + clock.Summary() + ")");
   XBAK_RETURN_IF_ERROR(FinishRedo(o, std::move(checked_log)));
   char b[128];
   std::snprintf(b, sizeof b, "incremental prepare done in %.2f s: delta step %.2f s, redo step %.2f s",
@@ -170,11 +173,7 @@ Status IncrementalApply::Run() {
 }
 
 Status IncrementalApply::CheckChain(bool* redo_only) {
-  std::string icp_path = util::JoinPath(inc, backupdir::kCheckpointsFile);
-  auto itext = util::ReadSmallFile(icp_path);
-  if (!itext.ok())
-    return Error(ErrorCode::kInvalidArgument, inc + " is not a complete backup: " + itext.status().message());
-  XBAK_ASSIGN_OR_RETURN(icp, backupdir::ParseCheckpoints(itext.value(), icp_path));
+  XBAK_ASSIGN_OR_RETURN(icp, backupdir::ReadCheckpoints(inc));
   if (icp.backup_type != "incremental") {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
@@ -214,12 +213,8 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     util::LogWarning(
         "an earlier apply of this incremental was interrupted; applying it again (deltas are idempotent)");
   } else {
-    std::string fcp_path = util::JoinPath(full, backupdir::kCheckpointsFile);
-    auto ftext = util::ReadSmallFile(fcp_path);
-    if (!ftext.ok())
-      return Error(ErrorCode::kInvalidArgument,
-                   full + " is not a complete backup: " + ftext.status().message());
-    base_cp_text = ftext.value();
+    // Its text, kept in the marker while the apply runs.
+    XBAK_ASSIGN_OR_RETURN(base_cp_text, backupdir::ReadCheckpointsText(full));
   }
   XBAK_ASSIGN_OR_RETURN(
       fcp, backupdir::ParseCheckpoints(base_cp_text, util::JoinPath(full, backupdir::kCheckpointsFile)));
@@ -247,7 +242,7 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
 }
 
 Status IncrementalApply::ReadBase() {
-  XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel));
+  XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel, o.applied_records));
   clock.Mark("listing");
   for (auto& [from, to] : scan.rens) {
     renamed_from[to + ".ibd"] = from + ".ibd";
@@ -327,6 +322,10 @@ Status IncrementalApply::ValidateDeltas() {
         if (after != j.target) moves[after] = j.target;
       }
     }
+    // One applied as its stream arrived was checked page by page as it went
+    // in; its file is moved like the others' (a rename during the
+    // incremental: .ren, then back under the delta's name for the log).
+    if (j.applied) continue;
     std::string base_path = util::JoinPath(full, base_rel);
     // Read above (and not renamed since): it exists, and its page 0 is known.
     auto known = renamed_from.count(j.rel) ? base_page0.end() : base_page0.find(base_rel);
@@ -431,7 +430,8 @@ Status IncrementalApply::ApplyMarkers() {
 Status IncrementalApply::ApplyDeltas() {
   std::vector<const DeltaJob*> jobs;
   for (auto& j : scan.deltas) {
-    if (!j.is_void) jobs.push_back(&j);
+    if (j.applied) deltas_arrived++;
+    if (!j.is_void && !j.applied) jobs.push_back(&j);
   }
   std::vector<Piece> pieces;
   std::vector<const DeltaJob*> split;
@@ -472,7 +472,7 @@ Status IncrementalApply::ApplyDeltas() {
         return Status::Ok();
       },
       &cancel));
-  deltas_applied = jobs.size();
+  deltas_applied = jobs.size() + deltas_arrived;
   return Status::Ok();
 }
 

@@ -97,9 +97,7 @@ std::string LogCreator(const std::string& dir) {
 
 Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> before_write) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = util::JoinPath(dir, backupdir::kCheckpointsFile);
-  XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(cp_path));
-  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text, cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ReadCheckpoints(dir));
 
   RedoApplyOptions ro;
   ro.dir = dir;
@@ -107,9 +105,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.parallel = o.parallel;
   ro.use_memory = o.use_memory;
   ro.required_lsn = std::max(cp.to_lsn, cp.last_lsn);
-  if (o.superseded) {
-    XBAK_ASSIGN_OR_RETURN(ro.superseded, o.superseded());
-  }
+  ro.superseded = o.superseded;
   ro.checked = o.checked;
   ro.progress_interval = o.progress_interval;
   ro.before_write = std::move(before_write);
@@ -127,7 +123,8 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
       util::WriteFileAtomic(o.prepared_log.empty() ? util::JoinPath(dir, "ib_logfile0") : o.prepared_log,
                             std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
   cp.backup_type = "log-applied";
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(cp_path, backupdir::FormatCheckpoints(cp)));
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, backupdir::kCheckpointsFile),
+                                             backupdir::FormatCheckpoints(cp)));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
   util::LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " +
                 std::to_string(st.end_lsn) + ": " + std::to_string(st.mtrs) + " mini-transactions, " +
@@ -147,14 +144,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
 
 Status RunPrepare(const PrepareOptions& o) {
   const std::string& dir = o.target_dir;
-  const std::string cp_path = util::JoinPath(dir, backupdir::kCheckpointsFile);
-  auto text = util::ReadSmallFile(cp_path);
-  if (!text.ok()) {
-    return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
-                                                  backupdir::kCheckpointsFile +
-                                                  "): " + text.status().message());
-  }
-  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text.value(), cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ReadCheckpoints(dir));
   if (cp.backup_type == "log-applied") {
     util::LogInfo(dir + " is already prepared (backup_type = log-applied); nothing to do");
     return Status::Ok();
@@ -167,7 +157,8 @@ Status RunPrepare(const PrepareOptions& o) {
                      dir);
   }
   if (cp.backup_type != "full-backuped") {
-    return Error(ErrorCode::kInvalidArgument, cp_path + ": unknown backup_type '" + cp.backup_type + "'");
+    return Error(ErrorCode::kInvalidArgument, util::JoinPath(dir, backupdir::kCheckpointsFile) +
+                                                  ": unknown backup_type '" + cp.backup_type + "'");
   }
   if (util::PathExists(util::JoinPath(dir, "xbak_incremental_in_progress"))) {
     return Error(ErrorCode::kInvalidArgument,

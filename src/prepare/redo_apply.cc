@@ -19,10 +19,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "redo_check.h"
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/crypt_data.h"
-#include "xbak/innodb/extended_redo.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/page_crypt.h"
@@ -53,16 +53,9 @@ void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
 
 class Applier {
  public:
-  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size,
-          const std::unordered_set<uint64_t>& freed_at_end,
-          const std::unordered_map<uint64_t, uint64_t>& last_init,
-          const std::map<uint32_t, uint64_t>& last_trim)
-      : o_(o),
-        catalog_(catalog),
-        page_size_(page_size),
-        freed_at_end_(freed_at_end),
-        last_init_(last_init),
-        last_trim_(last_trim) {}
+  Applier(const RedoApplyOptions& o, Catalog& catalog, uint32_t page_size, const LogCheck& check,
+          PageSetPtr superseded)
+      : o_(o), catalog_(catalog), page_size_(page_size), check_(check), superseded_(std::move(superseded)) {}
 
   Status AddMtr(const MtrView& m) {
     // The batch holds its records and index, and keeps the log it spans
@@ -79,25 +72,24 @@ class Applier {
     uint32_t mtr_index = 0;
     return innodb::ForEachPageRecord(m.bytes, m.records_len, page_size_, [&](const PageRecord& r) -> Status {
       stats_.records++;
-      if (r.type == RecordType::kExtended && r.data_len == 1 &&
-          r.data[0] == static_cast<uint8_t>(innodb::ExtendedType::kTrimPages)) {
-        return Trim(r.space_id, r.page_no);
-      }
-      if (auto t = last_trim_.find(r.space_id); t != last_trim_.end() && t->second > m.start_lsn) {
-        return Status::Ok();  // the undo tablespace is truncated later: void (recv_sys_t::trim)
+      if (innodb::IsTrimPages(r)) return Trim(r.space_id, r.page_no);
+      if (auto t = check_.trims.find(r.space_id); t != check_.trims.end()) {
+        for (const LogCheck::Trim& trim : t->second) {
+          if (trim.lsn > m.start_lsn && r.page_no >= trim.size) return Status::Ok();  // cut off later: void
+        }
       }
       const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
       // The next incremental replaces the page whole. Not page 0: a tablespace
       // created during the backup is known to this apply only by its page 0
       // from the log (ResolveDeferred), and its other pages with it.
-      if (o_.superseded != nullptr && r.page_no != 0 && o_.superseded->Contains(r.space_id, r.page_no)) {
+      if (superseded_ != nullptr && r.page_no != 0 && superseded_->Contains(r.space_id, r.page_no)) {
         stats_.superseded_records++;
         return Status::Ok();
       }
-      if (!freed_at_end_.empty() && freed_at_end_.count(key)) {
+      if (!check_.freed_at_end.empty() && check_.freed_at_end.count(key)) {
         return Status::Ok();  // freed by the end of the log: never written
       }
-      if (auto it = last_init_.find(key); it != last_init_.end() && it->second > m.start_lsn) {
+      if (auto it = check_.last_init.find(key); it != check_.last_init.end() && it->second > m.start_lsn) {
         return Status::Ok();  // re-initialised later: this record cannot matter
       }
       Space* s = catalog_.Find(r.space_id);
@@ -174,7 +166,7 @@ class Applier {
   // mariabackup --prepare. Elsewhere freed pages keep their bytes.
   Status PunchFreedPages() {
     std::map<uint32_t, std::vector<uint32_t>> by_space;
-    for (uint64_t key : freed_at_end_) {
+    for (uint64_t key : check_.freed_at_end) {
       const Space* s = catalog_.Find(static_cast<uint32_t>(key >> 32));
       if (s != nullptr && s->flags_known && s->flags.page_compressed) {
         by_space[s->id].push_back(static_cast<uint32_t>(key));
@@ -192,9 +184,14 @@ class Applier {
     return Status::Ok();
   }
 
+  // Every tablespace whose size the log writes, not only those this run
+  // wrote pages of: a run killed after it wrote page 0 and run again skips
+  // that page by its LSN, and the file must still grow.
   Status ExtendFiles() {
     std::vector<uint8_t> page(65536);
-    for (uint32_t id : touched_) {
+    std::set<uint32_t> ids = touched_;
+    ids.insert(check_.sized.begin(), check_.sized.end());
+    for (uint32_t id : ids) {
       const Space* s = catalog_.Find(id);
       if (s == nullptr || !s->flags_known) continue;
       XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
@@ -220,9 +217,15 @@ class Applier {
 
  private:
   // TRIM_PAGES: innodb_undo_log_truncate shrank an undo tablespace and
-  // rewrote its first pages. Every older record of the space is void (they
-  // are skipped above, whatever batch they fall in); the file gets the size
-  // page 0 says at the end (ExtendFiles), as recv_sys_t::apply truncates it.
+  // rewrote its first pages. Older records of pages past the new size are
+  // void (skipped above, from the first pass's list); the pages the
+  // truncation re-creates are initialised again by the log (their older
+  // records are skipped by last_init). The file gets exactly the size page
+  // 0 says at the end (ExtendFiles). The server truncates the file at the
+  // record instead (recv_sys_t::trim), so where the undo tablespace grew
+  // again within the log, its pages past the trim that the log does not
+  // initialise again hold zeros there and their old bytes here: free pages,
+  // never read.
   Status Trim(uint32_t space_id, uint32_t size) {
     Space* s = catalog_.Find(space_id);
     if (s == nullptr) return Status::Ok();
@@ -339,126 +342,13 @@ class Applier {
   uint32_t page_size_;
   int compression_level_ = 6;  // innodb_compression_level of the backup (PAGE_COMPRESSED, zlib)
   uint64_t batch_log_start_ = 0;
-  const std::unordered_set<uint64_t>& freed_at_end_;
-  const std::unordered_map<uint64_t, uint64_t>& last_init_;
-  const std::map<uint32_t, uint64_t>& last_trim_;
+  const LogCheck& check_;        // the first pass over the log
+  const PageSetPtr superseded_;  // RedoApplyOptions::superseded's answer
   Batch batch_;
   RedoApplyStats stats_;
   std::set<uint32_t> touched_;
   std::map<uint32_t, uint32_t> trims_;
 };
-
-void RaiseOpenFileLimit() {
-  struct rlimit rl {};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max;
-    (void)::setrlimit(RLIMIT_NOFILE, &rl);
-  }
-}
-
-}  // namespace
-
-// (Not in the anonymous namespace: CheckedLog, declared in the header, holds one.)
-struct LogCheck {
-  uint64_t end_lsn = 0;
-  FileNames names;
-  // Pages whose last record is FREE_PAGE. The server never writes them
-  // (fil_space_t::freed_ranges); knowing them up front keeps the result the
-  // same whether the log is applied in one batch or many.
-  std::unordered_set<uint64_t> freed_at_end;
-  // The start LSN of the last mtr that initialised or freed each page. Older
-  // records of such a page are never applied: in a batch that ends before
-  // that mtr, the page's old content may be anything (the server's own
-  // recovery skips them too: mlog_init_t::will_avoid_read).
-  std::unordered_map<uint64_t, uint64_t> last_init;
-  // The start LSN of the last TRIM_PAGES of each undo tablespace.
-  std::map<uint32_t, uint64_t> last_trim;
-  // The last crypt data and FSP flags the log writes for each tablespace.
-  std::map<uint32_t, innodb::CryptData> log_crypt;
-  std::map<uint32_t, uint32_t> log_flags;
-};
-
-struct CheckedLog {
-  std::string log_path;
-  uint64_t required_lsn = 0;
-  uint64_t checkpoint_lsn = 0;
-  uint32_t page_size = 0;
-  LogCheck check;
-};
-
-namespace {
-
-// Whether `c` (may be null) is the first pass over this log, to this LSN.
-bool IsPassOver(const CheckedLog* c, const std::string& log_path, uint64_t required_lsn, uint32_t page_size) {
-  return c != nullptr && c->log_path == log_path && c->required_lsn == required_lsn &&
-         c->page_size == page_size;
-}
-
-// Pass 1: the whole log must be sound before anything is written.
-Result<LogCheck> CheckLog(const RedoApplyOptions& o, const std::string& log_path, uint32_t page_size,
-                          LogScanner& scanner) {
-  LogCheck out;
-  FileNames& names = out.names;
-  uint64_t& end_lsn = out.end_lsn;
-  std::string why;
-  uint64_t released = scanner.checkpoint().checkpoint_lsn;
-  Status walk = scanner.Scan(
-      [&](const MtrView& m) -> Status {
-        for (const auto& op : m.info->file_ops) {
-          auto rel = BackupRelName(op.type == innodb::FileOp::Type::kRename ? op.new_name : op.name);
-          if (!rel) {
-            return Error(ErrorCode::kCorrupt, log_path + ": FILE_ record at " +
-                                                  innodb::FormatLsn(m.start_lsn) +
-                                                  " names an impossible path '" + op.name + "'");
-          }
-          names.last_name[op.space_id] = *rel;
-          if (op.type == innodb::FileOp::Type::kDelete) {
-            names.deleted.insert(op.space_id);
-          } else {
-            names.deleted.erase(op.space_id);
-          }
-        }
-        if (m.start_lsn - released >= (64u << 20)) {
-          scanner.Release(m.start_lsn);
-          released = m.start_lsn;
-        }
-        Status st = innodb::ForEachPageRecord(m.bytes, m.records_len, page_size, [&](const PageRecord& r) {
-          const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
-          if (r.type == RecordType::kFreePage) {
-            out.freed_at_end.insert(key);
-          } else if (!out.freed_at_end.empty()) {
-            out.freed_at_end.erase(key);
-          }
-          if (r.type == RecordType::kFreePage || r.type == RecordType::kInitPage)
-            out.last_init[key] = m.start_lsn;
-          if (r.type == RecordType::kWrite && r.page_no == 0 && r.data_len >= r.length) {
-            // The crypt data the server wrote (write_page0): the last one of
-            // each tablespace decides how its pages are written.
-            if (auto c = innodb::CryptDataFromWrite(page_size, r.offset, r.data, r.length)) {
-              out.log_crypt[r.space_id] = *c;
-            }
-            // The flags of a tablespace created during the backup, whose
-            // page 0 will only come from the log.
-            if (r.offset <= innodb::kFspSpaceFlags && r.offset + r.length >= innodb::kFspSpaceFlags + 4) {
-              out.log_flags[r.space_id] = util::LoadBE32(r.data + (innodb::kFspSpaceFlags - r.offset));
-            }
-          }
-          return Status::Ok();
-        });
-        return st.ok() ? st : st.With(log_path + ": mini-transaction at " + innodb::FormatLsn(m.start_lsn));
-      },
-      &end_lsn, &why);
-  XBAK_RETURN_IF_ERROR(walk);
-  if (end_lsn < o.required_lsn) {
-    const bool corrupt =
-        why.find("checksum") != std::string::npos || why.find("sequence bit") != std::string::npos;
-    return Error(ErrorCode::kCorrupt,
-                 log_path + (corrupt ? ": the redo log is corrupt at " : ": the redo log ends at ") +
-                     innodb::FormatLsn(end_lsn) + " (" + why + "), but the backup needs it up to " +
-                     innodb::FormatLsn(o.required_lsn) + (corrupt ? "" : ": the log is truncated"));
-  }
-  return out;
-}
 
 // Unsupported tablespaces, and encrypted ones without their keys, are
 // refused before anything is written; the same pass over the files builds
@@ -501,44 +391,6 @@ Status ApplyMtrs(LogScanner& scanner, Applier& applier, util::Progress& progress
 
 }  // namespace
 
-Result<CheckedLogPtr> CheckRedoLog(const std::string& log_dir, const std::string& data_dir,
-                                   uint64_t required_lsn, const KeyOptions& keys) {
-  RaiseOpenFileLimit();
-  const std::string log_path = util::JoinPath(log_dir, "ib_logfile0");
-  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
-  XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
-  XBAK_ASSIGN_OR_RETURN(auto scanner, LogScanner::Open(log_path, crypt.get()));
-  RedoApplyOptions o;
-  o.dir = data_dir;
-  o.required_lsn = required_lsn;
-  auto c = std::make_shared<CheckedLog>();
-  XBAK_ASSIGN_OR_RETURN(c->check, CheckLog(o, log_path, cnf.page_size, *scanner));
-  c->log_path = log_path;
-  c->required_lsn = required_lsn;
-  c->checkpoint_lsn = scanner->checkpoint().checkpoint_lsn;
-  c->page_size = cnf.page_size;
-  return CheckedLogPtr(std::move(c));
-}
-
-Status CheckRedoApplicable(const std::string& log_dir, const std::string& data_dir, uint64_t required_lsn,
-                           const KeyOptions& keys, int parallel,
-                           const std::vector<std::pair<std::string, innodb::CryptData>>& incoming,
-                           const std::set<std::string>* only_tables, CheckedLogPtr* checked) {
-  RaiseOpenFileLimit();
-  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(data_dir));
-  XBAK_ASSIGN_OR_RETURN(auto crypt, PrepareCrypt::Load(data_dir, keys));
-  CheckedLogPtr c = checked != nullptr ? *checked : nullptr;
-  if (!IsPassOver(c.get(), util::JoinPath(log_dir, "ib_logfile0"), required_lsn, cnf.page_size)) {
-    XBAK_ASSIGN_OR_RETURN(c, CheckRedoLog(log_dir, data_dir, required_lsn, keys));
-  }
-  Catalog probe(crypt, c->check.log_crypt);
-  XBAK_RETURN_IF_ERROR(probe.CheckLogSpaces(c->check.log_flags, incoming));
-  XBAK_RETURN_IF_ERROR(probe.Scan(data_dir, cnf.page_size, cnf.system_files, parallel,
-                                  Catalog::ScanMode::kCheck, only_tables));
-  if (checked != nullptr) *checked = std::move(c);
-  return Status::Ok();
-}
-
 Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RaiseOpenFileLimit();
   const std::string log_path = util::JoinPath(o.log_dir.empty() ? o.dir : o.log_dir, "ib_logfile0");
@@ -562,12 +414,16 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   const LogCheck& check = prior != nullptr ? prior->check : fresh;
   Catalog catalog(crypt, check.log_crypt);
   XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
+  PageSetPtr superseded;
+  if (o.superseded) {
+    XBAK_ASSIGN_OR_RETURN(superseded, o.superseded(check.ddl));
+  }
   const FileNames& names = check.names;
   const uint64_t end_lsn = check.end_lsn;
 
   util::Progress progress("prepare", o.progress_interval);
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
-  Applier applier(o, catalog, page_size, check.freed_at_end, check.last_init, check.last_trim);
+  Applier applier(o, catalog, page_size, check, std::move(superseded));
   applier.set_compression_level(cnf.compression_level);
   XBAK_RETURN_IF_ERROR(ApplyMtrs(scanner, applier, progress, end_lsn));
   XBAK_RETURN_IF_ERROR(applier.Flush());

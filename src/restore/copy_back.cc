@@ -39,13 +39,7 @@ Status CheckBackup(const CopyBackOptions& o) {
     return Error(ErrorCode::kInvalidArgument,
                  "--datadir is required (or datadir= in the [mysqld] group of --defaults-file)");
   }
-  std::string cp_path = util::JoinPath(o.backup_dir, backupdir::kCheckpointsFile);
-  auto text = util::ReadSmallFile(cp_path);
-  if (!text.ok()) {
-    return Error(ErrorCode::kInvalidArgument,
-                 o.backup_dir + " is not a complete backup: " + text.status().message());
-  }
-  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ParseCheckpoints(text.value(), cp_path));
+  XBAK_ASSIGN_OR_RETURN(backupdir::Checkpoints cp, backupdir::ReadCheckpoints(o.backup_dir));
   if (cp.backup_type != "log-applied" && cp.backup_type != "full-prepared") {
     return Error(ErrorCode::kInvalidArgument,
                  "the backup in " + o.backup_dir + " is not prepared (backup_type = " + cp.backup_type +

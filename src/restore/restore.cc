@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "restore_chain.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/crypt/format.h"
@@ -45,161 +47,6 @@ bool IsPlaceholder(const std::string& path) {
   std::string head(text.size(), '\0');
   auto n = f->PRead(head.data(), head.size(), 0);
   return !n.ok() || (*n == head.size() && head == text);
-}
-
-struct Link {
-  std::string dir;   // as given
-  std::string real;  // canonical path, for the restore's identity
-  backupdir::Checkpoints cp;
-};
-
-Result<std::string> RealPath(const std::string& p) {
-  char buf[PATH_MAX];
-  if (::realpath(p.c_str(), buf) == nullptr) return ErrnoError("cannot open backup directory", p, errno);
-  return std::string(buf);
-}
-
-Result<Link> ReadLink(const std::string& dir) {
-  Link l;
-  l.dir = dir;
-  XBAK_ASSIGN_OR_RETURN(l.real, RealPath(dir));
-  const std::string path = util::JoinPath(dir, backupdir::kCheckpointsFile);
-  auto text = util::ReadSmallFile(path);
-  if (!text.ok()) {
-    return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
-                                                  backupdir::kCheckpointsFile +
-                                                  "): " + text.status().message());
-  }
-  XBAK_ASSIGN_OR_RETURN(l.cp, backupdir::ParseCheckpoints(*text, path));
-  return l;
-}
-
-// Files a restore cannot take as they are.
-Status RefuseUnusable(const std::string& dir, const std::vector<std::pair<std::string, uint64_t>>& entries) {
-  for (const auto& [rel, size] : entries) {
-    if (rel.ends_with(".zst") || rel.ends_with(".lz4") || rel.ends_with(".qp")) {
-      return Error(ErrorCode::kInvalidArgument,
-                   util::JoinPath(dir, rel) + " is compressed: run xbak --decompress --target-dir=" + dir +
-                       " first (or restore from the stream, which is decompressed as it is read)");
-    }
-    if (rel.ends_with(prepare::kHiddenIslSuffix)) {
-      return Error(ErrorCode::kInvalidArgument,
-                   util::JoinPath(dir, rel) +
-                       ": an interrupted xbak --prepare --export set this DATA DIRECTORY link aside; run "
-                       "xbak --prepare --export --target-dir=" +
-                       dir + " again to finish it");
-    }
-  }
-  return Status::Ok();
-}
-
-// What an incremental must be besides continuing the chain: a backup this
-// restore can take (see ReadChain).
-Result<Link> ReadIncremental(const std::string& dir, std::set<std::string>* seen) {
-  XBAK_ASSIGN_OR_RETURN(Link inc, ReadLink(dir));
-  if (!seen->insert(inc.real).second) {
-    return Error(ErrorCode::kInvalidArgument,
-                 dir + " is given twice in the chain (each backup is restored once)");
-  }
-  if (inc.cp.backup_type != "incremental") {
-    return Error(ErrorCode::kInvalidArgument,
-                 dir + " is not an incremental backup (backup_type = " + inc.cp.backup_type +
-                     "); only the first backup of the chain (--target-dir) is a full one");
-  }
-  return inc;
-}
-
-// The files of a backup of the chain: the same page size and partial filter
-// as the full backup's, nothing compressed, the DATA DIRECTORY places its
-// .isl files name (into `remote`).
-Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size,
-                        const backupdir::TableFilter& filter, std::map<std::string, std::string>* remote) {
-  XBAK_ASSIGN_OR_RETURN(uint32_t ps, backupdir::BackupPageSize(l.dir));
-  if (ps != page_size) {
-    return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
-                                                  " in the full backup, " + std::to_string(ps) + " in " +
-                                                  l.dir);
-  }
-  XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter f, backupdir::ReadTableFilter(l.dir));
-  if (f.Serialize() != filter.Serialize()) {
-    return Error(ErrorCode::kUnsupported, l.dir +
-                                              " was taken with other --databases/--tables options than the "
-                                              "full backup (compare their " +
-                                              backupdir::kTableFilterFile + " files)");
-  }
-  std::vector<std::pair<std::string, uint64_t>> entries;
-  XBAK_RETURN_IF_ERROR(ListBackupTree(l.dir, &entries));
-  XBAK_RETURN_IF_ERROR(RefuseUnusable(l.dir, entries));
-  if (!o.dirs.remote_to_datadir) {
-    XBAK_ASSIGN_OR_RETURN(auto r, RemoteTablespaces(l.dir, entries));
-    remote->insert(r.begin(), r.end());
-  }
-  return Status::Ok();
-}
-
-struct ChainFacts {
-  uint32_t page_size = 0;
-  backupdir::TableFilter filter;
-  std::set<std::string> seen;  // canonical paths of the backups read so far
-};
-
-// The whole chain, checked before anything is written (from streams, with
-// o.await_incremental set: the full backup only; each incremental is read
-// and checked when its stream is whole, before its pages go in).
-Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::string, std::string>* remote,
-                                    ChainFacts* facts) {
-  std::vector<Link> chain;
-  XBAK_ASSIGN_OR_RETURN(Link full, ReadLink(o.full_dir));
-  if (full.cp.backup_type == "incremental") {
-    return Error(ErrorCode::kInvalidArgument, o.full_dir +
-                                                  " is an incremental backup: --target-dir names the full "
-                                                  "backup of the chain, --incremental-dir each incremental");
-  }
-  if (full.cp.backup_type != "full-backuped" && full.cp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument, util::JoinPath(o.full_dir, backupdir::kCheckpointsFile) +
-                                                  ": unknown backup_type '" + full.cp.backup_type + "'");
-  }
-  if (util::PathExists(util::JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "an incremental apply into " + o.full_dir +
-                     " was interrupted: it is not a backup that can be restored");
-  }
-  if (!o.incremental_dirs.empty() && util::PathExists(util::JoinPath(o.full_dir, prepare::kExportedFile))) {
-    return Error(ErrorCode::kUnsupported,
-                 o.full_dir +
-                     " was exported (xbak --prepare --export started a server on it): it can no "
-                     "longer take incrementals");
-  }
-  XBAK_ASSIGN_OR_RETURN(facts->page_size, backupdir::BackupPageSize(o.full_dir));
-  XBAK_ASSIGN_OR_RETURN(facts->filter, backupdir::ReadTableFilter(o.full_dir));
-  facts->seen.insert(full.real);
-  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, full, facts->page_size, facts->filter, remote));
-  chain.push_back(std::move(full));
-  if (o.await_incremental) return chain;
-  std::vector<Link> incs;
-  for (const std::string& dir : o.incremental_dirs) {
-    XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(dir, &facts->seen));
-    incs.push_back(std::move(inc));
-  }
-  for (size_t i = 0; i < incs.size(); i++) {
-    Link& inc = incs[i];
-    const std::string& dir = inc.dir;
-    if (Status link = backupdir::CheckChainLink(chain.back().cp, chain.back().dir, inc.cp, dir); !link.ok()) {
-      // The one that belongs here, given later: say so rather than "a gap".
-      for (size_t j = i + 1; j < incs.size(); j++) {
-        if (incs[j].cp.from_lsn == chain.back().cp.to_lsn) {
-          return Error(ErrorCode::kInvalidArgument, "incrementals in the wrong order: " + incs[j].dir +
-                                                        " continues " + chain.back().dir +
-                                                        " and must come before " + dir +
-                                                        " (--incremental-dir in the order they were taken)");
-        }
-      }
-      return link;
-    }
-    XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts->page_size, facts->filter, remote));
-    chain.push_back(std::move(inc));
-  }
-  return chain;
 }
 
 std::string Identity(const std::vector<Link>& chain, bool streamed) {
@@ -394,7 +241,7 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
 // sizes) is done as in the two-step path, so the files come out the same
 // bytes (t_restore compares them). From streams, the next one is waited for
 // (whole, and checked) first.
-using Superseded = std::function<Result<prepare::PageSetPtr>()>;
+using Superseded = std::function<Result<prepare::PageSetPtr>(const prepare::LogDdl&)>;
 
 // Step 0: the full backup's redo log applied to its copy in the datadir (a
 // prepared full backup has none to apply).
@@ -416,30 +263,10 @@ Status ApplyFullLog(const RestoreOptions& o, const RestoreDirs& dirs, const Link
   return prepare::RunPrepare(po).With("applying the redo log of " + full.dir);
 }
 
-// From streams: waits until incremental k is whole, then reads and checks it
-// (chain link, files) before its pages go in, and adds it to the chain.
-Status AwaitIncremental(const RestoreOptions& o, size_t k, const std::map<std::string, std::string>& remote,
-                        ChainFacts* facts_out, std::vector<Link>* chain_out) {
-  ChainFacts& facts = *facts_out;
-  std::vector<Link>& chain = *chain_out;
-  // From a stream: whole once this returns; checked before its pages go in.
-  XBAK_RETURN_IF_ERROR(o.await_incremental(k));
-  XBAK_ASSIGN_OR_RETURN(Link inc, ReadIncremental(o.incremental_dirs[k - 1], &facts.seen));
-  auto name = [&](size_t i) { return i < o.streams.size() ? "the stream " + o.streams[i] : chain[i].dir; };
-  XBAK_RETURN_IF_ERROR(backupdir::CheckChainLink(chain.back().cp, name(k - 1), inc.cp, name(k)));
-  std::map<std::string, std::string> more;
-  XBAK_RETURN_IF_ERROR(CheckBackupFiles(o, inc, facts.page_size, facts.filter, &more));
-  for (const auto& [rel, path] : more) {
-    if (remote.count(rel) == 0 && util::PathExists(path))
-      return Error(ErrorCode::kAlreadyExists, path + " exists already; existing files are never overwritten");
-  }
-  chain.push_back(std::move(inc));
-  return Status::Ok();
-}
-
 // Step k: incremental `inc`'s deltas and redo log into the datadir.
 Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const Link& inc,
-                        const std::string& staged, bool streamed, Superseded superseded) {
+                        const std::string& staged, bool streamed, Superseded superseded,
+                        std::function<Result<prepare::CheckedLogPtr>()> checked_log) {
   prepare::IncrementalPrepareOptions ip;
   ip.target_dir = dirs.datadir;
   ip.incremental_dir = inc.dir;
@@ -451,6 +278,8 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
   ip.keys = o.keys;
   ip.sync_data = !streamed;
   ip.superseded = std::move(superseded);
+  ip.checked_log = std::move(checked_log);
+  ip.applied_records = streamed;
   return prepare::RunIncrementalPrepare(ip).With("applying " + inc.dir);
 }
 
@@ -500,6 +329,81 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
   }
   return Status::Ok();
 }
+// The steps of a restore after the full backup's copy, in order: its redo
+// log, then each incremental's deltas and log. From streams, each
+// incremental is waited for (whole, and checked) when the step before needs
+// it, and the first pass over its log starts then, beside that step's redo.
+struct Steps {
+  const RestoreOptions& o;
+  const RestoreDirs& dirs;
+  const bool streamed;
+  const std::map<std::string, std::string>& remote;
+  ChainFacts& facts;
+  std::vector<Link>& chain;
+  Journal& journal;
+  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
+  const size_t count = o.incremental_dirs.size() + 1;
+  std::vector<std::shared_future<Result<prepare::CheckedLogPtr>>> log_checks =
+      std::vector<std::shared_future<Result<prepare::CheckedLogPtr>>>(count);
+
+  // Incremental k in the chain (from streams: once it is whole and checked).
+  Status Have(size_t k) {
+    if (!o.await_incremental || chain.size() > k) return Status::Ok();
+    XBAK_RETURN_IF_ERROR(AwaitIncremental(o, k, remote, &facts, &chain));
+    const Link& inc = chain[k];
+    log_checks[k] =
+        std::async(std::launch::async, [dir = inc.dir, datadir = dirs.datadir,
+                                        lsn = std::max(inc.cp.to_lsn, inc.cp.last_lsn), keys = o.keys] {
+          return prepare::CheckRedoLog(dir, datadir, lsn, keys);
+        }).share();
+    return Status::Ok();
+  }
+  Superseded NextDeltas(size_t k) {
+    if (k >= count) return nullptr;
+    return [this, k](const prepare::LogDdl& ddl) -> Result<prepare::PageSetPtr> {
+      // Step k-1's deltas and markers are in: incremental k's may go in as
+      // its stream arrives, before this log (direct_delta.h).
+      if (o.open_deltas) o.open_deltas(k, facts.page_size, ddl);
+      XBAK_RETURN_IF_ERROR(Have(k));
+      return prepare::DeltaPages(chain[k].dir, o.parallel, streamed);
+    };
+  }
+  // A step whose redo did not open the next stream's gate (a prepared full
+  // backup has no log to apply): it is whole now, so the next deltas may go in.
+  void Done(size_t k) {
+    if (o.open_deltas) o.open_deltas(k + 1, facts.page_size, prepare::LogDdl{});
+  }
+  Status Run(prepare::CheckedLogPtr full_log) {
+    if (!journal.Done("0")) {
+      XBAK_RETURN_IF_ERROR(
+          ApplyFullLog(o, dirs, chain[0], staged, streamed, NextDeltas(1), std::move(full_log)));
+      XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
+    }
+    Done(0);
+    for (size_t k = 1; k < count; k++) {
+      XBAK_RETURN_IF_ERROR(Have(k));
+      const std::string step = std::to_string(k);
+      if (journal.Done(step)) continue;
+      if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {
+        std::function<Result<prepare::CheckedLogPtr>()> checked;
+        if (log_checks[k].valid()) checked = [f = log_checks[k]] { return f.get(); };
+        XBAK_RETURN_IF_ERROR(
+            ApplyIncremental(o, dirs, chain[k], staged, streamed, NextDeltas(k + 1), checked));
+      }
+      XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
+      Done(k);
+      if (streamed && k + 1 < count) {
+        // Applied: its staged copy goes, and with it the stream two after it may
+        // be read (the disk the staging needs is two incrementals, not the
+        // chain). The last one goes with the staging below.
+        XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
+        if (o.released_incremental) o.released_incremental(k);
+      }
+    }
+    return Status::Ok();
+  }
+};
+
 }  // namespace
 
 std::string StagedLogPath(const RestoreDirs& dirs) {
@@ -547,39 +451,8 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     XBAK_RETURN_IF_ERROR(CopyFull(o, dirs, full, /*move=*/streamed));
     XBAK_RETURN_IF_ERROR(journal.MarkDone("copy"));
   }
-  const std::string staged = util::JoinPath(dirs.log_dir, kStagedLog);
-  // Incremental k in the chain (from streams: once it is whole and checked).
-  auto have = [&](size_t k) -> Status {
-    if (o.await_incremental && chain.size() <= k) return AwaitIncremental(o, k, remote, &facts, &chain);
-    return Status::Ok();
-  };
-  auto next_deltas = [&](size_t k) -> Superseded {
-    if (k >= steps) return nullptr;
-    return [&, k]() -> Result<prepare::PageSetPtr> {
-      XBAK_RETURN_IF_ERROR(have(k));
-      return prepare::DeltaPages(chain[k].dir, o.parallel);
-    };
-  };
-  if (!journal.Done("0")) {
-    XBAK_RETURN_IF_ERROR(ApplyFullLog(o, dirs, full, staged, streamed, next_deltas(1), std::move(full_log)));
-    XBAK_RETURN_IF_ERROR(journal.MarkDone("0"));
-  }
-  for (size_t k = 1; k < steps; k++) {
-    XBAK_RETURN_IF_ERROR(have(k));
-    const std::string step = std::to_string(k);
-    if (journal.Done(step)) continue;
-    if (!AlreadyAt(dirs.datadir, chain[k - 1], chain[k])) {
-      XBAK_RETURN_IF_ERROR(ApplyIncremental(o, dirs, chain[k], staged, streamed, next_deltas(k + 1)));
-    }
-    XBAK_RETURN_IF_ERROR(journal.MarkDone(step));
-    if (streamed && k + 1 < steps) {
-      // Applied: its staged copy goes, and with it the stream two after it may
-      // be read (the disk the staging needs is two incrementals, not the
-      // chain). The last one goes with the staging below.
-      XBAK_RETURN_IF_ERROR(util::RemoveTree(chain[k].dir));
-      if (o.released_incremental) o.released_incremental(k);
-    }
-  }
+  Steps run{o, dirs, streamed, remote, facts, chain, journal};
+  XBAK_RETURN_IF_ERROR(run.Run(std::move(full_log)));
   return Finish(dirs, chain, streamed, journal.path(), o.hold);
 }
 

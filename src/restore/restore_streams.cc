@@ -3,12 +3,15 @@
 // D/xbak-restore-staging/K, on the datadir's filesystem, so that the full
 // backup's files are renamed into place rather than written a second time.
 // Then the staged chain is restored as from directories (restore.cc): step K
-// is applied while the next streams are being read, on other threads.
+// is applied while the next streams are being read, on other threads. Most
+// of an incremental's deltas are not staged but written into the datadir as
+// they arrive (direct_delta.h); what an incremental stages (its log, markers,
+// the other deltas) is kept only until it is applied.
 //
-// Why stage the incrementals instead of applying their deltas as they arrive:
-// an xbstream carries xtrabackup_checkpoints at its end, so the chain can only
-// be checked once the stream is whole, and a broken chain must be refused
-// before its pages go in. An incremental is staged only until it is applied.
+// An xbstream carries xtrabackup_checkpoints at its end, so an incremental's
+// link to the chain is checked once its stream is whole: a stream out of
+// order or of another chain may have written pages by then, into a datadir
+// still marked unfinished, and the restore stops (the next run starts over).
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 
 #include "xbak/backupdir/metadata.h"
 #include "xbak/crypt/format.h"
+#include "xbak/restore/direct_delta.h"
 #include "xbak/restore/restore.h"
 #include "xbak/sink/compress.h"
 #include "xbak/sink/decompress.h"
@@ -55,7 +59,10 @@ Status StartOver(const RestoreDirs& dirs) {
   return Status::Ok();
 }
 
-Status Unpack(const std::string& source, const std::string& dir, int parallel, const crypt::KeyRing* keys) {
+// `direct`: how the deltas of an incremental's stream that is not encrypted
+// may go straight into the datadir (direct_delta.h).
+Status Unpack(const std::string& source, const std::string& dir, int parallel, const crypt::KeyRing* keys,
+              stream::ExtractFilterFactory direct) {
   stream::ExtractOptions eo;
   eo.target_dir = dir;
   eo.fsync = false;  // one syncfs later; a crash starts the restore over anyway
@@ -63,9 +70,10 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
     eo.filter = sink::DecryptingExtractFilter(*keys);
   } else {
     // Refused at its first encrypted file, before the rest is unpacked.
-    eo.filter = [source](const std::string& rel, std::string*,
-                         stream::ExtractWriter) -> Result<std::unique_ptr<stream::ExtractFilter>> {
-      if (!rel.ends_with(crypt::kEncryptedSuffix)) return std::unique_ptr<stream::ExtractFilter>();
+    eo.filter = [source, direct](
+                    const std::string& rel, std::string* out_rel,
+                    stream::ExtractWriter write) -> Result<std::unique_ptr<stream::ExtractFilter>> {
+      if (!rel.ends_with(crypt::kEncryptedSuffix)) return direct(rel, out_rel, std::move(write));
       return Error(ErrorCode::kInvalidArgument,
                    "the stream " + source + " is of an encrypted backup: give its key (--encrypt-key-file)");
     };
@@ -102,8 +110,12 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
 class Unpacker {
  public:
   static constexpr size_t kReaders = 2;
-  Unpacker(const RestoreOptions& o, std::string staging)
-      : o_(o), staging_(std::move(staging)), done_(o.streams.size()), released_(o.streams.size(), false) {
+  Unpacker(const RestoreOptions& o, std::string staging, DirectDeltas& direct)
+      : o_(o),
+        staging_(std::move(staging)),
+        direct_(direct),
+        done_(o.streams.size()),
+        released_(o.streams.size(), false) {
     for (size_t i = 0; i < std::min(kReaders, o.streams.size()); i++)
       threads_.emplace_back([this] { Run(); });
   }
@@ -133,6 +145,7 @@ class Unpacker {
       stop_ = true;
     }
     cv_.notify_all();
+    direct_.CloseAll();  // a reader may wait at a delta for a step that will not come
     for (auto& t : threads_) {
       if (t.joinable()) t.join();
     }
@@ -149,7 +162,9 @@ class Unpacker {
       }
       Status st = stop_
                       ? Error(ErrorCode::kCancelled, "the restore stopped before the stream " + o_.streams[k])
-                      : Unpack(o_.streams[k], dir(k), o_.parallel, o_.stream_keys);
+                      : Unpack(o_.streams[k], dir(k), o_.parallel, o_.stream_keys, direct_.Filter(k, dir(k)));
+      if (st.ok() && k > 0 && o_.stream_keys == nullptr)
+        util::LogInfo(o_.streams[k] + ": " + direct_.Summary(k));
       {
         std::lock_guard<std::mutex> l(mu_);
         done_[k] = st;
@@ -160,6 +175,7 @@ class Unpacker {
   }
   const RestoreOptions& o_;
   const std::string staging_;
+  DirectDeltas& direct_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::optional<Status>> done_;  // guarded by mu_
@@ -220,12 +236,16 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   // Before the first byte of data: the server refuses the datadir from now on.
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   // Two threads read the streams in order while the steps before are applied.
-  Unpacker unpacker(o, util::JoinPath(dirs.datadir, kStagingDir));
+  DirectDeltas direct(dirs.datadir, o.streams.size());
+  Unpacker unpacker(o, util::JoinPath(dirs.datadir, kStagingDir), direct);
   RestoreOptions chain = o;
   chain.full_dir = unpacker.dir(0);
   for (size_t k = 1; k < o.streams.size(); k++) chain.incremental_dirs.push_back(unpacker.dir(k));
   chain.await_incremental = [&unpacker](size_t k) { return unpacker.Wait(k); };
   chain.released_incremental = [&unpacker](size_t k) { unpacker.Released(k); };
+  chain.open_deltas = [&direct](size_t k, uint32_t page_size, const prepare::LogDdl& ddl) {
+    direct.Open(k, page_size, ddl);
+  };
   Status st = unpacker.Wait(0);
   if (st.ok()) st = RestoreChain(chain, /*streamed=*/true);
   if (!st.ok() && unpacker.busy()) {

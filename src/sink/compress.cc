@@ -117,6 +117,13 @@ std::string_view CompressSuffix(CompressOptions::Algo algo) {
   return algo == CompressOptions::kZstd ? ".zst" : ".lz4";
 }
 
+std::optional<CompressOptions::Algo> CompressedWith(std::string_view name) {
+  for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
+    if (name.ends_with(CompressSuffix(algo))) return algo;
+  }
+  return std::nullopt;
+}
+
 Result<std::unique_ptr<Sink>> MakeCompressingSink(std::unique_ptr<Sink> inner, CompressOptions options) {
   if (!inner) return Error(ErrorCode::kInvalidArgument, "compressing sink needs an inner sink");
   if (options.algo != CompressOptions::kZstd && options.algo != CompressOptions::kLz4) {

@@ -143,16 +143,13 @@ Status DecompressBackup(const DecompressOptions& options) {
   XBAK_ASSIGN_OR_RETURN(
       std::vector<DecodeJob> jobs,
       FindDecodeJobs(run, [](const std::string& path, uint64_t size) -> std::optional<DecodeJob> {
-        for (auto algo : {CompressOptions::kZstd, CompressOptions::kLz4}) {
-          const std::string_view sfx = CompressSuffix(algo);
-          if (!path.ends_with(sfx)) continue;
-          return DecodeJob{path, path.substr(0, path.size() - sfx.size()), size,
-                           [algo, path]() -> Result<std::unique_ptr<FileDecoder>> {
-                             XBAK_ASSIGN_OR_RETURN(auto d, Decompressor::Create(algo, path));
-                             return std::unique_ptr<FileDecoder>(std::move(d));
-                           }};
-        }
-        return std::nullopt;
+        const auto algo = CompressedWith(path);
+        if (!algo) return std::nullopt;
+        return DecodeJob{path, path.substr(0, path.size() - CompressSuffix(*algo).size()), size,
+                         [algo = *algo, path]() -> Result<std::unique_ptr<FileDecoder>> {
+                           XBAK_ASSIGN_OR_RETURN(auto d, Decompressor::Create(algo, path));
+                           return std::unique_ptr<FileDecoder>(std::move(d));
+                         }};
       }));
   return RunDecodeJobs(run, std::move(jobs));
 }

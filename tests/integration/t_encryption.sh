@@ -142,11 +142,28 @@ sb_stop dst
 step "a backup while the rotation threads encrypt the DEFAULT tables again; the keys: refusals"
 # Slowed down, so that the rotation runs through the backup: pages of a table both plain and
 # encrypted, page 0's crypt data written by the log.
+# The checkpoint is moved past the tables' creation first: otherwise the backup's log may start
+# before it, and every page of those tables is rebuilt from the log without being read (as the
+# server's recovery does), which is not the case this step is about.
+lsn=$(server_lsn src)
+churn 0
+checkpoint_past src "$lsn"
 sb_sql src "SET GLOBAL innodb_encryption_rotation_iops = 40; SET GLOBAL innodb_encrypt_tables = ON"
 loop_start churn
 echo "tablespaces rotating as the backup starts: $(sb_sql src "SELECT COUNT(*) FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
   WHERE ROTATING_OR_FLUSHING <> 0")"
-xbak --backup --defaults-file="$cnf" --target-dir="$W/bk2" 2> "$W/bk2.log" || { tail "$W/bk2.log" >&2; fail "backup 2"; }
+# Throttled to about 3 s, and every used page of e/k2 written once the backup's redo copy has
+# begun: the damaged-page check below needs encrypted pages that the log makes the prepare read
+# (the load alone may write none within a short backup's log).
+xbak --backup --defaults-file="$cnf" --throttle=40 --target-dir="$W/bk2" 2> "$W/bk2.log" &
+bk2_pid=$!
+for i in $(seq 501); do
+  grep -q "copying the redo log from checkpoint" "$W/bk2.log" 2> /dev/null && break
+  [ "$i" -lt 501 ] || fail "bk2 did not begin its redo copy within 10 s"
+  sleep 0.02
+done
+churn 1
+wait "$bk2_pid" || { tail "$W/bk2.log" >&2; fail "backup 2"; }
 loop_stop
 sb_sql src "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING FROM information_schema.INNODB_TABLESPACES_ENCRYPTION
   WHERE NAME LIKE 'e/%' ORDER BY NAME"
@@ -202,8 +219,17 @@ cp -a "$W/bk2" "$W/bk2-mb"
   { tail -n 20 "$W/prep2c.log" >&2; fail "xbak --prepare with an encrypted key file"; }
 mariabackup --prepare --target-dir="$W/bk2-mb" --loose-file-key-management-filename="$W/keys2/moved.txt" > "$W/mb2.log" 2>&1 ||
   { tail -n 20 "$W/mb2.log" >&2; fail "mariabackup --prepare with the moved key file"; }
-python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$W/bk2-mb" "$W/bk2" > "$W/bk2-compare.log" ||
-  { head -n 30 "$W/bk2-compare.log" >&2; fail "bk2: different pages"; }
+if ! python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$W/bk2-mb" "$W/bk2" > "$W/bk2-compare.log"; then
+  # What tells the cases apart, the work dir not outliving CI: the same pages once decrypted or
+  # not, mariabackup's batches, the tablespaces xbak rebuilt from the log.
+  head -n 30 "$W/bk2-compare.log" >&2
+  python3 "$XBAK_SRC/tests/integration/compare_pages.py" "$W/bk2-mb" "$W/bk2" --keys="$W/keys2/moved.txt" \
+    --algorithm=aes_cbc 2>&1 | tail -n 1 >&2 || true
+  grep -E "To recover|batch" "$W/mb2.log" >&2 || true
+  grep -E "creating|redo applied" "$W/prep2c.log" >&2 || true
+  grep -E "checkpoint|no page 0" "$W/bk2.log" >&2 || true
+  fail "bk2: different pages"
+fi
 tail -n 1 "$W/bk2-compare.log"
 mv "$W/keys2/moved.txt" "$W/keys/keys.txt"
 

@@ -36,6 +36,11 @@ struct Checkpoints {
 std::string FormatCheckpoints(const Checkpoints& c);
 // `origin` names the file in error messages.
 Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin);
+// The xtrabackup_checkpoints of the backup in `dir`; a directory without a
+// readable one "is not a complete backup" (a backup that did not finish
+// writes it last). ReadCheckpointsText: the file as it is.
+Result<Checkpoints> ReadCheckpoints(const std::string& dir);
+Result<std::string> ReadCheckpointsText(const std::string& dir);
 
 // The rule of a backup chain: incremental `next` (in next_dir) continues the
 // backup `prev` (in prev_dir) when it starts at the LSN where prev ends.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "xbak/innodb/extended_redo.h"
 #include "xbak/util/status.h"
 
 namespace xbak::innodb {
@@ -42,6 +43,13 @@ struct PageRecord {
   const uint8_t* data = nullptr;
   uint32_t data_len = 0;
 };
+
+// An EXTENDED TRIM_PAGES record: innodb_undo_log_truncate shrank an undo
+// tablespace to page_no pages (a file-level operation, not a page change).
+inline bool IsTrimPages(const PageRecord& r) {
+  return r.type == RecordType::kExtended && r.data_len == 1 &&
+         r.data[0] == static_cast<uint8_t>(ExtendedType::kTrimPages);
+}
 
 // Walks the records [mtr, mtr + records_len) of one mtr whose framing and CRC
 // were already checked (ParseMtr), skipping its FILE_* records and the

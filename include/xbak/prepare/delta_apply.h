@@ -49,6 +49,9 @@ struct DeltaJob {
   // is `rel` (a rename during the incremental is the redo log's FILE_RENAME).
   bool is_void = false;
   std::string target;
+  // Written into the datadir as its stream arrived (`delta` is then the
+  // NAME.xbapplied record, applied_delta.h): counted, never written again.
+  bool applied = false;
 };
 
 // A run of consecutive blocks of one delta: the unit of work of the apply
@@ -71,8 +74,11 @@ struct IncScan {
 };
 
 // Lists INC, reads every .meta (on `parallel` threads) and sets each delta's
-// is_void and target from the DDL markers.
-Result<IncScan> ScanIncremental(const std::string& inc, int parallel);
+// is_void and target from the DDL markers. `applied_records`: INC is a
+// staged incremental of `xbak --restore --from-stream`, whose NAME.xbapplied
+// records (applied_delta.h) stand for deltas written as they arrived (their
+// space id must be the .meta's); anywhere else such a name is refused.
+Result<IncScan> ScanIncremental(const std::string& inc, int parallel, bool applied_records = false);
 
 // Reads and parses page 0 of a tablespace file. `special`, when given: set
 // when the redo step would look closer at this tablespace (PAGE_COMPRESSED,

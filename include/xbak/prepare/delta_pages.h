@@ -19,6 +19,7 @@ namespace xbak::prepare {
 // Reads INC's .meta files and every delta's block headers on
 // `parallel` threads; a delta it cannot read is an error naming it and the
 // byte offset.
-Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel);
+// `applied_records`: as for ScanIncremental.
+Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel, bool applied_records = false);
 
 }  // namespace xbak::prepare

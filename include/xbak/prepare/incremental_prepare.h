@@ -35,8 +35,15 @@ struct IncrementalPrepareOptions {
   // (prepare.h) instead of target_dir/ib_logfile0.
   bool log_from_incremental = false;
   std::string prepared_log;
-  bool sync_data = true;                           // as PrepareOptions::sync_data, for both steps
-  std::function<Result<PageSetPtr>()> superseded;  // as PrepareOptions::superseded
+  bool sync_data = true;  // as PrepareOptions::sync_data, for both steps
+  std::function<Result<PageSetPtr>(const LogDdl&)> superseded;  // as PrepareOptions::superseded
+  // INC's log's first pass (CheckRedoLog), when the caller started it already
+  // (xbak --restore from streams, beside the step before's redo): waited for
+  // where the apply would otherwise make it.
+  std::function<Result<CheckedLogPtr>()> checked_log;
+  // INC is a staged incremental of `xbak --restore --from-stream`: its
+  // NAME.xbapplied records are deltas written as they arrived (ScanIncremental).
+  bool applied_records = false;
 };
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);

@@ -40,10 +40,9 @@ struct PrepareOptions {
   // per step would also write out the next stream's staged files, which are
   // deleted soon after).
   bool sync_data = true;
-  // `xbak --restore`, when an incremental follows: called before the redo
-  // apply; the records of the pages it returns are not applied
-  // (RedoApplyOptions::superseded).
-  std::function<Result<PageSetPtr>()> superseded;
+  // `xbak --restore`, when an incremental follows: the records of the pages
+  // it returns are not applied (RedoApplyOptions::superseded).
+  std::function<Result<PageSetPtr>(const LogDdl&)> superseded;
   // The log's first pass, when the caller made it (RedoApplyOptions::checked).
   CheckedLogPtr checked;
 };

@@ -36,6 +36,14 @@ struct CheckedLog;
 using CheckedLogPtr = std::shared_ptr<const CheckedLog>;
 using PageSetPtr = std::shared_ptr<const PageSet>;
 
+// The tablespaces a log does more to than change pages: FILE_CREATE,
+// FILE_RENAME (both names), FILE_DELETE, TRIM_PAGES, new crypt data or flags
+// on page 0. By id, and by name in the backup ("db/t.ibd").
+struct LogDdl {
+  std::set<uint32_t> spaces;
+  std::set<std::string> names;
+};
+
 struct RedoApplyOptions {
   std::string dir;  // backup directory: ibdata1, undo*, db/*.ibd, backup-my.cnf
   // Where ib_logfile0 is read (default: `dir`). `xbak --restore` applies the
@@ -46,13 +54,17 @@ struct RedoApplyOptions {
   // The log must reach this LSN (xtrabackup_checkpoints' last_lsn), or the
   // backup is incomplete and nothing is written.
   uint64_t required_lsn = 0;
-  // Pages whose records are not applied:
-  // `xbak --restore` gives the pages of the next incremental's deltas, which
-  // replace these pages whole right after this log (restore.cc). Everything
-  // else is as without it (the whole log checked; FILE_ and TRIM_PAGES
-  // records, page 0 of every tablespace, freed pages, file sizes), so the
-  // files are the same bytes.
-  PageSetPtr superseded;
+  // Pages whose records are not applied, asked for once the log is checked,
+  // the catalog built and the DDL markers carried out (before_write), before
+  // the first record is applied. `xbak --restore` returns the pages of the
+  // next incremental's deltas, which replace these pages whole right after
+  // this log (restore.cc); it learns from `ddl` which tablespaces this log
+  // creates, renames, drops, truncates or re-encrypts: the next incremental's
+  // deltas of the others may go in before this log (restore/direct_delta.h).
+  // Everything else is as without it (the whole log checked; FILE_ and
+  // TRIM_PAGES records, page 0 of every tablespace, freed pages, file sizes),
+  // so the files are the same bytes.
+  std::function<Result<PageSetPtr>(const LogDdl& ddl)> superseded;
   // From CheckRedoApplicable of this same log and required_lsn: its first
   // pass is not made again (any other log's is ignored).
   CheckedLogPtr checked;

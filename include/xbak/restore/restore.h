@@ -33,6 +33,7 @@
 
 #include "xbak/crypt/stream.h"
 #include "xbak/prepare/prepare_crypt.h"
+#include "xbak/prepare/redo_apply.h"
 #include "xbak/restore/restore_places.h"
 #include "xbak/util/status.h"
 
@@ -68,6 +69,10 @@ struct RestoreOptions {
   std::function<Status(size_t)> await_incremental;
   // And this is called once incremental K's staged copy is removed (applied).
   std::function<void(size_t)> released_incremental;
+  // And this once step K-1's deltas and DDL markers are in the datadir, as
+  // its redo step begins (its log does `ddl`): incremental K's deltas may be
+  // written as its stream arrives (direct_delta.h).
+  std::function<void(size_t k, uint32_t page_size, const prepare::LogDdl& ddl)> open_deltas;
   // For a caller that goes on writing into the datadir (xbcloud restore
   // replays binary logs on it): everything is done but the last rename, so
   // the datadir stays marked unfinished (placeholder ib_logfile0, journal);

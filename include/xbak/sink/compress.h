@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,10 @@ struct CompressOptions {
 
 // ".zst" or ".lz4".
 std::string_view CompressSuffix(CompressOptions::Algo algo);
+// The algorithm a file name's suffix says it was compressed with (none: not
+// compressed): the one reading of the suffixes, for --decompress and for
+// `xbak --restore`'s deltas decompressed as they arrive.
+std::optional<CompressOptions::Algo> CompressedWith(std::string_view name);
 
 // A sink that writes every file X of `inner` as X<suffix>, compressed.
 // Writes are cut into frames of kCompressFrameBytes that `threads` worker

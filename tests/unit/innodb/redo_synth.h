@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/redo_records.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
@@ -22,47 +23,14 @@
 
 namespace xbak::innodb::synth {
 
-using Bytes = std::vector<uint8_t>;
+using xbak::testing::redo_records::Append;
+using xbak::testing::redo_records::Bytes;
+using xbak::testing::redo_records::FileRecord;
+using xbak::testing::redo_records::Record;
+using xbak::testing::redo_records::Varint;
 
 // ---------------------------------------------------------------------------
 // Builders for synthetic redo: records, mtrs, and a circular ib_logfile0.
-
-inline void Append(Bytes& out, const Bytes& more) { out.insert(out.end(), more.begin(), more.end()); }
-
-inline Bytes Varint(uint32_t v) {
-  uint8_t b[5];
-  size_t n = EncodeVarint(v, b);
-  return Bytes(b, b + n);
-}
-
-// A record with the server's length framing around `payload`.
-inline Bytes Record(uint8_t type, const Bytes& payload) {
-  Bytes r;
-  if (!payload.empty() && payload.size() <= 15) {
-    r.push_back(static_cast<uint8_t>(type | payload.size()));
-  } else {
-    // V = bytes after the first byte, varint included, minus 15; the varint's
-    // own length depends on V, so try each length.
-    r.push_back(type);
-    for (size_t vlen = 1; vlen <= 5; vlen++) {
-      uint32_t v = static_cast<uint32_t>(payload.size() + vlen - 15);
-      Bytes enc = Varint(v);
-      if (enc.size() == vlen) {
-        Append(r, enc);
-        break;
-      }
-    }
-  }
-  Append(r, payload);
-  return r;
-}
-
-inline Bytes FileRecord(uint8_t type, uint32_t space, const std::string& name) {
-  Bytes p = Varint(space);
-  p.push_back(0);  // page 0
-  p.insert(p.end(), name.begin(), name.end());
-  return Record(type, p);
-}
 
 inline Bytes CheckpointRecord(uint64_t lsn) {
   Bytes p{0, 0, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/synthetic_chain.h"
+#include "xbak/prepare/applied_delta.h"
 
 namespace xbak::prepare {
 namespace {
@@ -140,14 +141,51 @@ TEST_F(IncrementalPrepareTest, LogRotationDuringTheBackupKeepsTheRenamedTable) {
     Status s = RunIncrementalPrepare(Options(full_, inc_));
     ASSERT_TRUE(s.ok()) << s.message();
     ExpectTable("t", 9, 3, 0x55);
-    auto old = util::ReadSmallFile(full_ + "/db/t_old.ibd", 1 << 20);
-    ASSERT_TRUE(old.ok()) << old.status().message();
-    ASSERT_EQ(old->size(), 4 * size_t{kPs});
-    for (uint32_t no = 0; no < 4; no++) {
-      auto want = no == 2 ? MakePage(5, 2, 0x44) : MakePage(5, no, 0x11, 4);
-      EXPECT_EQ(0, std::memcmp(old->data() + size_t{no} * kPs, want.data(), kPs)) << "t_old page " << no;
-    }
+    ExpectTableWithPage("t_old", 5, 4, 0x11, 2, 0x44);
   }
+}
+
+// `xbak --restore --from-stream` wrote t's delta into the base as it arrived
+// (db/t.ibd.xbapplied), and t was renamed to u during the incremental after
+// it was copied (db/t.ren, no .new): the marker moves the file to u, and it
+// must come back to t for the log's FILE_RENAME, as for a delta applied
+// here. Before, the applied delta's file was left at u and removed as a file
+// no delta names.
+TEST_F(IncrementalPrepareTest, AnAppliedDeltaOfATableRenamedDuringTheBackupKeepsItsFile) {
+  WriteDeltaPages("t", 5, {2}, 0x44);
+  std::filesystem::remove(inc_ + "/db/t.ibd.delta");
+  {
+    auto f = util::File::OpenWrite(full_ + "/db/t.ibd");
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->PWrite(MakePage(5, 2, 0x44).data(), kPs, 2 * uint64_t{kPs}).ok());
+  }
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.ibd.xbapplied", FormatAppliedDelta({5, {2}})).ok());
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.ren", "db/u").ok());
+  // Such records are the restore's own: in a backup, refused before anything is written.
+  Status s = RunIncrementalPrepare(Options(full_, inc_));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("a name xbak keeps for its own records"), std::string::npos) << s.message();
+  EXPECT_TRUE(util::PathExists(full_ + "/" + backupdir::kCheckpointsFile));
+  IncrementalPrepareOptions o = Options(full_, inc_);
+  o.applied_records = true;
+  s = RunIncrementalPrepare(o);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(util::PathExists(full_ + "/db/u.ibd"));
+  ExpectTableWithPage("t", 5, 4, 0x11, 2, 0x44);
+}
+
+// A record of a delta written into another tablespace than its .meta names
+// (an empty delta of a table re-created between the backups has no page to
+// show it as it arrives) is refused, as the staged apply refuses such a delta.
+TEST_F(IncrementalPrepareTest, AnAppliedDeltaOfAnotherTablespaceThanItsMetaIsRefused) {
+  WriteDeltaPages("t", 6, {}, 0x44);  // the .meta says space 6; the base's t is space 5
+  std::filesystem::remove(inc_ + "/db/t.ibd.delta");
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/db/t.ibd.xbapplied", FormatAppliedDelta({5, {}})).ok());
+  IncrementalPrepareOptions o = Options(full_, inc_);
+  o.applied_records = true;
+  Status s = RunIncrementalPrepare(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("refusing to mix two tablespaces"), std::string::npos) << s.message();
 }
 
 // As above, but the base still has a t_old (space 7) that was dropped

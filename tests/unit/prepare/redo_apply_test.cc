@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -114,6 +116,94 @@ TEST_F(RedoApplyTest, InitPageIgnoresOldContentAndFreedPagesAreNotWritten) {
   EXPECT_EQ(Page(2), MakePage(2, 15000));  // freed: never written
 }
 
+// A run killed after it wrote page 0 (a larger FSP_SIZE) but before the
+// files were grown, then run again: the page is skipped by its LSN, and the
+// file must still get the size page 0 says, as in a run never interrupted
+// (the server grows files from the sizes the log writes, whatever it applies).
+TEST_F(RedoApplyTest, AFileGrowsToItsPageZeroSizeWhenARunResumesAfterPageZeroWasWritten) {
+  LogBuilder b;
+  b.Rec(0x30, 0, {static_cast<uint8_t>(innodb::kFspSize), 0, 0, 0, 12});  // FSP_SIZE 8 -> 12
+  const uint64_t end = b.End();
+  const std::string base = dir_ + "/db/t.ibd.base";
+  std::filesystem::copy_file(dir_ + "/db/t.ibd", base);
+  ASSERT_TRUE(Apply(b, end).ok());
+  EXPECT_EQ(std::filesystem::file_size(dir_ + "/db/t.ibd"), 12u * kPs);
+  const auto page0 = Page(0);
+  EXPECT_EQ(util::LoadBE32(page0.data() + innodb::kFspSize), 12u);
+
+  // The killed run's state: page 0 written, the file not grown yet.
+  std::filesystem::copy_file(base, dir_ + "/db/t.ibd", std::filesystem::copy_options::overwrite_existing);
+  {
+    auto f = util::File::OpenWrite(dir_ + "/db/t.ibd");
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->PWrite(page0.data(), kPs, 0).ok());
+  }
+  auto again = Apply(b, end);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->pages_written, 0u);
+  EXPECT_EQ(std::filesystem::file_size(dir_ + "/db/t.ibd"), 12u * kPs);
+}
+
+// innodb_undo_log_truncate during the backup: an undo record appended to
+// page 6, then the tablespace cut to 4 pages (TRIM_PAGES) and page 0 given
+// that size. The older record of page 6 is void, as in the server
+// (recv_sys_t::trim): a second run, over a file already cut (a run killed
+// after it), must not apply it to the zeros past the end of the file.
+TEST_F(RedoApplyTest, RecordsOfPagesAnUndoTruncationCutsOffAreVoidEvenWhenRunAgain) {
+  std::filesystem::remove(dir_ + "/db/t.ibd");
+  std::string ts;
+  for (uint32_t no = 0; no < 8; no++) {
+    auto p = MakePage(no, 15000);
+    util::StoreBE16(p.data() + 42, 300);  // TRX_UNDO_PAGE_FREE: room for an undo record
+    innodb::StampPageChecksum(p.data(), Flags());
+    ts.append(p.begin(), p.end());
+  }
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/undo001", ts).ok());
+  LogBuilder b;
+  b.Rec(0x20, 6, {3, 'a', 'b', 'c'});  // UNDO_APPEND
+  b.End();
+  b.Rec(0x20, 4, {10});  // TRIM_PAGES: 4 pages
+  b.Rec(0x30, 0, {static_cast<uint8_t>(innodb::kFspSize), 0, 0, 0, 4});
+  const uint64_t end = b.End();
+  for (int run = 1; run <= 2; run++) {
+    auto st = Apply(b, end);
+    ASSERT_TRUE(st.ok()) << "run " << run << ": " << st.status().message();
+    EXPECT_EQ(std::filesystem::file_size(dir_ + "/undo001"), 4u * kPs) << "run " << run;
+  }
+}
+
+// `xbak --restore` writes the next incremental's deltas of a table before
+// this log only when the log does nothing to its tablespace beyond pages
+// (restore/direct_delta.h): what the log creates, renames or drops is named.
+TEST_F(RedoApplyTest, TheLogsDdlIsToldToSuperseded) {
+  LogBuilder b;
+  b.FileRec(innodb::kFileModify, kSpace, "./db/t.ibd").Rec(0x30, 3, {50, 0x33});
+  b.End();
+  b.FileRec(innodb::kFileCreate, kSpace + 10, "./d/n.ibd");
+  b.End();
+  b.FileRec(innodb::kFileRename, kSpace + 11, std::string("./d/a.ibd\0./d/b.ibd", 19));
+  b.End();
+  b.FileRec(innodb::kFileDelete, kSpace + 12, "./d/x.ibd");
+  const uint64_t end = b.End();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  RedoApplyOptions o;
+  o.dir = dir_;
+  o.required_lsn = end;
+  o.progress_interval = std::chrono::milliseconds(0);
+  std::optional<LogDdl> told;
+  o.superseded = [&](const LogDdl& ddl) -> Result<PageSetPtr> {
+    told = ddl;
+    return PageSetPtr(std::make_shared<PageSet>());
+  };
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  ASSERT_TRUE(told.has_value());
+  EXPECT_EQ(told->spaces, (std::set<uint32_t>{kSpace + 10, kSpace + 11,
+                                              kSpace + 12}));  // not kSpace: FILE_MODIFY and pages only
+  EXPECT_EQ(told->names, (std::set<std::string>{"d/n.ibd", "d/a.ibd", "d/b.ibd", "d/x.ibd"}));
+  EXPECT_EQ(Page(3)[50], 0x33);
+}
+
 TEST_F(RedoApplyTest, SupersededPagesAreLeftAloneAndPageZeroNeverIs) {
   LogBuilder b;
   b.Rec(0x30, 0, {60, 0x11});
@@ -130,7 +220,10 @@ TEST_F(RedoApplyTest, SupersededPagesAreLeftAloneAndPageZeroNeverIs) {
   o.parallel = 2;
   o.required_lsn = end;
   o.progress_interval = std::chrono::milliseconds(0);
-  o.superseded = skip;
+  o.superseded = [skip](const LogDdl& ddl) -> Result<PageSetPtr> {
+    EXPECT_TRUE(ddl.spaces.empty());  // page writes alone
+    return PageSetPtr(skip);
+  };
   auto st = ApplyRedoLog(o);
   ASSERT_TRUE(st.ok()) << st.status().message();
   EXPECT_EQ(st->superseded_records, 1u);

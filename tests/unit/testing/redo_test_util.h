@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/redo_records.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/crc32c.h"
@@ -55,6 +56,13 @@ class LogBuilder {
     EXPECT_LT(body.size(), 16u);
     mtr_.push_back(static_cast<uint8_t>((same_page ? 0x80 : 0) | type | body.size()));
     mtr_.insert(mtr_.end(), body.begin(), body.end());
+    return *this;
+  }
+  // A FILE_ record (type: innodb::kFileCreate...) of space `space`: for a
+  // rename, `name` is "OLD\0NEW". Short names only (at most a one-byte
+  // length varint).
+  LogBuilder& FileRec(uint8_t type, uint32_t space, const std::string& name) {
+    redo_records::Append(mtr_, redo_records::FileRecord(type, space, name));
     return *this;
   }
   // Closes the current mtr; returns its end LSN.

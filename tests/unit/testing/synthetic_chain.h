@@ -109,6 +109,17 @@ class SyntheticChainTest : public ::testing::Test {
       ASSERT_EQ(0, std::memcmp(text->data() + size_t{no} * kPs, want.data(), kPs)) << name << " page " << no;
     }
   }
+  // As ExpectTable, but page `changed` is a delta's (filled with `changed_fill`).
+  void ExpectTableWithPage(const std::string& name, uint32_t space, uint32_t n, uint8_t fill,
+                           uint32_t changed, uint8_t changed_fill) {
+    auto text = util::ReadSmallFile(full_ + "/db/" + name + ".ibd", 64 << 20);
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    ASSERT_EQ(text->size(), size_t{n} * kPs);
+    for (uint32_t no = 0; no < n; no++) {
+      auto want = no == changed ? MakePage(space, no, changed_fill) : MakePage(space, no, fill, n);
+      EXPECT_EQ(0, std::memcmp(text->data() + size_t{no} * kPs, want.data(), kPs)) << name << " page " << no;
+    }
+  }
 
   std::string root_, full_, inc_;
 };
