@@ -110,6 +110,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.progress_interval = o.progress_interval;
   ro.before_write = std::move(before_write);
   ro.keys = o.keys;
+  ro.doublewrite = o.sync_data;  // not from streams: that restore starts over
   XBAK_ASSIGN_OR_RETURN(ro.filter, backupdir::ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
   // Every page written above is durable before the log that covered it goes.

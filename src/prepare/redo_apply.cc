@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "xbak/innodb/page_crypt.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/innodb/redo_record.h"
+#include "xbak/prepare/doublewrite.h"
 #include "xbak/prepare/log_file_ops.h"
 #include "xbak/prepare/log_scanner.h"
 #include "xbak/prepare/redo_batch.h"
@@ -44,6 +46,8 @@ namespace {
 
 using innodb::PageRecord;
 using innodb::RecordType;
+
+constexpr size_t kPagesPerJob = 128;  // pages a writer thread applies at a time
 
 void StampLsn(uint8_t* frame, const innodb::SpaceFlags& flags, uint64_t lsn) {
   util::StoreBE64(frame + innodb::kFilPageLsn, lsn);
@@ -118,7 +122,6 @@ class Applier {
     keys.reserve(batch_.pages.size());
     for (const auto& [k, pl] : batch_.pages) keys.push_back(k);
     std::sort(keys.begin(), keys.end());
-    constexpr size_t kPagesPerJob = 128;
     const size_t jobs = (keys.size() + kPagesPerJob - 1) / kPagesPerJob;
     std::atomic<uint64_t> written{0};
     std::atomic<bool> cancel{false};
@@ -126,30 +129,11 @@ class Applier {
     XBAK_RETURN_IF_ERROR(util::RunParallel(
         jobs, o_.parallel,
         [&](size_t job) -> Status {
-          std::vector<uint8_t> frame(65536);
-          std::optional<SpaceFiles> file;
-          uint32_t file_space = UINT32_MAX;
+          const size_t first = job * kPagesPerJob, n = std::min(keys.size(), first + kPagesPerJob) - first;
           std::set<uint32_t> touched;
-          const size_t first = job * kPagesPerJob, last = std::min(keys.size(), first + kPagesPerJob);
-          for (size_t i = first; i < last; i++) {
-            if (cancel.load(std::memory_order_relaxed)) return Error(ErrorCode::kCancelled, "cancelled");
-            const uint32_t space_id = static_cast<uint32_t>(keys[i] >> 32);
-            const uint32_t page_no = static_cast<uint32_t>(keys[i]);
-            const Space* s = catalog_.Find(space_id);
-            if (s == nullptr || !s->flags_known) continue;  // no page 0 for a deferred space: ignored
-            if (space_id != file_space) {
-              auto f = OpenSpace(o_.dir, *s);
-              if (!f.ok()) return f.status();
-              file.emplace(std::move(f).value());
-              file_space = space_id;
-            }
-            XBAK_ASSIGN_OR_RETURN(bool w,
-                                  ApplyPage(*s, page_no, batch_.pages.at(keys[i]), *file, frame.data()));
-            if (w) {
-              written.fetch_add(1, std::memory_order_relaxed);
-              touched.insert(space_id);
-            }
-          }
+          XBAK_ASSIGN_OR_RETURN(size_t w,
+                                FlushJob(std::span<const uint64_t>(keys).subspan(first, n), cancel, touched));
+          written.fetch_add(w, std::memory_order_relaxed);
           std::lock_guard<std::mutex> l(touched_mu);
           touched_.insert(touched.begin(), touched.end());
           return Status::Ok();
@@ -159,6 +143,8 @@ class Applier {
     batch_.Clear();
     return Status::Ok();
   }
+
+  void set_doublewrite(Doublewrite* d) { doublewrite_ = d; }
 
   // Files grow as their page 0 says (FSP_SIZE), like fil_system.extend_to_recv_size.
   // Pages freed by the end of the log in PAGE_COMPRESSED spaces: the server
@@ -257,8 +243,10 @@ class Applier {
     return Status::Ok();
   }
 
-  Result<bool> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, SpaceFiles& file,
-                         uint8_t* frame) {
+  // Applies the log to one page in `frame` (which it may read from `file`)
+  // and returns how many of its bytes go in place (0: none).
+  Result<size_t> ApplyPage(const Space& s, uint32_t page_no, const PageLog& pl, const SpaceFiles& file,
+                           uint8_t* frame) {
     const size_t fs = s.flags.physical_size;
     const uint64_t off = uint64_t{page_no} * fs;
     if (!pl.skip_read) {
@@ -294,7 +282,7 @@ class Applier {
     }
     uint64_t end = 0;
     XBAK_ASSIGN_OR_RETURN(bool write, ReplayPage(s, page_no, pl, batch_, frame, fs, &end));
-    if (!write) return false;
+    if (!write) return size_t{0};
     if (s.flags.page_compressed && s.flags.full_crc32) {
       // Written back compressed, as the server's flush does; the checksum is
       // of the compressed bytes only.
@@ -313,14 +301,101 @@ class Applier {
         // follows keeps its old bytes, which nothing reads (W is in the page
         // type). mariabackup --prepare writes them the same way.
         const size_t blk = file.BlockSize();
-        XBAK_RETURN_IF_ERROR(file.PWrite(out.data(), std::min<size_t>(fs, (w + blk - 1) / blk * blk), off));
-        return true;
+        const size_t n = std::min<size_t>(fs, (w + blk - 1) / blk * blk);
+        std::memcpy(frame, out.data(), n);
+        return n;
       }
     }
     StampLsn(frame, s.flags, end);
     if (Encrypts(s, page_no, frame)) XBAK_RETURN_IF_ERROR(Encrypt(s, page_no, frame));
-    XBAK_RETURN_IF_ERROR(file.PWrite(frame, fs, off));
-    return true;
+    return fs;
+  }
+
+  // One page of a job, applied and ready to go in place: `len` bytes, in the
+  // file `part` of its tablespace at `part_offset`.
+  struct Ready {
+    const Space* s;
+    uint32_t page_no;
+    size_t len;
+    size_t part;
+    uint64_t part_offset;
+  };
+
+  // A job's pages (sorted), applied one file open at a time (thousands of
+  // tables: no descriptor per table). Without a doublewrite file each page
+  // goes in place at once; with one, the job's pages are kept, written there
+  // (and synced), and only then in place. Returns how many were written.
+  Result<size_t> FlushJob(std::span<const uint64_t> keys, std::atomic<bool>& cancel,
+                          std::set<uint32_t>& touched) {
+    const size_t stride = page_size_;  // every page's physical size is at most the server's page size
+    std::vector<uint8_t> images((doublewrite_ != nullptr ? keys.size() : 1) * stride);
+    std::vector<Ready> ready;
+    size_t direct = 0;
+    std::optional<SpaceFiles> file;
+    uint32_t file_space = UINT32_MAX;
+    for (uint64_t key : keys) {
+      if (cancel.load(std::memory_order_relaxed)) return Error(ErrorCode::kCancelled, "cancelled");
+      const uint32_t space_id = static_cast<uint32_t>(key >> 32), page_no = static_cast<uint32_t>(key);
+      const Space* s = catalog_.Find(space_id);
+      if (s == nullptr || !s->flags_known) continue;  // no page 0 for a deferred space: ignored
+      if (s->flags.physical_size > stride) {
+        return Error(ErrorCode::kCorrupt, s->rel + ": pages of " + std::to_string(s->flags.physical_size) +
+                                              " bytes in a server of " + std::to_string(stride) +
+                                              "-byte pages");
+      }
+      if (space_id != file_space) {
+        XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *s));
+        file.emplace(std::move(f));
+        file_space = space_id;
+      }
+      uint8_t* frame = images.data() + (doublewrite_ != nullptr ? ready.size() * stride : 0);
+      XBAK_ASSIGN_OR_RETURN(size_t len, ApplyPage(*s, page_no, batch_.pages.at(key), *file, frame));
+      if (len == 0) continue;
+      touched.insert(space_id);
+      const uint64_t off = uint64_t{page_no} * s->flags.physical_size;
+      if (doublewrite_ == nullptr) {
+        XBAK_RETURN_IF_ERROR(file->PWrite(frame, len, off));
+        direct++;
+      } else {
+        const auto [part, part_offset] = file->Locate(off);
+        ready.push_back({s, page_no, len, part, part_offset});
+      }
+    }
+    if (doublewrite_ == nullptr || ready.empty()) return direct;
+    return WriteThroughDoublewrite(ready, images, stride);
+  }
+
+  Result<size_t> WriteThroughDoublewrite(const std::vector<Ready>& ready, const std::vector<uint8_t>& images,
+                                         size_t stride) {
+    std::vector<PageImage> pages;
+    pages.reserve(ready.size());
+    for (size_t i = 0; i < ready.size(); i++) {
+      const Ready& r = ready[i];
+      pages.push_back({.rel = r.part == 0 ? r.s->rel : r.s->more.at(r.part - 1),
+                       .space_rel = r.s->rel,
+                       .space_id = r.s->id,
+                       .offset = r.part_offset,
+                       .bytes = std::span<const uint8_t>(images.data() + i * stride, r.len)});
+    }
+    struct SlotGuard {
+      Doublewrite& d;
+      size_t slot;
+      ~SlotGuard() { d.Release(slot); }
+    } guard{*doublewrite_, doublewrite_->Acquire()};
+    XBAK_RETURN_IF_ERROR(doublewrite_->Write(guard.slot, pages));
+    std::optional<SpaceFiles> file;
+    const Space* file_space = nullptr;
+    for (size_t i = 0; i < ready.size(); i++) {
+      const Ready& r = ready[i];
+      if (r.s != file_space) {
+        XBAK_ASSIGN_OR_RETURN(SpaceFiles f, OpenSpace(o_.dir, *r.s));
+        file.emplace(std::move(f));
+        file_space = r.s;
+      }
+      const uint64_t off = uint64_t{r.page_no} * r.s->flags.physical_size;
+      XBAK_RETURN_IF_ERROR(file->PWrite(images.data() + i * stride, r.len, off));
+    }
+    return ready.size();
   }
 
   // As the server's flush decides (buf_page_encrypt), from the tablespace's
@@ -348,6 +423,7 @@ class Applier {
   RedoApplyStats stats_;
   std::set<uint32_t> touched_;
   std::map<uint32_t, uint32_t> trims_;
+  Doublewrite* doublewrite_ = nullptr;  // RedoApplyOptions::doublewrite
 };
 
 // Unsupported tablespaces, and encrypted ones without their keys, are
@@ -412,6 +488,16 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
     scanner.Rewind();
   }
   const LogCheck& check = prior != nullptr ? prior->check : fresh;
+  // A run of this same apply was stopped: its pages in the doublewrite file
+  // go back in place whole first (a torn page 0 would not even be read).
+  const DoublewriteTag tag{scanner.checkpoint().checkpoint_lsn, check.end_lsn};
+  if (o.doublewrite) {
+    XBAK_ASSIGN_OR_RETURN(size_t back, RestoreDoublewrite(o.dir, tag, true));
+    if (back != 0) {
+      util::LogInfo(std::to_string(back) + " page(s) of an interrupted run of this apply written back from " +
+                    util::JoinPath(o.dir, kDoublewriteFile));
+    }
+  }
   Catalog catalog(crypt, check.log_crypt);
   XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
   PageSetPtr superseded;
@@ -425,12 +511,24 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   progress.AddTotal(end_lsn - scanner.checkpoint().checkpoint_lsn, 0);
   Applier applier(o, catalog, page_size, check, std::move(superseded));
   applier.set_compression_level(cnf.compression_level);
+  std::unique_ptr<Doublewrite> doublewrite;
+  if (o.doublewrite) {
+    XBAK_ASSIGN_OR_RETURN(doublewrite,
+                          Doublewrite::Create(o.dir, tag, static_cast<size_t>(std::max(o.parallel, 1)),
+                                              kPagesPerJob, page_size, true));
+    applier.set_doublewrite(doublewrite.get());
+  }
   XBAK_RETURN_IF_ERROR(ApplyMtrs(scanner, applier, progress, end_lsn));
   XBAK_RETURN_IF_ERROR(applier.Flush());
   XBAK_RETURN_IF_ERROR(applier.PunchFreedPages());
   XBAK_RETURN_IF_ERROR(applier.ExtendFiles());
   XBAK_RETURN_IF_ERROR(RenameAsTheLogSays(o.dir, names, catalog));
   XBAK_RETURN_IF_ERROR(RemoveDroppedFiles(o.dir, names));
+  if (doublewrite) {
+    // Every page in place durably before their copies go.
+    XBAK_RETURN_IF_ERROR(util::SyncFilesystem(o.dir));
+    XBAK_RETURN_IF_ERROR(doublewrite->Remove());
+  }
   progress.Finish(true);
 
   RedoApplyStats st = applier.stats();

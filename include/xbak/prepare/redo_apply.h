@@ -10,7 +10,9 @@
 // memory, given its new LSN and checksum, and written once.
 //
 // Idempotent: running it again (after a crash or kill at any point) skips
-// what was applied, by page LSN, and gives the same files.
+// what was applied, by page LSN, and gives the same files; a page the kill
+// left torn is first written back whole from the doublewrite file
+// (RedoApplyOptions::doublewrite).
 #pragma once
 
 #include <chrono>
@@ -69,6 +71,12 @@ struct RedoApplyOptions {
   // pass is not made again (any other log's is ignored).
   CheckedLogPtr checked;
   std::chrono::milliseconds progress_interval{2000};
+  // A kill or crash is followed by a run of the same apply, which must give
+  // the same bytes: every page goes through the doublewrite file first
+  // (doublewrite.h), synced before it is written in place, and the files are
+  // synced before that file goes. Off for `xbak --restore` from streams,
+  // which starts over instead.
+  bool doublewrite = false;
   // Runs once the whole log has been checked, before anything is written
   // (prepare carries out the backup's DDL markers there).
   std::function<Status()> before_write;

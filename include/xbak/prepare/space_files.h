@@ -34,6 +34,9 @@ class SpaceFiles {
   // The unit the server rounds a compressed page's write up to: the first
   // file's st_blksize, or 512 when that is 0 or above 4096 (as InnoDB does).
   size_t BlockSize() const;
+  // The file holding `offset` (its index in the paths given to Open), and the
+  // offset within it.
+  std::pair<size_t, uint64_t> Locate(uint64_t offset) const;
 
  private:
   struct Part {
@@ -42,8 +45,6 @@ class SpaceFiles {
     uint64_t size = 0;   // fixed size; the last part's is its current one
   };
   explicit SpaceFiles(std::vector<Part> parts) : parts_(std::move(parts)) {}
-  // The part holding `offset`, and the offset within it.
-  std::pair<size_t, uint64_t> Locate(uint64_t offset) const;
 
   std::vector<Part> parts_;
 };

@@ -17,6 +17,7 @@
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/redo_log.h"
+#include "xbak/prepare/doublewrite.h"
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
@@ -55,11 +56,13 @@ class RedoApplyTest : public ::testing::Test {
     EXPECT_TRUE(f.ok() && f->PRead(p.data(), kPs, uint64_t{no} * kPs).ok());
     return p;
   }
-  Result<RedoApplyStats> Apply(const LogBuilder& b, uint64_t end, int parallel = 2) {
+  Result<RedoApplyStats> Apply(const LogBuilder& b, uint64_t end, int parallel = 2,
+                               bool doublewrite = false) {
     EXPECT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
     RedoApplyOptions o;
     o.dir = dir_;
     o.parallel = parallel;
+    o.doublewrite = doublewrite;
     o.required_lsn = end;
     o.progress_interval = std::chrono::milliseconds(0);
     return ApplyRedoLog(o);
@@ -142,6 +145,50 @@ TEST_F(RedoApplyTest, AFileGrowsToItsPageZeroSizeWhenARunResumesAfterPageZeroWas
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->pages_written, 0u);
   EXPECT_EQ(std::filesystem::file_size(dir_ + "/db/t.ibd"), 12u * kPs);
+}
+
+// A run killed in the middle of a page write leaves the page torn: its first
+// bytes (with the new LSN) written, the rest old. Run again, the apply would
+// skip the page by that LSN; with the doublewrite file the killed run left,
+// the page goes back whole first and the files are those of one run.
+TEST_F(RedoApplyTest, ATornPageOfAKilledRunIsWrittenBackWholeFromTheDoublewriteFile) {
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 'h', 'i', '!'}).Rec(0x30, 4, {50, 0x77});
+  b.End();
+  b.Rec(0x30, 3, {120, 'y', 'o'});
+  const uint64_t end = b.End();
+  const std::string t = dir_ + "/db/t.ibd", base = dir_ + "/t.ibd.base";
+  std::filesystem::copy_file(t, base);
+  auto st = Apply(b, end, 2, true);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->pages_written, 2u);
+  EXPECT_FALSE(util::PathExists(dir_ + "/" + kDoublewriteFile)) << "removed once the pages are in place";
+  const std::string done = util::ReadSmallFile(t).value();
+  const auto p3 = Page(3);
+
+  auto tear = [&] {  // the killed run: page 3's first 1 KiB written, the rest old
+    std::filesystem::copy_file(base, t, std::filesystem::copy_options::overwrite_existing);
+    auto f = util::File::OpenWrite(t);
+    ASSERT_TRUE(f.ok() && f->PWrite(p3.data(), 1024, 3 * kPs).ok());
+  };
+  // Without the doublewrite file (what it is for): the torn page stays torn.
+  tear();
+  ASSERT_TRUE(Apply(b, end, 2, true).ok());
+  EXPECT_NE(Page(3), p3);
+
+  // The killed run's doublewrite file, page 3 whole in it.
+  tear();
+  const DoublewriteTag tag{st->checkpoint_lsn, st->end_lsn};
+  {
+    auto d = Doublewrite::Create(dir_, tag, 2, 4, kPs, false);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Write(1, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", kSpace, 3 * kPs, p3}}).ok());
+  }
+  auto again = Apply(b, end, 2, true);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(Page(3), p3);
+  EXPECT_EQ(util::ReadSmallFile(t).value(), done);
+  EXPECT_FALSE(util::PathExists(dir_ + "/" + kDoublewriteFile));
 }
 
 // innodb_undo_log_truncate during the backup: an undo record appended to

@@ -1,0 +1,139 @@
+#include "xbak/prepare/doublewrite.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "xbak/innodb/page.h"
+#include "xbak/util/endian.h"
+#include "xbak/util/file.h"
+
+namespace xbak::prepare {
+namespace {
+
+constexpr size_t kPs = 4096;
+constexpr uint32_t kId = 7;
+constexpr DoublewriteTag kTag{1000, 2000};
+
+class DoublewriteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/xbak-dblwr-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
+    WriteTable("db/t.ibd", kId);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void WriteTable(const std::string& rel, uint32_t id) {
+    std::string ts(4 * kPs, 'o');
+    util::StoreBE32(reinterpret_cast<uint8_t*>(ts.data()) + innodb::kFilPageSpaceId, id);
+    ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/" + rel, ts).ok());
+  }
+  std::string Page(uint32_t no) {
+    return util::ReadSmallFile(dir_ + "/db/t.ibd").value().substr(no * kPs, kPs);
+  }
+  static std::vector<uint8_t> Image(char c) { return std::vector<uint8_t>(kPs, static_cast<uint8_t>(c)); }
+  Status WriteOne(Doublewrite& d, size_t slot, uint32_t id, uint32_t page,
+                  const std::vector<uint8_t>& bytes) {
+    return d.Write(slot, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", id, page * kPs, bytes}});
+  }
+
+  std::string dir_;
+};
+
+TEST_F(DoublewriteTest, EveryIntactImageOfTheSameApplyGoesBackInPlace) {
+  auto d = Doublewrite::Create(dir_, kTag, 2, 2, kPs, true);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const auto a = Image('a'), b = Image('b');
+  ASSERT_TRUE((*d)->Write(0, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", kId, 2 * kPs, a},
+                                                    {"db/t.ibd", "db/t.ibd", kId, 3 * kPs, {b.data(), 100}}})
+                  .ok());
+  auto n = RestoreDoublewrite(dir_, kTag, true);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(*n, 2u);
+  EXPECT_EQ(Page(2), std::string(kPs, 'a'));
+  EXPECT_EQ(Page(3), std::string(100, 'b') + std::string(kPs - 100, 'o'))
+      << "only the bytes that were written";
+  ASSERT_TRUE((*d)->Remove().ok());
+  EXPECT_FALSE(util::PathExists(dir_ + "/" + kDoublewriteFile));
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u) << "no file: nothing to do";
+}
+
+TEST_F(DoublewriteTest, AnotherApplysFileATornEntryAndAnotherTablespaceAreLeftAlone) {
+  {
+    auto other = Doublewrite::Create(dir_, {kTag.checkpoint_lsn, kTag.end_lsn + 1}, 1, 2, kPs, false);
+    ASSERT_TRUE(other.ok());
+    ASSERT_TRUE(WriteOne(**other, 0, kId, 1, Image('x')).ok());
+  }
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u);
+  EXPECT_EQ(Page(1), std::string(kPs, 'o'));
+
+  auto d = Doublewrite::Create(dir_, kTag, 3, 1, kPs, false);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(WriteOne(**d, 0, kId, 1, Image('x')).ok());
+  ASSERT_TRUE(WriteOne(**d, 1, kId + 1, 2, Image('y')).ok());  // db/t.ibd holds another tablespace now
+  ASSERT_TRUE(WriteOne(**d, 2, kId, 3, Image('z')).ok());
+  {  // the last entry cut short: the kill came while it was written
+    auto f = util::File::OpenWrite(dir_ + "/" + kDoublewriteFile);
+    ASSERT_TRUE(f.ok());
+    const uint64_t size = f->Size().value();
+    ASSERT_TRUE(f->PWrite("?", 1, size - 10).ok());
+  }
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 1u);
+  EXPECT_EQ(Page(1), std::string(kPs, 'x'));
+  EXPECT_EQ(Page(2), std::string(kPs, 'o'));
+  EXPECT_EQ(Page(3), std::string(kPs, 'o'));
+}
+
+TEST_F(DoublewriteTest, ANewApplyStartsAnEmptyFileAndSlotsAreSharedByWriters) {
+  {
+    auto d = Doublewrite::Create(dir_, kTag, 1, 1, kPs, false);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE(WriteOne(**d, 0, kId, 1, Image('x')).ok());
+  }
+  auto d = Doublewrite::Create(dir_, kTag, 2, 1, kPs, false);  // run again: the old images were written back
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u);
+  // Two slots: a third writer waits until one is released, and gets that one
+  // (a slot is reused only once its pages are in place).
+  const size_t s0 = (*d)->Acquire(), s1 = (*d)->Acquire();
+  EXPECT_NE(s0, s1);
+  std::atomic<bool> got{false};
+  size_t third = 99;
+  std::thread waiter([&] {
+    third = (*d)->Acquire();
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  (*d)->Release(s1);
+  waiter.join();
+  EXPECT_EQ(third, s1);
+  ASSERT_TRUE(WriteOne(**d, s0, kId, 1, Image('a')).ok());
+  ASSERT_TRUE(WriteOne(**d, third, kId, 2, Image('b')).ok());
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 2u);
+  EXPECT_EQ(Page(1), std::string(kPs, 'a'));
+  EXPECT_EQ(Page(2), std::string(kPs, 'b'));
+}
+
+TEST_F(DoublewriteTest, NamesThatWouldLeaveTheDirectoryAreNeverFollowed) {
+  WriteTable("outside.ibd", kId);
+  auto d = Doublewrite::Create(dir_ + "/db", kTag, 1, 1, kPs, false);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(
+      (*d)->Write(0, std::vector<PageImage>{{"../outside.ibd", "../outside.ibd", kId, kPs, Image('x')}})
+          .ok());
+  EXPECT_EQ(*RestoreDoublewrite(dir_ + "/db", kTag, false), 0u);
+  EXPECT_EQ(util::ReadSmallFile(dir_ + "/outside.ibd").value().substr(kPs, kPs), std::string(kPs, 'o'));
+}
+
+}  // namespace
+}  // namespace xbak::prepare
