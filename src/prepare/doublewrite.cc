@@ -1,7 +1,9 @@
 #include "xbak/prepare/doublewrite.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -16,17 +18,21 @@ namespace xbak::prepare {
 namespace {
 
 // The file: a 4 KiB header, then slot after slot of fixed-size entries.
-// Header: "XBAKDBLW", version, stride, slot pages, slots, the tag, CRC-32C of
-// what precedes it. Entry: a 2 KiB header ("XBPG", the tag, space id, offset,
-// length, the two file names, CRC-32C of the header and the bytes at its
-// end), then the page's bytes.
+// Header: "XBAKDBLW", version, stride, slot pages, slots, the tag, the boot
+// id (36 bytes), CRC-32C of what precedes it. Entry: a 2 KiB header ("XBPG",
+// the tag, space id, offset, length, the two file names, CRC-32C of the
+// header and the bytes at its end), then the page's bytes.
 constexpr size_t kFileHeader = 4096;
+constexpr size_t kBootIdAt = 40, kBootIdLen = 36, kHeaderCrc = kBootIdAt + kBootIdLen;
 constexpr size_t kEntryHeader = 2048;
 constexpr size_t kEntryCrc = kEntryHeader - 4;
 constexpr size_t kNamesAt = 40;
 constexpr char kFileMagic[] = "XBAKDBLW";
 constexpr char kEntryMagic[] = "XBPG";
 constexpr uint32_t kVersion = 1;
+// Offsets a page can be at: below 64 TiB (the largest InnoDB file), on a
+// 512-byte boundary (the smallest unit of any page write).
+constexpr uint64_t kMaxOffset = uint64_t{1} << 46;
 
 std::vector<uint8_t> FileHeader(DoublewriteTag tag, size_t stride, size_t slot_pages, size_t slots) {
   std::vector<uint8_t> h(kFileHeader, 0);
@@ -37,7 +43,9 @@ std::vector<uint8_t> FileHeader(DoublewriteTag tag, size_t stride, size_t slot_p
   util::StoreBE32(h.data() + 20, static_cast<uint32_t>(slots));
   util::StoreBE64(h.data() + 24, tag.checkpoint_lsn);
   util::StoreBE64(h.data() + 32, tag.end_lsn);
-  util::StoreBE32(h.data() + 40, util::crc32c::Value(h.data(), 40));
+  const std::string boot = BootId();
+  std::memcpy(h.data() + kBootIdAt, boot.data(), std::min(boot.size(), kBootIdLen));
+  util::StoreBE32(h.data() + kHeaderCrc, util::crc32c::Value(h.data(), kHeaderCrc));
   return h;
 }
 
@@ -55,19 +63,23 @@ std::optional<Entry> ParseEntry(const uint8_t* e, size_t stride, DoublewriteTag 
     return std::nullopt;
   const uint32_t len = util::LoadBE32(e + 32);
   const size_t rel_len = util::LoadBE16(e + 36), space_len = util::LoadBE16(e + 38);
-  if (len == 0 || len > stride - kEntryHeader || kNamesAt + rel_len + space_len > kEntryCrc)
+  const uint64_t offset = util::LoadBE64(e + 24);
+  if (len == 0 || len > stride - kEntryHeader || kNamesAt + rel_len + space_len > kEntryCrc ||
+      offset % 512 != 0 || offset >= kMaxOffset)
     return std::nullopt;
   uint32_t crc = util::crc32c::Extend(util::crc32c::Value(e, kEntryCrc), e + kEntryHeader, len);
   if (crc != util::LoadBE32(e + kEntryCrc)) return std::nullopt;  // torn itself: its page was not begun
   Entry out;
   out.space_id = util::LoadBE32(e + 20);
-  out.offset = util::LoadBE64(e + 24);
+  out.offset = offset;
   out.rel.assign(reinterpret_cast<const char*>(e + kNamesAt), rel_len);
   out.space_rel.assign(reinterpret_cast<const char*>(e + kNamesAt + rel_len), space_len);
   out.bytes.assign(e + kEntryHeader, e + kEntryHeader + len);
   // Names from the file are joined to the directory: never outside it.
   for (const std::string* n : {&out.rel, &out.space_rel}) {
-    if (n->empty() || n->front() == '/' || n->find("..") != std::string::npos) return std::nullopt;
+    if (n->empty() || n->front() == '/' || n->find("..") != std::string::npos ||
+        n->find('\0') != std::string::npos)
+      return std::nullopt;
   }
   return out;
 }
@@ -85,27 +97,33 @@ std::optional<uint32_t> SpaceIdOf(const std::string& dir, const std::string& rel
 }  // namespace
 
 Doublewrite::Doublewrite(util::File file, DoublewriteTag tag, size_t slots, size_t slot_pages,
-                         size_t page_size, bool sync)
+                         size_t page_size)
     : file_(std::move(file)),
       tag_(tag),
       slot_pages_(slot_pages),
       stride_(kEntryHeader + page_size),
-      sync_(sync),
       busy_(slots, false) {}
 
 Result<std::unique_ptr<Doublewrite>> Doublewrite::Create(const std::string& dir, DoublewriteTag tag,
-                                                         size_t slots, size_t slot_pages, size_t page_size,
-                                                         bool sync) {
+                                                         size_t slots, size_t slot_pages, size_t page_size) {
   const std::string path = util::JoinPath(dir, kDoublewriteFile);
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(path));
   XBAK_RETURN_IF_ERROR(f.Truncate(0));
   const auto h = FileHeader(tag, kEntryHeader + page_size, slot_pages, slots);
   XBAK_RETURN_IF_ERROR(f.PWrite(h.data(), h.size(), 0));
-  if (sync) {
-    XBAK_RETURN_IF_ERROR(f.Sync());
-    XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
-  }
-  return std::unique_ptr<Doublewrite>(new Doublewrite(std::move(f), tag, slots, slot_pages, page_size, sync));
+  return std::unique_ptr<Doublewrite>(new Doublewrite(std::move(f), tag, slots, slot_pages, page_size));
+}
+
+std::string BootId() {
+  // Read with read(2): /proc files say they are empty to stat.
+  util::UniqueFd fd(::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return "";
+  char buf[64];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+  if (n <= 0) return "";
+  std::string s(buf, static_cast<size_t>(n));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s.substr(0, kBootIdLen);
 }
 
 size_t Doublewrite::Acquire() {
@@ -154,18 +172,16 @@ Status Doublewrite::Write(size_t slot, std::span<const PageImage> images) {
     util::StoreBE32(e + kEntryCrc, util::crc32c::Extend(util::crc32c::Value(e, kEntryCrc), e + kEntryHeader,
                                                         p.bytes.size()));
   }
-  XBAK_RETURN_IF_ERROR(file_.PWrite(buf.data(), buf.size(), kFileHeader + slot * slot_pages_ * stride_));
-  return sync_ ? file_.Sync() : Status::Ok();
+  return file_.PWrite(buf.data(), buf.size(), kFileHeader + slot * slot_pages_ * stride_);
 }
 
 Status Doublewrite::Remove() {
   if (::unlink(file_.path().c_str()) != 0 && errno != ENOENT)
     return ErrnoError("remove", file_.path(), errno);
-  const std::string& p = file_.path();
-  return sync_ ? util::SyncDir(p.substr(0, p.rfind('/'))) : Status::Ok();
+  return Status::Ok();
 }
 
-Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag, bool sync) {
+Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag) {
   const std::string path = util::JoinPath(dir, kDoublewriteFile);
   if (!util::PathExists(path)) return size_t{0};
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(path));
@@ -173,17 +189,34 @@ Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag, bo
   XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(h.data(), h.size(), 0));
   // A header cut short, of another version or of another log: nothing of
   // this apply was written in place after it.
-  if (n < 44 || std::memcmp(h.data(), kFileMagic, 8) != 0 || util::LoadBE32(h.data() + 8) != kVersion ||
-      util::LoadBE32(h.data() + 40) != util::crc32c::Value(h.data(), 40) ||
+  if (n < kHeaderCrc + 4 || std::memcmp(h.data(), kFileMagic, 8) != 0 ||
+      util::LoadBE32(h.data() + 8) != kVersion ||
+      util::LoadBE32(h.data() + kHeaderCrc) != util::crc32c::Value(h.data(), kHeaderCrc) ||
       util::LoadBE64(h.data() + 24) != tag.checkpoint_lsn || util::LoadBE64(h.data() + 32) != tag.end_lsn) {
     return size_t{0};
   }
+  std::string boot(reinterpret_cast<const char*>(h.data() + kBootIdAt), kBootIdLen);
+  boot.resize(std::strlen(boot.c_str()));
+  if (boot != BootId()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 dir + ": an interrupted run of this redo apply (" + path +
+                     ") was on an earlier boot of this machine (boot id " +
+                     (boot.empty() ? "unknown" : boot) +
+                     "): after a power loss or reboot the pages it was writing may be torn on disk. Start "
+                     "over from the backup: for xbak --restore, empty the datadir and run it again; for "
+                     "xbak --prepare, prepare a fresh copy of the backup");
+  }
   const size_t stride = util::LoadBE32(h.data() + 12);
+  const uint64_t entries = uint64_t{util::LoadBE32(h.data() + 16)} * util::LoadBE32(h.data() + 20);
   if (stride <= kEntryHeader || stride > kEntryHeader + 65536) {
     return Error(ErrorCode::kCorrupt, path + ": entry size " + std::to_string(stride) + " in its header");
   }
   XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
-  std::map<std::string, util::File> files;  // written, to sync
+  size = std::min(size, kFileHeader + entries * stride);
+  // One file open at a time (the images of one job are of consecutive
+  // pages, sorted): a killed run of 16 threads could name 2,048 tables.
+  std::optional<util::File> out;
+  std::string out_rel;
   std::map<std::string, std::optional<uint32_t>> ids;
   std::vector<uint8_t> e(stride);
   size_t restored = 0;
@@ -197,16 +230,14 @@ Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag, bo
     auto id = ids.find(entry->space_rel);
     if (id == ids.end()) id = ids.emplace(entry->space_rel, SpaceIdOf(dir, entry->space_rel)).first;
     if (id->second != entry->space_id || !util::PathExists(util::JoinPath(dir, entry->rel))) continue;
-    auto it = files.find(entry->rel);
-    if (it == files.end()) {
+    if (!out || out_rel != entry->rel) {
       XBAK_ASSIGN_OR_RETURN(util::File w, util::File::OpenWrite(util::JoinPath(dir, entry->rel)));
-      it = files.emplace(entry->rel, std::move(w)).first;
+      out.emplace(std::move(w));
+      out_rel = entry->rel;
     }
-    XBAK_RETURN_IF_ERROR(it->second.PWrite(entry->bytes.data(), entry->bytes.size(), entry->offset));
+    Status st = out->PWrite(entry->bytes.data(), entry->bytes.size(), entry->offset);
+    if (!st.ok()) return st.With("writing back the copy at byte " + std::to_string(at) + " of " + path);
     restored++;
-  }
-  if (sync) {
-    for (auto& [rel, file] : files) XBAK_RETURN_IF_ERROR(file.Sync());
   }
   return restored;
 }

@@ -2,19 +2,24 @@
 // writes (the backup for --prepare, the datadir for --restore from
 // directories).
 //
-// Why: a page written in place can be left torn by a kill or a power loss.
-// Linux copies a buffered write into the page cache one 4 KiB page at a time
-// and stops at a fatal signal (a SIGKILL in the middle of a 16 KiB write
-// leaves its first 4 KiB new and the rest old), and a disk persists a 16 KiB
-// write in smaller pieces. The apply run again would trust such a page: its
-// LSN field (in the first 4 KiB) says the log is applied, so its records are
-// skipped and the page stays half old. The server has the same problem and
-// the same answer, its doublewrite buffer: every page image goes to a side
-// file first (synced, where the apply syncs what it writes), and only then
-// in place. Run again, the apply of the same log first writes back every
-// intact image of the side file: each is a whole page of this log's apply,
-// from which applying the rest of the log gives the same bytes (the records
-// at or below its LSN are skipped, as for any page).
+// Why: a page written in place can be left torn by a kill. Linux copies a
+// buffered write into the page cache one 4 KiB page at a time and stops at a
+// fatal signal: a SIGKILL in the middle of a 16 KiB write leaves its first
+// 4 KiB new and the rest old. The apply run again would trust such a page:
+// its LSN field (in the first 4 KiB) says the log is applied, so its records
+// are skipped and the page stays half old. The server has the same problem
+// and the same answer, its doublewrite buffer: every page image goes to a
+// side file first, and only then in place. Run again, the apply of the same
+// log first writes back every intact image of the side file: each is a whole
+// page of this log's apply, from which applying the rest of the log gives the
+// same bytes (the records at or below its LSN are skipped, as for any page).
+//
+// A kill of the process, not a power loss: the page cache outlives the
+// process, so nothing is synced per page (the server's fsync per batch would
+// cost the apply about a tenth of its time). A run interrupted on an earlier
+// boot of the machine (the file records the kernel's boot id) may have left
+// torn pages on disk with their copies lost: that is refused, by name, and
+// the apply must start over from the backup.
 //
 // Bounded: one slot of `slot_pages` images per writer thread, reused batch
 // after batch (a slot is reused only once its pages are all in place).
@@ -57,33 +62,35 @@ class Doublewrite {
   // back its images first, RestoreDoublewrite) for `slots` writers of up to
   // `slot_pages` images of up to `page_size` bytes.
   static Result<std::unique_ptr<Doublewrite>> Create(const std::string& dir, DoublewriteTag tag, size_t slots,
-                                                     size_t slot_pages, size_t page_size, bool sync);
+                                                     size_t slot_pages, size_t page_size);
 
   // A free slot, waiting for one if every slot is taken.
   size_t Acquire();
   void Release(size_t slot);
-  // Writes `images` (at most slot_pages) into `slot`, synced when asked.
+  // Writes `images` (at most slot_pages) into `slot`.
   Status Write(size_t slot, std::span<const PageImage> images);
-  // Once every page is in place (and synced, when asked): the file goes.
+  // Once every page is in place: the file goes.
   Status Remove();
 
  private:
-  Doublewrite(util::File file, DoublewriteTag tag, size_t slots, size_t slot_pages, size_t page_size,
-              bool sync);
+  Doublewrite(util::File file, DoublewriteTag tag, size_t slots, size_t slot_pages, size_t page_size);
 
   util::File file_;
   const DoublewriteTag tag_;
   const size_t slot_pages_, stride_;
-  const bool sync_;
   std::mutex mu_;
   std::condition_variable freed_;
   std::vector<bool> busy_;
 };
 
 // Writes back, in place, every intact image of `tag` that DIR/xbak_doublewrite
-// holds, where its file still holds that tablespace (page 0's space id), and
-// syncs the files written when `sync`. Returns how many; 0 when there is no
-// such file, or it belongs to another log.
-Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag, bool sync);
+// holds, where its file still holds that tablespace (page 0's space id).
+// Returns how many; 0 when there is no such file, or it belongs to another
+// log. An error when the run that wrote it was on an earlier boot.
+Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag);
+
+// The kernel's boot id (/proc/sys/kernel/random/boot_id), or "" where there
+// is none: two runs on the same boot share the page cache.
+std::string BootId();
 
 }  // namespace xbak::prepare

@@ -71,11 +71,10 @@ struct RedoApplyOptions {
   // pass is not made again (any other log's is ignored).
   CheckedLogPtr checked;
   std::chrono::milliseconds progress_interval{2000};
-  // A kill or crash is followed by a run of the same apply, which must give
-  // the same bytes: every page goes through the doublewrite file first
-  // (doublewrite.h), synced before it is written in place, and the files are
-  // synced before that file goes. Off for `xbak --restore` from streams,
-  // which starts over instead.
+  // A kill is followed by a run of the same apply, which must give the same
+  // bytes: every page goes through the doublewrite file first
+  // (doublewrite.h). Off for `xbak --restore` from streams, which starts
+  // over instead.
   bool doublewrite = false;
   // Runs once the whole log has been checked, before anything is written
   // (prepare carries out the backup's DDL markers there).

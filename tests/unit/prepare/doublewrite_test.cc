@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "xbak/innodb/page.h"
+#include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
@@ -50,13 +51,13 @@ class DoublewriteTest : public ::testing::Test {
 };
 
 TEST_F(DoublewriteTest, EveryIntactImageOfTheSameApplyGoesBackInPlace) {
-  auto d = Doublewrite::Create(dir_, kTag, 2, 2, kPs, true);
+  auto d = Doublewrite::Create(dir_, kTag, 2, 2, kPs);
   ASSERT_TRUE(d.ok()) << d.status().message();
   const auto a = Image('a'), b = Image('b');
   ASSERT_TRUE((*d)->Write(0, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", kId, 2 * kPs, a},
                                                     {"db/t.ibd", "db/t.ibd", kId, 3 * kPs, {b.data(), 100}}})
                   .ok());
-  auto n = RestoreDoublewrite(dir_, kTag, true);
+  auto n = RestoreDoublewrite(dir_, kTag);
   ASSERT_TRUE(n.ok()) << n.status().message();
   EXPECT_EQ(*n, 2u);
   EXPECT_EQ(Page(2), std::string(kPs, 'a'));
@@ -64,19 +65,19 @@ TEST_F(DoublewriteTest, EveryIntactImageOfTheSameApplyGoesBackInPlace) {
       << "only the bytes that were written";
   ASSERT_TRUE((*d)->Remove().ok());
   EXPECT_FALSE(util::PathExists(dir_ + "/" + kDoublewriteFile));
-  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u) << "no file: nothing to do";
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag), 0u) << "no file: nothing to do";
 }
 
 TEST_F(DoublewriteTest, AnotherApplysFileATornEntryAndAnotherTablespaceAreLeftAlone) {
   {
-    auto other = Doublewrite::Create(dir_, {kTag.checkpoint_lsn, kTag.end_lsn + 1}, 1, 2, kPs, false);
+    auto other = Doublewrite::Create(dir_, {kTag.checkpoint_lsn, kTag.end_lsn + 1}, 1, 2, kPs);
     ASSERT_TRUE(other.ok());
     ASSERT_TRUE(WriteOne(**other, 0, kId, 1, Image('x')).ok());
   }
-  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u);
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag), 0u);
   EXPECT_EQ(Page(1), std::string(kPs, 'o'));
 
-  auto d = Doublewrite::Create(dir_, kTag, 3, 1, kPs, false);
+  auto d = Doublewrite::Create(dir_, kTag, 3, 1, kPs);
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE(WriteOne(**d, 0, kId, 1, Image('x')).ok());
   ASSERT_TRUE(WriteOne(**d, 1, kId + 1, 2, Image('y')).ok());  // db/t.ibd holds another tablespace now
@@ -87,7 +88,7 @@ TEST_F(DoublewriteTest, AnotherApplysFileATornEntryAndAnotherTablespaceAreLeftAl
     const uint64_t size = f->Size().value();
     ASSERT_TRUE(f->PWrite("?", 1, size - 10).ok());
   }
-  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 1u);
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag), 1u);
   EXPECT_EQ(Page(1), std::string(kPs, 'x'));
   EXPECT_EQ(Page(2), std::string(kPs, 'o'));
   EXPECT_EQ(Page(3), std::string(kPs, 'o'));
@@ -95,13 +96,13 @@ TEST_F(DoublewriteTest, AnotherApplysFileATornEntryAndAnotherTablespaceAreLeftAl
 
 TEST_F(DoublewriteTest, ANewApplyStartsAnEmptyFileAndSlotsAreSharedByWriters) {
   {
-    auto d = Doublewrite::Create(dir_, kTag, 1, 1, kPs, false);
+    auto d = Doublewrite::Create(dir_, kTag, 1, 1, kPs);
     ASSERT_TRUE(d.ok());
     ASSERT_TRUE(WriteOne(**d, 0, kId, 1, Image('x')).ok());
   }
-  auto d = Doublewrite::Create(dir_, kTag, 2, 1, kPs, false);  // run again: the old images were written back
+  auto d = Doublewrite::Create(dir_, kTag, 2, 1, kPs);  // run again: the old images were written back
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 0u);
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag), 0u);
   // Two slots: a third writer waits until one is released, and gets that one
   // (a slot is reused only once its pages are in place).
   const size_t s0 = (*d)->Acquire(), s1 = (*d)->Acquire();
@@ -119,19 +120,40 @@ TEST_F(DoublewriteTest, ANewApplyStartsAnEmptyFileAndSlotsAreSharedByWriters) {
   EXPECT_EQ(third, s1);
   ASSERT_TRUE(WriteOne(**d, s0, kId, 1, Image('a')).ok());
   ASSERT_TRUE(WriteOne(**d, third, kId, 2, Image('b')).ok());
-  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag, false), 2u);
+  EXPECT_EQ(*RestoreDoublewrite(dir_, kTag), 2u);
   EXPECT_EQ(Page(1), std::string(kPs, 'a'));
   EXPECT_EQ(Page(2), std::string(kPs, 'b'));
 }
 
+// The page cache of an earlier boot is gone: the pages the run was writing
+// may be torn on disk, their copies lost with it. Refused, by name.
+TEST_F(DoublewriteTest, ARunOfAnEarlierBootIsRefusedByName) {
+  auto d = Doublewrite::Create(dir_, kTag, 1, 1, kPs);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(WriteOne(**d, 0, kId, 1, Image('x')).ok());
+  const std::string path = dir_ + "/" + kDoublewriteFile;
+  ASSERT_FALSE(BootId().empty());
+  std::string file = util::ReadSmallFile(path, 1 << 24).value();
+  EXPECT_EQ(file.substr(40, 36), BootId()) << "the header holds the boot id at 40";
+  file.replace(40, 36, std::string(36, '0'));
+  auto* h = reinterpret_cast<uint8_t*>(file.data());
+  util::StoreBE32(h + 76, util::crc32c::Value(h, 76));
+  ASSERT_TRUE(util::WriteFileAtomic(path, file).ok());
+  auto n = RestoreDoublewrite(dir_, kTag);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("earlier boot"), std::string::npos) << n.status().message();
+  EXPECT_NE(n.status().message().find(kDoublewriteFile), std::string::npos) << n.status().message();
+  EXPECT_EQ(Page(1), std::string(kPs, 'o')) << "nothing written";
+}
+
 TEST_F(DoublewriteTest, NamesThatWouldLeaveTheDirectoryAreNeverFollowed) {
   WriteTable("outside.ibd", kId);
-  auto d = Doublewrite::Create(dir_ + "/db", kTag, 1, 1, kPs, false);
+  auto d = Doublewrite::Create(dir_ + "/db", kTag, 1, 1, kPs);
   ASSERT_TRUE(d.ok());
   ASSERT_TRUE(
       (*d)->Write(0, std::vector<PageImage>{{"../outside.ibd", "../outside.ibd", kId, kPs, Image('x')}})
           .ok());
-  EXPECT_EQ(*RestoreDoublewrite(dir_ + "/db", kTag, false), 0u);
+  EXPECT_EQ(*RestoreDoublewrite(dir_ + "/db", kTag), 0u);
   EXPECT_EQ(util::ReadSmallFile(dir_ + "/outside.ibd").value().substr(kPs, kPs), std::string(kPs, 'o'));
 }
 

@@ -180,7 +180,7 @@ TEST_F(RedoApplyTest, ATornPageOfAKilledRunIsWrittenBackWholeFromTheDoublewriteF
   tear();
   const DoublewriteTag tag{st->checkpoint_lsn, st->end_lsn};
   {
-    auto d = Doublewrite::Create(dir_, tag, 2, 4, kPs, false);
+    auto d = Doublewrite::Create(dir_, tag, 2, 4, kPs);
     ASSERT_TRUE(d.ok());
     ASSERT_TRUE((*d)->Write(1, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", kSpace, 3 * kPs, p3}}).ok());
   }
