@@ -56,15 +56,20 @@ class RedoApplyTest : public ::testing::Test {
     EXPECT_TRUE(f.ok() && f->PRead(p.data(), kPs, uint64_t{no} * kPs).ok());
     return p;
   }
+  // The apply of dir_'s log up to `end`, quietly; callers set the rest.
+  RedoApplyOptions Options(uint64_t end) const {
+    RedoApplyOptions o;
+    o.dir = dir_;
+    o.required_lsn = end;
+    o.progress_interval = std::chrono::milliseconds(0);
+    return o;
+  }
   Result<RedoApplyStats> Apply(const LogBuilder& b, uint64_t end, int parallel = 2,
                                bool doublewrite = false) {
     EXPECT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
-    RedoApplyOptions o;
-    o.dir = dir_;
+    RedoApplyOptions o = Options(end);
     o.parallel = parallel;
     o.doublewrite = doublewrite;
-    o.required_lsn = end;
-    o.progress_interval = std::chrono::milliseconds(0);
     return ApplyRedoLog(o);
   }
   std::string dir_;
@@ -233,10 +238,7 @@ TEST_F(RedoApplyTest, TheLogsDdlIsToldToSuperseded) {
   b.FileRec(innodb::kFileDelete, kSpace + 12, "./d/x.ibd");
   const uint64_t end = b.End();
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
-  RedoApplyOptions o;
-  o.dir = dir_;
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
+  RedoApplyOptions o = Options(end);
   std::optional<LogDdl> told;
   o.superseded = [&](const LogDdl& ddl) -> Result<PageSetPtr> {
     told = ddl;
@@ -262,11 +264,8 @@ TEST_F(RedoApplyTest, SupersededPagesAreLeftAloneAndPageZeroNeverIs) {
   skip->Add(kSpace, 0);  // page 0 is applied all the same
   skip->Add(kSpace, 3);
   skip->Add(kSpace + 1, 4);  // another tablespace's page 4: not this one's
-  RedoApplyOptions o;
-  o.dir = dir_;
+  RedoApplyOptions o = Options(end);
   o.parallel = 2;
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
   o.superseded = [skip](const LogDdl& ddl) -> Result<PageSetPtr> {
     EXPECT_TRUE(ddl.spaces.empty());  // page writes alone
     return PageSetPtr(skip);
@@ -293,10 +292,7 @@ TEST_F(RedoApplyTest, ALogCheckedBeforehandIsNotCheckedAgainAndAnotherLogsCheckI
   b.Rec(0x30, 4, {50, 0x44});
   const uint64_t end2 = b.End();
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end2)).ok());
-  RedoApplyOptions o;
-  o.dir = dir_;
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
+  RedoApplyOptions o = Options(end);
   o.checked = checked;
   auto st = ApplyRedoLog(o);
   ASSERT_TRUE(st.ok()) << st.status().message();
@@ -325,11 +321,8 @@ TEST_F(RedoApplyTest, SmallMemoryGivesTheSameBytesInManyBatches) {
   std::vector<std::vector<uint8_t>> want;
   for (uint32_t no = 0; no < 8; no++) want.push_back(Page(no));
   SetUp();  // fresh files
-  RedoApplyOptions o;
-  o.dir = dir_;
+  RedoApplyOptions o = Options(end);
   o.use_memory = 64 << 10;  // far below the log: many batches
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
   auto many = ApplyRedoLog(o);
   ASSERT_TRUE(many.ok()) << many.status().message();
@@ -358,11 +351,8 @@ TEST_F(RedoApplyTest, RecordsBeforeALaterInitAreNeverAppliedWhateverTheBatches) 
   b.Rec(0x10, 7, {}).Rec(0x30, 7, {50, 0x5A}, true);
   const uint64_t end = b.End();
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
-  RedoApplyOptions o;
-  o.dir = dir_;
+  RedoApplyOptions o = Options(end);
   o.use_memory = 64 << 10;
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
   auto st = ApplyRedoLog(o);
   ASSERT_TRUE(st.ok()) << st.status().message();
   EXPECT_GT(st->batches, 1u);
@@ -429,10 +419,7 @@ TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnyth
   const uint64_t end = b.End();
   bool hook_ran = false;
   ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
-  RedoApplyOptions o;
-  o.dir = dir_;
-  o.required_lsn = end;
-  o.progress_interval = std::chrono::milliseconds(0);
+  RedoApplyOptions o = Options(end);
   o.before_write = [&] {
     hook_ran = true;
     return Status::Ok();
@@ -492,10 +479,7 @@ TEST_F(RedoApplyTest, LogGoesToTheFilesTheDdlMarkersInstall) {
     if (marker == "ren") {
       ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/db/t.ren", "db/u").ok());
     }
-    RedoApplyOptions o;
-    o.dir = dir_;
-    o.required_lsn = end;
-    o.progress_interval = std::chrono::milliseconds(0);
+    RedoApplyOptions o = Options(end);
     o.before_write = [&] {  // what prepare's ApplyDdlMarkers does to these two
       if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename", from, errno);
       if (marker == "ren") ::unlink((dir_ + "/db/t.ren").c_str());
