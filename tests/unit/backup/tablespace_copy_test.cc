@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
+#include "util/temp_dir.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
 
@@ -62,13 +64,13 @@ std::vector<uint8_t> Read(const std::string& path) {
 class TablespaceCopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_tscopy_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace();
+    dir_ = tmp_->path();
+    ASSERT_FALSE(dir_.empty());
     src_.path = dir_ + "/t.ibd";
     src_.rel = "db/t.ibd";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { tmp_.reset(); }
 
   Status Copy(const TablespaceCopyOptions& o, TablespaceCopyResult* r) {
     auto sink = sink::MakeDirectorySink(dir_ + "/out");
@@ -78,6 +80,7 @@ class TablespaceCopyTest : public ::testing::Test {
     return (*sink)->Flush();
   }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
   backupdir::SourceFile src_;
 };

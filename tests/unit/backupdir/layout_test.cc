@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "util/temp_dir.h"
 #include "xbak/util/file.h"
 
 namespace xbak::backupdir {
@@ -61,9 +62,9 @@ TEST(ParseDataFiles, LargeSizesAreTakenAndOverflowIsRefused) {
 // (XFS does it at once), where only the birth time differs; the comparison
 // is the same.
 TEST(ListInnodbFiles, ARenameKeepsTheIdentityAndANewFileHasAnother) {
-  char tmpl[] = "/tmp/xbak-layout-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
+  const testing::TempDir tmp;
+  const std::string dir = tmp.path();
+  ASSERT_FALSE(dir.empty());
   ServerLayout l;
   l.datadir = l.undo_dir = l.data_home_dir = l.log_dir = dir;
   ASSERT_TRUE(util::MakeDirs(dir + "/db").ok());
@@ -85,7 +86,6 @@ TEST(ListInnodbFiles, ARenameKeepsTheIdentityAndANewFileHasAnother) {
   if (t.birth_ns != 0) {
     EXPECT_GE(again.birth_ns, t.birth_ns);
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

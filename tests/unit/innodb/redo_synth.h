@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "testing/redo_records.h"
+#include "util/temp_dir.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
@@ -73,23 +74,7 @@ inline Bytes CheckpointBlock(uint64_t cp, uint64_t end) {
   return b;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/xbak-redo-test-XXXXXX";
-    const char* p = ::mkdtemp(tmpl);
-    path_ = p != nullptr ? p : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using TempDir = xbak::testing::TempDir;
 
 // A server-like circular ib_logfile0 written with pwrite, as a live server
 // would: mtrs land at LsnToOffset(), wrap round, carry the sequence bit of the

@@ -6,10 +6,12 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "util/temp_dir.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/crc32c.h"
 #include "xbak/util/endian.h"
@@ -25,13 +27,13 @@ constexpr DoublewriteTag kTag{1000, 2000};
 class DoublewriteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/xbak-dblwr-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace();
+    dir_ = tmp_->path();
+    ASSERT_FALSE(dir_.empty());
     ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
     WriteTable("db/t.ibd", kId);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { tmp_.reset(); }
 
   void WriteTable(const std::string& rel, uint32_t id) {
     std::string ts(4 * kPs, 'o');
@@ -47,6 +49,7 @@ class DoublewriteTest : public ::testing::Test {
     return d.Write(slot, std::vector<PageImage>{{"db/t.ibd", "db/t.ibd", id, page * kPs, bytes}});
   }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
 };
 

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "testing/redo_test_util.h"
+#include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/file.h"
 
@@ -26,13 +28,13 @@ using testing::redo::MakePage;
 class PrepareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/xbak-prepare-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace();
+    dir_ = tmp_->path();
+    ASSERT_FALSE(dir_.empty());
     ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
     ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { tmp_.reset(); }
 
   // A tablespace of 8 pages of space `id` (kSpace's page layout, its id patched).
   static std::string Tablespace(uint32_t id) {
@@ -65,6 +67,7 @@ class PrepareTest : public ::testing::Test {
     Put("ib_logfile0", b.File(end_));
     Put(backupdir::kCheckpointsFile, backupdir::FormatCheckpoints({"full-backuped", 0, end_, end_, false}));
   }
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
   uint64_t end_ = 0;
 };

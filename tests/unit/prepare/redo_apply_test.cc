@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "testing/redo_test_util.h"
+#include "util/temp_dir.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/redo_log.h"
@@ -36,9 +37,9 @@ using testing::redo::MakePage;
 class RedoApplyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/xbak-redo-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace();
+    dir_ = tmp_->path();
+    ASSERT_FALSE(dir_.empty());
     ASSERT_TRUE(util::MakeDirs(dir_ + "/db").ok());
     ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/backup-my.cnf", "[mysqld]\ninnodb_page_size=4096\n").ok());
     std::string ts;
@@ -48,7 +49,7 @@ class RedoApplyTest : public ::testing::Test {
     }
     ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/db/t.ibd", ts).ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { tmp_.reset(); }
 
   std::vector<uint8_t> Page(uint32_t no) {
     auto f = util::File::OpenRead(dir_ + "/db/t.ibd");
@@ -72,6 +73,7 @@ class RedoApplyTest : public ::testing::Test {
     o.doublewrite = doublewrite;
     return ApplyRedoLog(o);
   }
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
 };
 

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
 
 #include "testing/synthetic_chain.h"
+#include "util/temp_dir.h"
 #include "xbak/prepare/applied_delta.h"
 
 namespace xbak::restore {
@@ -18,9 +20,9 @@ using testing::MakePage;
 class DirectDeltaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/xbak-direct-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    tmp_.emplace();
+    root_ = tmp_->path();
+    ASSERT_FALSE(root_.empty());
     data_ = root_ + "/data";
     staging_ = root_ + "/staging";
     ASSERT_TRUE(util::MakeDirs(data_ + "/db").ok());
@@ -33,7 +35,7 @@ class DirectDeltaTest : public ::testing::Test {
     }
     ASSERT_TRUE(util::WriteFileAtomic(data_ + "/db/t.ibd", t).ok());
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override { tmp_.reset(); }
 
   // A delta of `space` holding `pages` (filled with `fill`; page 0 says `fsp_size`).
   static std::string Delta(uint32_t space, const std::vector<uint32_t>& pages, uint8_t fill,
@@ -88,6 +90,7 @@ class DirectDeltaTest : public ::testing::Test {
   }
   static std::string Str(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string root_, data_, staging_;
 };
 

@@ -8,9 +8,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
@@ -44,9 +46,9 @@ inline std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, 
 class SyntheticChainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/xbak-chain-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    tmp_.emplace();
+    root_ = tmp_->path();
+    ASSERT_FALSE(root_.empty());
     full_ = root_ + "/full";
     inc_ = root_ + "/inc";
     for (const auto& d : {full_ + "/db", inc_ + "/db"}) ASSERT_TRUE(util::MakeDirs(d).ok());
@@ -73,7 +75,7 @@ class SyntheticChainTest : public ::testing::Test {
     }
     ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t.ibd", base).ok());
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override { tmp_.reset(); }
 
   // INC/db/NAME.ibd.delta with pages [0, n) (page 0 says FSP_SIZE n) of `space`.
   void WriteDelta(const std::string& name, uint32_t space, uint32_t n, uint8_t fill) {
@@ -121,6 +123,7 @@ class SyntheticChainTest : public ::testing::Test {
     }
   }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string root_, full_, inc_;
 };
 

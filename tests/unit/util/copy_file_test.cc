@@ -7,22 +7,11 @@
 #include <random>
 #include <string>
 
+#include "util/temp_dir.h"
 #include "xbak/util/file.h"
 
 namespace xbak::util {
 namespace {
-
-struct Tmp {
-  Tmp() {
-    char t[] = "/tmp/xbak-place-XXXXXX";
-    dir = ::mkdtemp(t) ? t : "";
-  }
-  ~Tmp() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string dir;
-};
 
 std::string Content(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -35,11 +24,12 @@ std::string Content(size_t n, unsigned seed) {
 // out byte for byte, through the temporary file or in place, and nothing
 // else is left beside them.
 TEST(PlaceFile, CopiesAnySizeThroughATemporaryOrInPlace) {
-  Tmp t;
+  testing::TempDir t;
+  ASSERT_FALSE(t.path().empty());
   for (size_t n : {size_t{0}, size_t{100}, size_t{98304}, size_t{(4 << 20) + 12345}}) {
     for (bool in_place : {false, true}) {
       SCOPED_TRACE(std::to_string(n) + (in_place ? " in place" : " via tmp"));
-      const std::string src = t.dir + "/src", dest = t.dir + "/dest";
+      const std::string src = t.path() + "/src", dest = t.path() + "/dest";
       ASSERT_TRUE(WriteFileAtomic(src, Content(n, static_cast<unsigned>(n))).ok());
       ASSERT_TRUE(PlaceFile(src, dest, {.sync = false, .in_place = in_place}, nullptr).ok());
       auto got = ReadSmallFile(dest, 8 << 20);
@@ -54,8 +44,9 @@ TEST(PlaceFile, CopiesAnySizeThroughATemporaryOrInPlace) {
 // In place, an existing destination is refused unless the caller says it
 // may be replaced (a resumed restore rewriting its own partial file).
 TEST(PlaceFile, InPlaceNeverOverwritesUnlessToldTo) {
-  Tmp t;
-  const std::string src = t.dir + "/src", dest = t.dir + "/dest";
+  testing::TempDir t;
+  ASSERT_FALSE(t.path().empty());
+  const std::string src = t.path() + "/src", dest = t.path() + "/dest";
   ASSERT_TRUE(WriteFileAtomic(src, "new content").ok());
   ASSERT_TRUE(WriteFileAtomic(dest, "someone's file, longer than the new one").ok());
   auto st = PlaceFile(src, dest, {.sync = false, .in_place = true}, nullptr);

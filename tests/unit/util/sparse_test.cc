@@ -10,20 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "util/temp_dir.h"
+
 namespace xbak::util {
 namespace {
-
-struct Tmp {
-  Tmp() {
-    char t[] = "/tmp/xbak-sparse-XXXXXX";
-    dir = ::mkdtemp(t) ? t : "";
-  }
-  ~Tmp() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string dir;
-};
 
 std::vector<uint8_t> ReadAll(const std::string& path) {
   auto f = File::OpenRead(path);
@@ -35,14 +25,15 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
 // Same content as written, in pieces of any size; zero blocks (a trailing one
 // included) become holes where the file system has them.
 TEST(SparseWriter, SameContentWithHoles) {
-  Tmp t;
+  testing::TempDir t;
+  ASSERT_FALSE(t.path().empty());
   std::mt19937 rng(3);
   std::vector<uint8_t> data(1 << 20, 0);
   for (size_t i = 0; i < data.size(); i++) {
     if ((i / 16384) % 3 == 0 || i % 100000 == 7) data[i] = static_cast<uint8_t>(rng() | 1);
   }
   data.resize(data.size() + 12345, 0);  // ends in zeros, not block-aligned
-  const std::string path = t.dir + "/f";
+  const std::string path = t.path() + "/f";
   {
     auto f = File::CreateNew(path);
     ASSERT_TRUE(f.ok());
@@ -65,8 +56,9 @@ TEST(SparseWriter, SameContentWithHoles) {
 }
 
 TEST(SparseWriter, AllZeroFileIsOneHoleOfTheRightSize) {
-  Tmp t;
-  const std::string path = t.dir + "/z";
+  testing::TempDir t;
+  ASSERT_FALSE(t.path().empty());
+  const std::string path = t.path() + "/z";
   auto f = File::CreateNew(path);
   SparseWriter w(*f);
   std::vector<uint8_t> z(65536, 0);

@@ -14,35 +14,24 @@
 #include <thread>
 #include <vector>
 
+#include "util/temp_dir.h"
+
 namespace xbak::util {
 namespace {
 
 using namespace std::chrono_literals;
 using Bytes = std::vector<uint8_t>;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/xbak-spool-test-XXXXXX";
-    const char* p = ::mkdtemp(tmpl);
-    path_ = p != nullptr ? p : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  size_t Entries() const {
-    size_t n = 0;
-    for (auto it = std::filesystem::directory_iterator(path_); it != std::filesystem::directory_iterator();
-         ++it)
-      n++;
-    return n;
-  }
+using testing::TempDir;
 
- private:
-  std::string path_;
-};
+// How many names the directory holds: a spill file must have none.
+size_t Entries(const TempDir& dir) {
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator(dir.path()); it != std::filesystem::directory_iterator();
+       ++it)
+    n++;
+  return n;
+}
 
 // A consumer that collects what it is given, and can be held shut (a reader
 // that stopped reading) until released.
@@ -123,7 +112,7 @@ TEST(Spool, ProducerNeverWaitsForAStalledConsumerAndSpillsInOrder) {
   EXPECT_EQ(mid.appended, all.size());
   EXPECT_LE(mid.written, size_t{64} * 1024);  // at most the one piece the consumer holds
   EXPECT_GT(mid.on_disk, all.size() - (size_t{512} << 10));
-  EXPECT_EQ(dir.Entries(), 0u) << "the spill file must have no name";
+  EXPECT_EQ(Entries(dir), 0u) << "the spill file must have no name";
   sink.Release();
   ASSERT_TRUE(spool.Finish().ok());
   EXPECT_TRUE(sink.got == all) << "got " << sink.got.size() << " of " << all.size()

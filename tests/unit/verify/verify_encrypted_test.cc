@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "testing/synthetic_chain.h"
+#include "util/temp_dir.h"
 #include "verify_test_util.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/crypt/stream.h"
@@ -34,9 +36,9 @@ std::unique_ptr<crypt::Key> TestKey(char c) {
 class VerifyEncryptedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_verify_enc_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace();
+    dir_ = tmp_->path();
+    ASSERT_FALSE(dir_.empty());
     key_ = TestKey('k');
     backup_ = crypt::NewBackupId().value();
     backupdir::ServerSettings s;
@@ -52,7 +54,7 @@ class VerifyEncryptedTest : public ::testing::Test {
     Put("db/a.ibd", Str(test::Tablespace(5, 6)));
     Put("db/a.frm", "frm");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override { tmp_.reset(); }
 
   // DIR/NAME.xbenc holding `content`, as the encrypting sink writes it (chunks of 5000 bytes).
   void Put(const std::string& name, const std::string& content) {
@@ -81,6 +83,7 @@ class VerifyEncryptedTest : public ::testing::Test {
   }
   static std::string All(const VerifyResult& r) { return test::All(r); }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
   std::unique_ptr<crypt::Key> key_;
   crypt::BackupId backup_{};

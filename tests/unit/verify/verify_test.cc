@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "testing/synthetic_chain.h"
+#include "util/temp_dir.h"
 #include "verify_test_util.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
@@ -35,16 +37,16 @@ using testing::MakePage;
 class VerifyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "xbak_verify_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
+    tmp_.emplace();
+    root_ = tmp_->path();
+    ASSERT_FALSE(root_.empty());
     full_ = root_ + "/full";
     MakeBackup(full_, "full-backuped", 0, kCkpt, kLogEnd);
     Write(full_ + "/ibdata1", Tablespace(0, 8));
     Write(full_ + "/db/a.ibd", Tablespace(5, 6));
     Write(full_ + "/db/a.frm", std::string("frm"));
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override { tmp_.reset(); }
 
   void MakeBackup(const std::string& dir, const std::string& type, uint64_t from, uint64_t to,
                   uint64_t last) {
@@ -98,6 +100,7 @@ class VerifyTest : public ::testing::Test {
     Write(path, b);
   }
 
+  std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string root_, full_;
 };
 
