@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,10 @@ Result<std::unique_ptr<Doublewrite>> Doublewrite::Create(const std::string& dir,
   XBAK_RETURN_IF_ERROR(f.Truncate(0));
   const auto h = FileHeader(tag, kEntryHeader + page_size, slot_pages, slots);
   XBAK_RETURN_IF_ERROR(f.PWrite(h.data(), h.size(), 0));
+  // Once per step, so free: without it a power loss could keep pages
+  // written in place and lose the file that says they may be torn.
+  XBAK_RETURN_IF_ERROR(f.Sync());
+  XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
   return std::unique_ptr<Doublewrite>(new Doublewrite(std::move(f), tag, slots, slot_pages, page_size));
 }
 
@@ -126,9 +131,13 @@ std::string BootId() {
   return s.substr(0, kBootIdLen);
 }
 
-size_t Doublewrite::Acquire() {
+Result<size_t> Doublewrite::Acquire() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
+    if (abandoned_) {
+      return Error(ErrorCode::kCancelled,
+                   file_.path() + ": not written after a failed write of a page in place");
+    }
     for (size_t i = 0; i < busy_.size(); i++) {
       if (!busy_[i]) {
         busy_[i] = true;
@@ -145,6 +154,15 @@ void Doublewrite::Release(size_t slot) {
     busy_[slot] = false;
   }
   freed_.notify_one();
+}
+
+void Doublewrite::Abandon(size_t slot) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    busy_[slot] = true;  // never reused: it holds the only whole copy of a page that may be torn
+    abandoned_ = true;
+  }
+  freed_.notify_all();
 }
 
 Status Doublewrite::Write(size_t slot, std::span<const PageImage> images) {
@@ -178,7 +196,8 @@ Status Doublewrite::Write(size_t slot, std::span<const PageImage> images) {
 Status Doublewrite::Remove() {
   if (::unlink(file_.path().c_str()) != 0 && errno != ENOENT)
     return ErrnoError("remove", file_.path(), errno);
-  return Status::Ok();
+  // Back after a power loss, the file would refuse a step that had finished.
+  return util::SyncDir(std::filesystem::path(file_.path()).parent_path().string());
 }
 
 Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag) {
@@ -197,12 +216,16 @@ Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag) {
   }
   std::string boot(reinterpret_cast<const char*>(h.data() + kBootIdAt), kBootIdLen);
   boot.resize(std::strlen(boot.c_str()));
-  if (boot != BootId()) {
+  // No boot id (no /proc): whether the page cache outlived the run cannot
+  // be told, so it is treated as lost.
+  const std::string now = BootId();
+  if (boot.empty() || now.empty() || boot != now) {
+    const std::string when = boot.empty() || now.empty()
+                                 ? "on a boot that cannot be told (no kernel boot id then or now)"
+                                 : "on an earlier boot of this machine (boot id " + boot + ")";
     return Error(ErrorCode::kInvalidArgument,
-                 dir + ": an interrupted run of this redo apply (" + path +
-                     ") was on an earlier boot of this machine (boot id " +
-                     (boot.empty() ? "unknown" : boot) +
-                     "): after a power loss or reboot the pages it was writing may be torn on disk. Start "
+                 dir + ": an interrupted run of this redo apply (" + path + ") was " + when +
+                     ": after a power loss or reboot the pages it was writing may be torn on disk. Start "
                      "over from the backup: for xbak --restore, empty the datadir and run it again; for "
                      "xbak --prepare, prepare a fresh copy of the backup");
   }

@@ -377,12 +377,17 @@ class Applier {
                        .offset = r.part_offset,
                        .bytes = std::span<const uint8_t>(images.data() + i * stride, r.len)});
     }
+    XBAK_ASSIGN_OR_RETURN(const size_t slot, doublewrite_->Acquire());
+    // Released once every page is in place; abandoned when a write in place
+    // fails (it may have torn a page whose only whole copy is the slot's).
     struct SlotGuard {
       Doublewrite& d;
       size_t slot;
-      ~SlotGuard() { d.Release(slot); }
-    } guard{*doublewrite_, doublewrite_->Acquire()};
-    XBAK_RETURN_IF_ERROR(doublewrite_->Write(guard.slot, pages));
+      bool writing_in_place = false;
+      ~SlotGuard() { writing_in_place ? d.Abandon(slot) : d.Release(slot); }
+    } guard{*doublewrite_, slot};
+    XBAK_RETURN_IF_ERROR(doublewrite_->Write(slot, pages));
+    guard.writing_in_place = true;
     std::optional<SpaceFiles> file;
     const Space* file_space = nullptr;
     for (size_t i = 0; i < ready.size(); i++) {
@@ -395,6 +400,7 @@ class Applier {
       const uint64_t off = uint64_t{r.page_no} * r.s->flags.physical_size;
       XBAK_RETURN_IF_ERROR(file->PWrite(images.data() + i * stride, r.len, off));
     }
+    guard.writing_in_place = false;
     return ready.size();
   }
 

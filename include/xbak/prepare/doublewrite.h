@@ -60,16 +60,25 @@ class Doublewrite {
  public:
   // Creates DIR/xbak_doublewrite afresh (an older one is replaced: write
   // back its images first, RestoreDoublewrite) for `slots` writers of up to
-  // `slot_pages` images of up to `page_size` bytes.
+  // `slot_pages` images of up to `page_size` bytes. The header is synced, with
+  // the directory, before any page is written in place: after a power loss
+  // the file is there to say that this step was interrupted on that boot.
   static Result<std::unique_ptr<Doublewrite>> Create(const std::string& dir, DoublewriteTag tag, size_t slots,
                                                      size_t slot_pages, size_t page_size);
 
-  // A free slot, waiting for one if every slot is taken.
-  size_t Acquire();
+  // A free slot, waiting for one if every slot is taken; an error once a
+  // slot was abandoned (no slot is written after a failed in-place write).
+  Result<size_t> Acquire();
+  // The slot's pages are all in place: it may be reused.
   void Release(size_t slot);
+  // A write in place of the slot's pages failed, and may have left one
+  // torn: its copies must survive for the next run, so the slot is never
+  // reused, and no other slot is written from now on.
+  void Abandon(size_t slot);
   // Writes `images` (at most slot_pages) into `slot`.
   Status Write(size_t slot, std::span<const PageImage> images);
-  // Once every page is in place: the file goes.
+  // Once every page is in place and synced: the file goes, and the
+  // directory is synced (a power loss must not bring it back).
   Status Remove();
 
  private:
@@ -81,12 +90,14 @@ class Doublewrite {
   std::mutex mu_;
   std::condition_variable freed_;
   std::vector<bool> busy_;
+  bool abandoned_ = false;
 };
 
 // Writes back, in place, every intact image of `tag` that DIR/xbak_doublewrite
 // holds, where its file still holds that tablespace (page 0's space id).
 // Returns how many; 0 when there is no such file, or it belongs to another
-// log. An error when the run that wrote it was on an earlier boot.
+// log. An error when the run that wrote it was on an earlier boot, or when
+// the boot is unknown (no boot id then or now).
 Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag);
 
 // The kernel's boot id (/proc/sys/kernel/random/boot_id), or "" where there
