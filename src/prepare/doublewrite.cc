@@ -219,10 +219,10 @@ Result<size_t> RestoreDoublewrite(const std::string& dir, DoublewriteTag tag) {
   // No boot id (no /proc): whether the page cache outlived the run cannot
   // be told, so it is treated as lost.
   const std::string now = BootId();
-  if (boot.empty() || now.empty() || boot != now) {
-    const std::string when = boot.empty() || now.empty()
-                                 ? "on a boot that cannot be told (no kernel boot id then or now)"
-                                 : "on an earlier boot of this machine (boot id " + boot + ")";
+  const bool unknown = boot.empty() || now.empty();
+  if (unknown || boot != now) {
+    const std::string when = unknown ? "on a boot that cannot be told (no kernel boot id then or now)"
+                                     : "on an earlier boot of this machine (boot id " + boot + ")";
     return Error(ErrorCode::kInvalidArgument,
                  dir + ": an interrupted run of this redo apply (" + path + ") was " + when +
                      ": after a power loss or reboot the pages it was writing may be torn on disk. Start "
