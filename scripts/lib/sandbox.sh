@@ -25,6 +25,18 @@ _SB_SANDBOX_LOADED=1
 SB_REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${XBAK_WORK:=$SB_REPO_ROOT/.work}"
 export XBAK_WORK
+# XBAK_SERVER: the server every instance runs, and whose tools (mariadb-backup, mbstream, the
+# client) the tests use: mariadb-10.11, the host's (Debian 12), by default; another is run from a
+# Debian root that scripts/server-root.sh makes once (mariadb-11.8: Debian 13's), its wrappers
+# first in PATH. The datadir has the same path inside the root and out.
+: "${XBAK_SERVER:=mariadb-10.11}"
+export XBAK_SERVER
+if [ "$XBAK_SERVER" != mariadb-10.11 ]; then
+  mkdir -p "$XBAK_WORK"
+  _sb_root_bin=$("$SB_REPO_ROOT/scripts/server-root.sh" "$XBAK_SERVER") ||
+    { echo "sandbox: ERROR: cannot make the $XBAK_SERVER root (XBAK_SERVER)" >&2; return 1; }
+  case ":$PATH:" in *":$_sb_root_bin:"*) ;; *) PATH="$_sb_root_bin:$PATH"; export PATH ;; esac
+fi
 : "${SB_START_TIMEOUT:=60}"
 : "${SB_STOP_TIMEOUT:=60}"
 : "${SB_FLUSH_TIMEOUT:=120}"
