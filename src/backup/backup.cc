@@ -20,6 +20,7 @@
 #include "xbak/backup/tablespace_copy.h"
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/server.h"
 #include "xbak/innodb/log_copier.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/mysql/connection.h"
@@ -37,8 +38,6 @@
 namespace xbak::backup {
 namespace {
 
-constexpr unsigned long kMinServerVersion = 100800;  // the redo log format we read appeared in 10.8
-
 // "db/t.ibd" -> "db/t": the name mariabackup's .ren/.del/.new markers use.
 std::string SpaceName(const std::string& rel) {
   return rel.size() > 4 && rel.ends_with(".ibd") ? rel.substr(0, rel.size() - 4) : rel;
@@ -51,7 +50,7 @@ class BackupRun {
       : o_(o), progress_("backup", o.progress_interval), throttle_(o.throttle) {}
 
   bool wrote_anything() const { return out_.dest != nullptr; }  // the target directory exists
-  bool complete() const { return complete_; }                   // xtrabackup_checkpoints is written
+  bool complete() const { return complete_; }                   // the checkpoints file is written
 
   Status Run() {
     start_time_ = backupdir::NowString();
@@ -85,15 +84,14 @@ class BackupRun {
  private:
   Status Connect() {
     XBAK_ASSIGN_OR_RETURN(conn_, mysql::Connection::Open(o_.conn));
-    if (conn_->ServerVersion() < kMinServerVersion) {
-      return Error(ErrorCode::kUnsupported,
-                   "server version " + std::to_string(conn_->ServerVersion()) +
-                       " is older than MariaDB 10.8; xbak reads the 10.8+ redo log only");
-    }
     XBAK_ASSIGN_OR_RETURN(vars_, conn_->GlobalVariables());
-    if (vars_["version"].find("MariaDB") == std::string::npos) {
-      return Error(ErrorCode::kUnsupported, "the server is not MariaDB (version '" + vars_["version"] + "')");
-    }
+    // The version policy (backupdir/server.h), before anything is written.
+    XBAK_ASSIGN_OR_RETURN(
+        auto version,
+        backupdir::ParseServerVersion(vars_["version"], "the server's @@version", vars_["version_comment"]));
+    XBAK_RETURN_IF_ERROR(backupdir::CheckServerVersion(version, o_.no_server_version_check,
+                                                       "the server at " + o_.conn.Describe()));
+    scheme_ = backupdir::Describe(version).meta_scheme;
     bool log_bin = vars_["log_bin"] == "ON";
     XBAK_RETURN_IF_ERROR(
         CheckPrivileges(*conn_, log_bin, o_.slave_info || o_.safe_slave_backup, o_.safe_slave_backup));
@@ -419,21 +417,22 @@ class BackupRun {
       binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
       XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
       binlog_.gtid = gtid.value_or("");
-      XBAK_RETURN_IF_ERROR(
-          sink::WriteSmallFile(*meta_, backupdir::kBinlogInfoFile, backupdir::FormatBinlogInfo(binlog_)));
+      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kBinlogInfo),
+                                                backupdir::FormatBinlogInfo(binlog_)));
       util::LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
                     binlog_.gtid);
     }
     if (o_.slave_info) {
       XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
-      if (!si.empty()) XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kSlaveInfoFile, si));
+      if (!si.empty())
+        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kSlaveInfo), si));
     }
     if (o_.galera_info) {
       XBAK_ASSIGN_OR_RETURN(std::string gi, GaleraInfo(*conn_));
       if (!gi.empty()) {
-        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kGaleraInfoFile, gi));
-        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" + backupdir::kGaleraInfoFile +
-                      ")");
+        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kGaleraInfo), gi));
+        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" +
+                      MetaName(backupdir::Meta::kGaleraInfo) + ")");
       }
     }
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
@@ -486,20 +485,20 @@ class BackupRun {
     info.compressed = o_.compress;
     info.name = o_.history_name;
     const std::string info_text = backupdir::FormatInfo(info);
-    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kInfoFile, info_text));
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kInfo), info_text));
     // Everything else must be durable before the file that declares the
     // backup complete exists.
     XBAK_RETURN_IF_ERROR(sink_->Flush());
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     backupdir::Checkpoints c{o_.incremental ? "incremental" : "full-backuped",
                              o_.incremental ? o_.incremental_lsn : 0, to_lsn_, last_lsn_, false};
-    XBAK_RETURN_IF_ERROR(
-        sink::WriteSmallFile(*meta_, backupdir::kCheckpointsFile, backupdir::FormatCheckpoints(c)));
+    XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kCheckpoints),
+                                              backupdir::FormatCheckpoints(c)));
     XBAK_RETURN_IF_ERROR(meta_->Flush());
     complete_ = true;  // what fails from here on does not make the backup incomplete
     if (!o_.extra_lsndir.empty()) {
       XBAK_RETURN_IF_ERROR(
-          backupdir::WriteExtraLsnDir(o_.extra_lsndir, backupdir::FormatCheckpoints(c), info_text));
+          backupdir::WriteExtraLsnDir(o_.extra_lsndir, scheme_, backupdir::FormatCheckpoints(c), info_text));
     }
     if (o_.history) {
       Status hs = AddHistoryRow(*conn_, info);
@@ -520,6 +519,8 @@ class BackupRun {
     return Status::Ok();
   }
 
+  std::string MetaName(backupdir::Meta m) const { return backupdir::MetaName(m, scheme_); }
+
   struct CopiedSpace {
     std::string rel;
     uint32_t space_id;
@@ -531,6 +532,7 @@ class BackupRun {
   util::Progress progress_;
   std::unique_ptr<mysql::Connection> conn_;
   std::map<std::string, std::string> vars_;
+  backupdir::MetaScheme scheme_ = backupdir::MetaScheme::kXtrabackup;  // the server's own tool's names
   backupdir::ServerLayout layout_;
   backupdir::TableFilter filter_;
   BackupOutput out_;            // before log_out_, a file of its data sink

@@ -56,8 +56,8 @@ Result<std::string> GaleraInfo(mysql::Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto on_value, c.QueryValue("SELECT @@GLOBAL.wsrep_on"));
   const std::string on = on_value.value_or("");
   if (on != "1" && on != "ON") {
-    util::LogWarning("--galera-info: this server is not a Galera node (wsrep_on is off); no " +
-                     std::string(backupdir::kGaleraInfoFile) + " written");
+    util::LogWarning(
+        "--galera-info: this server is not a Galera node (wsrep_on is off); no Galera position written");
     return std::string();
   }
   auto status = [&](const char* name) -> Result<std::string> {

@@ -41,10 +41,12 @@ Result<uint64_t> ParseLsn(const util::OptionMap& m, const std::string& field, co
 }  // namespace
 
 Result<std::string> ReadCheckpointsText(const std::string& dir) {
-  auto text = util::ReadSmallFile(util::JoinPath(dir, kCheckpointsFile));
+  auto text = util::ReadSmallFile(MetaPath(dir, Meta::kCheckpoints));
   if (!text.ok()) {
     return Error(ErrorCode::kInvalidArgument, dir + " is not a complete backup (no readable " +
-                                                  std::string(kCheckpointsFile) +
+                                                  MetaName(Meta::kCheckpoints, MetaScheme::kXtrabackup) +
+                                                  " or " +
+                                                  MetaName(Meta::kCheckpoints, MetaScheme::kMariadbBackup) +
                                                   "): " + text.status().message());
   }
   return text;
@@ -52,7 +54,7 @@ Result<std::string> ReadCheckpointsText(const std::string& dir) {
 
 Result<Checkpoints> ReadCheckpoints(const std::string& dir) {
   XBAK_ASSIGN_OR_RETURN(std::string text, ReadCheckpointsText(dir));
-  return ParseCheckpoints(text, util::JoinPath(dir, kCheckpointsFile));
+  return ParseCheckpoints(text, MetaPath(dir, Meta::kCheckpoints));
 }
 
 Result<uint64_t> IncrementalBaseLsn(const std::string& basedir) {
@@ -161,7 +163,7 @@ std::string InfoField(std::string_view info, std::string_view field) {
 }
 
 std::string InfoServerVersion(const std::string& dir) {
-  auto info = util::ReadSmallFile(util::JoinPath(dir, kInfoFile));
+  auto info = util::ReadSmallFile(MetaPath(dir, Meta::kInfo));
   if (!info.ok()) return "";
   return InfoField(*info, "server_version");
 }
@@ -258,12 +260,18 @@ Status PrepareExtraLsnDir(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, const std::string& info) {
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, kInfoFile), info));
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, kCheckpointsFile), checkpoints));
+Status WriteExtraLsnDir(const std::string& dir, MetaScheme scheme, const std::string& checkpoints,
+                        const std::string& info) {
+  // The other scheme's files of an earlier backup would be read first.
+  const MetaScheme other =
+      scheme == MetaScheme::kXtrabackup ? MetaScheme::kMariadbBackup : MetaScheme::kXtrabackup;
+  for (Meta m : {Meta::kCheckpoints, Meta::kInfo}) ::unlink(util::JoinPath(dir, MetaName(m, other)).c_str());
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, MetaName(Meta::kInfo, scheme)), info));
+  XBAK_RETURN_IF_ERROR(
+      util::WriteFileAtomic(util::JoinPath(dir, MetaName(Meta::kCheckpoints, scheme)), checkpoints));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
-  util::LogInfo("wrote " + std::string(kCheckpointsFile) + " and " + kInfoFile + " to " + dir +
-                " (--extra-lsndir)");
+  util::LogInfo("wrote " + MetaName(Meta::kCheckpoints, scheme) + " and " + MetaName(Meta::kInfo, scheme) +
+                " to " + dir + " (--extra-lsndir)");
   return Status::Ok();
 }
 

@@ -111,9 +111,14 @@ std::optional<int> ReadKeys(const po::variables_map& vm, const char* mode, crypt
 }
 
 std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::string& basedir, uint64_t* lsn) {
-  const std::string name = backupdir::kCheckpointsFile;
-  const std::string path = util::JoinPath(basedir, crypt::EncryptedName(name));
-  if (!util::PathExists(path) || util::PathExists(util::JoinPath(basedir, name))) return std::nullopt;
+  if (util::PathExists(backupdir::MetaPath(basedir, backupdir::Meta::kCheckpoints))) return std::nullopt;
+  std::string name, path;
+  for (auto s : {backupdir::MetaScheme::kMariadbBackup, backupdir::MetaScheme::kXtrabackup}) {
+    name = backupdir::MetaName(backupdir::Meta::kCheckpoints, s);
+    path = util::JoinPath(basedir, crypt::EncryptedName(name));
+    if (util::PathExists(path)) break;
+  }
+  if (!util::PathExists(path)) return std::nullopt;
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, "--incremental-basedir of an encrypted backup", &ring)) return *rc;
   auto text = sink::ReadEncryptedFile(path, name, ring);
@@ -125,8 +130,12 @@ std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::stri
 }
 
 std::optional<int> DecryptForPrepare(const po::variables_map& vm, const std::string& dir, int parallel) {
-  const std::string marker = util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile));
-  if (!util::PathExists(marker)) return std::nullopt;
+  bool encrypted = false;
+  for (auto s : {backupdir::MetaScheme::kMariadbBackup, backupdir::MetaScheme::kXtrabackup}) {
+    encrypted |= util::PathExists(
+        util::JoinPath(dir, crypt::EncryptedName(backupdir::MetaName(backupdir::Meta::kCheckpoints, s))));
+  }
+  if (!encrypted) return std::nullopt;
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, ("--prepare of the encrypted backup in " + dir).c_str(), &ring)) return *rc;
   util::LogInfo("decrypting the backup in " + dir + " in place before the prepare");

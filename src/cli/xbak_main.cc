@@ -18,6 +18,7 @@
 #include "encrypt_options.h"
 #include "xbak/backup/backup.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/server.h"
 #include "xbak/prepare/export.h"
 #include "xbak/prepare/incremental_prepare.h"
 #include "xbak/prepare/prepare.h"
@@ -282,6 +283,7 @@ int RunBackupMode(const Args& a) {
   o.tables.tables_exclude = str("tables-exclude");
   o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
   o.galera_info = vm.count("galera-info") > 0;
+  o.no_server_version_check = vm.count("no-server-version-check") > 0;
   o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
   o.tool_command = a.tool_command;
   o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
@@ -325,6 +327,7 @@ int RunPrepareMode(const Args& a) {
     ip.parallel = parallel;
     ip.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
     ip.keys = key_options;
+    ip.no_server_version_check = vm.count("no-server-version-check") > 0;
     xbak::Status st = xbak::prepare::RunIncrementalPrepare(ip);
     return st.ok() ? export_tables(ip.target_dir) : Fail(st);
   }
@@ -335,6 +338,7 @@ int RunPrepareMode(const Args& a) {
   po.use_memory = *use_memory;
   po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   po.keys = key_options;
+  po.no_server_version_check = vm.count("no-server-version-check") > 0;
   xbak::Status st = xbak::prepare::RunPrepare(po);
   return st.ok() ? export_tables(po.target_dir) : Fail(st);
 }
@@ -362,6 +366,7 @@ int RunRestoreMode(const Args& a) {
   ro.use_memory = *use_memory;
   ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   ro.keys = key_options;
+  ro.no_server_version_check = vm.count("no-server-version-check") > 0;
   xbak::crypt::KeyRing stream_keys;  // an encrypted stream's: decrypted as it is unpacked
   if (!ro.streams.empty() && xbak::cli::KeysGiven(vm)) {
     if (auto rc = xbak::cli::ReadKeys(vm, "--restore --from-stream", &stream_keys)) return *rc;
@@ -426,7 +431,7 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
     return 0;
   }
   if (vm.count("version")) {
-    std::cout << "xbak " << XBAK_VERSION << "\n";
+    std::cout << "xbak " << XBAK_VERSION << "\ntested servers: " << xbak::backupdir::TestedSeries() << "\n";
     return 0;
   }
   return std::nullopt;

@@ -9,7 +9,8 @@ namespace xbak::cli {
 
 const char* const kXbakUsage =
     "Usage: xbak MODE [OPTIONS]\n"
-    "Hot backup of a running MariaDB 10.11 server (InnoDB, Aria, MyISAM, ...).\n\n"
+    "Hot backup of a running MariaDB server (InnoDB, Aria, MyISAM, ...). A server version xbak was not\n"
+    "tested against is refused by name unless --no-server-version-check (xbak --version lists them).\n\n"
     "Modes:\n"
     "  --backup       copy a running server into --target-dir (or --stream=xbstream to stdout)\n"
     "  --prepare      apply the redo log copied during the backup (in parallel, --use-memory bounds\n"
@@ -63,10 +64,11 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "incremental-dir", po::value<std::vector<std::string>>(),
       "--prepare: the incremental backup to apply to --target-dir; --verify: an incremental of the "
       "chain (repeat, in order)")("slave-info",
-                                  "record the replication position of this replica in xtrabackup_slave_info")(
+                                  "record the replication position of this replica in xtrabackup_slave_info "
+                                  "(mariadb_backup_slave_info from MariaDB 11.1, as its own tool names it)")(
       "galera-info",
       "--backup of a Galera node: record its cluster position (state UUID:seqno and GTID domain) in "
-      "xtrabackup_galera_info")(
+      "xtrabackup_galera_info (mariadb_backup_galera_info from MariaDB 11.1)")(
       "safe-slave-backup",
       "--backup of a replica: stop its replication SQL thread while the server is held, once no "
       "temporary table is open in it; started again right after")(
@@ -93,8 +95,13 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "incremental-history-uuid", po::value<std::string>(),
       "--backup: incremental from the --history row with this uuid")(
       "extra-lsndir", po::value<std::string>(),
-      "--backup: also write xtrabackup_checkpoints and xtrabackup_info to this local directory once "
-      "the backup is complete (with --stream: the next --incremental-basedir)")(
+      "--backup: also write the checkpoints and info files (xtrabackup_* or, from MariaDB 11.1, "
+      "mariadb_backup_*) to this local directory once the backup is complete (with --stream: the next "
+      "--incremental-basedir)")(
+      "no-server-version-check",
+      "--backup, --prepare, --restore: go on with a server version (or a backup of one) xbak was not "
+      "tested against, at your own risk; one whose formats xbak does not read (MariaDB before 10.8, "
+      "MySQL) is refused all the same")(
       "throttle", po::value<uint64_t>()->default_value(0),
       "--backup: at most this many data file I/O operations (1 MiB read + write) per second, to "
       "spare the server's disk (0: unlimited; the redo log copy is never throttled)")(

@@ -27,6 +27,8 @@ void DescribeRestoreOptions(po::options_description* visible) {
       "compression) and InnoDB settings; its datadir, network, binlog and replication settings are "
       "overridden; replication filters and init_file in it are refused")(
       "restore-dry-run", "restore: say which backups and binary logs it would use, write nothing")(
+      "no-server-version-check",
+      "restore: go on with backups of a server version xbcloud was not tested against, at your own risk")(
       "start-server",
       "restore: then start the server on the datadir with --mysqld-defaults-file (as root, the datadir is "
       "first "
@@ -37,8 +39,9 @@ void DescribeRestoreOptions(po::options_description* visible) {
 std::optional<int> CheckRestoreOptions(const po::variables_map& vm, const std::string& command,
                                        pitr::PointRestoreOptions* o) {
   const bool restore = command == "restore";
-  for (const char* opt : {"datadir", "to-time", "to-gtid", "latest", "backup", "mariadbd",
-                          "mysqld-defaults-file", "restore-dry-run", "start-server"}) {
+  for (const char* opt :
+       {"datadir", "to-time", "to-gtid", "latest", "backup", "mariadbd", "mysqld-defaults-file",
+        "restore-dry-run", "start-server", "no-server-version-check"}) {
     if (vm.count(opt) && !restore) return Usage(std::string("--") + opt + " is for restore");
   }
   if (!vm["use-memory"].defaulted() && !restore) return Usage("--use-memory is for restore");
@@ -73,6 +76,7 @@ std::optional<int> CheckRestoreOptions(const po::variables_map& vm, const std::s
   o->defaults_file = Str(vm, "mysqld-defaults-file");
   o->dry_run = vm.count("restore-dry-run") != 0;
   o->start_server = vm.count("start-server") != 0;
+  o->no_server_version_check = vm.count("no-server-version-check") != 0;
   if (o->start_server && o->defaults_file.empty())
     return Usage("--start-server needs --mysqld-defaults-file (the my.cnf the server runs with)");
   return std::nullopt;

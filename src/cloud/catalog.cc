@@ -180,15 +180,16 @@ class Walk {
     }
     b.manifest_version = head->version;
     b.summary = std::move(head->summary);
-    if (const std::string* cp = b.summary.File(backupdir::kCheckpointsFile)) {
-      auto c = backupdir::ParseCheckpoints(*cp, ManifestKey(b.name) + ": " + backupdir::kCheckpointsFile);
+    std::string cp_name;
+    if (const std::string* cp = b.summary.Meta(backupdir::Meta::kCheckpoints, &cp_name)) {
+      auto c = backupdir::ParseCheckpoints(*cp, ManifestKey(b.name) + ": " + cp_name);
       if (c.ok()) {
         b.checkpoints = *c;
       } else {
         b.problem = c.status().message();
       }
     }
-    if (const std::string* info = b.summary.File(backupdir::kInfoFile)) {
+    if (const std::string* info = b.summary.Meta(backupdir::Meta::kInfo)) {
       b.start_time = backupdir::InfoField(*info, "start_time");
       b.end_time = backupdir::InfoField(*info, "end_time");
     }

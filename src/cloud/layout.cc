@@ -170,6 +170,16 @@ const std::string* ManifestSummary::File(std::string_view path) const {
   return nullptr;
 }
 
+const std::string* ManifestSummary::Meta(backupdir::Meta m, std::string* name) const {
+  for (const auto& [p, bytes] : files) {
+    if (backupdir::IsMeta(p, m)) {
+      if (name) *name = p;
+      return &bytes;
+    }
+  }
+  return nullptr;
+}
+
 namespace {
 
 std::string EncodeSummary(const ManifestSummary& s) {

@@ -447,8 +447,9 @@ class StreamReader {
   // The metadata files list shows (small, in the clear) are kept whole as
   // they pass and handed to the manifest's summary at their end.
   void KeepSummaryFile(const std::string& path, const stream::Chunk& c) {
-    if (path != backupdir::kCheckpointsFile && path != backupdir::kInfoFile &&
-        path != backupdir::kBinlogInfoFile) {
+    if (!backupdir::IsMeta(path, backupdir::Meta::kCheckpoints) &&
+        !backupdir::IsMeta(path, backupdir::Meta::kInfo) &&
+        !backupdir::IsMeta(path, backupdir::Meta::kBinlogInfo)) {
       return;
     }
     std::string& bytes = summary_files_[path];

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/server.h"
 #include "xbak/cloud/catalog.h"
 #include "xbak/mysql/private_server.h"
 #include "xbak/pitr/relay_logs.h"
@@ -34,14 +35,14 @@ struct Candidate {
 Result<Candidate> ReadCandidate(const cloud::BackupRecord& r) {
   Candidate c;
   c.record = &r;
-  const std::string* text = r.summary.File(backupdir::kBinlogInfoFile);
+  std::string name;
+  const std::string* text = r.summary.Meta(backupdir::Meta::kBinlogInfo, &name);
   if (text == nullptr) {
-    return Error(ErrorCode::kNotFound,
-                 r.name + " records no binary log position (no " + std::string(backupdir::kBinlogInfoFile) +
-                     " in its manifest: the server had no binary log, or an older put)");
+    return Error(ErrorCode::kNotFound, r.name +
+                                           " records no binary log position (no binlog_info file in its "
+                                           "manifest: the server had no binary log, or an older put)");
   }
-  XBAK_ASSIGN_OR_RETURN(c.binlog,
-                        backupdir::ParseBinlogInfo(*text, r.name + "/" + backupdir::kBinlogInfoFile));
+  XBAK_ASSIGN_OR_RETURN(c.binlog, backupdir::ParseBinlogInfo(*text, r.name + "/" + name));
   if (c.binlog.file.empty()) return Error(ErrorCode::kNotFound, r.name + ": the server had no binary log");
   XBAK_ASSIGN_OR_RETURN(c.gtid, binlog::ParseGtidPosition(c.binlog.gtid));
   return c;
@@ -64,6 +65,20 @@ bool Before(const Target& t, const Candidate& c) {
       return true;
   }
   return false;
+}
+
+// The version policy (backupdir/server.h) on the server version a backup's
+// manifest records, before anything is downloaded.
+Status CheckRecordVersion(const cloud::BackupRecord& r, bool no_version_check) {
+  const std::string* info = r.summary.Meta(backupdir::Meta::kInfo);
+  const std::string text = info ? backupdir::InfoField(*info, "server_version") : "";
+  if (text.empty()) {
+    util::LogWarning(r.name + " records no server version; not checked");
+    return Status::Ok();
+  }
+  auto v = backupdir::ParseServerVersion(text, r.name + ": server_version");
+  if (!v.ok()) return no_version_check ? Status::Ok() : v.status();
+  return backupdir::CheckServerVersion(*v, no_version_check, "the backup " + r.name);
 }
 
 // The chain's names, the full backup first, ending at `last`.
@@ -269,6 +284,8 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   cloud::LinkChains(&cat.backups);
   XBAK_ASSIGN_OR_RETURN(Candidate last, PickBackup(cat, o));
   XBAK_ASSIGN_OR_RETURN(auto chain, ChainTo(cat, *last.record));
+  for (const cloud::BackupRecord* r : chain)
+    XBAK_RETURN_IF_ERROR(CheckRecordVersion(*r, o.no_server_version_check));
   util::LogInfo("restoring to " + o.target.Describe() + " from " + Names(chain) +
                 ", then the binary logs from " + last.binlog.file + " at byte " +
                 std::to_string(last.binlog.position) +
@@ -283,6 +300,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   ro.use_memory = std::min<uint64_t>(o.use_memory, uint64_t{1} << 30);
   ro.progress_interval = o.progress_interval;
   ro.hold = true;
+  ro.no_server_version_check = o.no_server_version_check;
   // Tables created with DATA DIRECTORY come back inside the datadir: a
   // restore writes nowhere else (and a re-run finds nothing in its way).
   ro.dirs.remote_to_datadir = true;

@@ -242,8 +242,8 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
   const std::string mine = *mine_out = mysql::MajorMinor(
       version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
-    util::LogWarning(util::JoinPath(d, backupdir::kInfoFile) + " does not name the server version; using " +
-                     program + " (" + mine + ")");
+    util::LogWarning(backupdir::MetaPath(d, backupdir::Meta::kInfo) +
+                     " does not name the server version; using " + program + " (" + mine + ")");
   } else if (mysql::MajorMinor(backup_version) != mine) {
     return Error(ErrorCode::kUnsupported,
                  "--export: " + program + " is MariaDB " + mine + " but the backup is of " + backup_version +

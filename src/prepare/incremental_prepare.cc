@@ -15,6 +15,7 @@
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/server.h"
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/prepare/delta_apply.h"
 #include "xbak/prepare/export.h"
@@ -59,6 +60,7 @@ struct IncrementalApply {
         full(opts.target_dir),
         inc(opts.incremental_dir),
         marker(util::JoinPath(opts.target_dir, kInProgressFile)),
+        scheme(backupdir::SchemeOf(opts.target_dir)),
         progress("incremental apply", opts.progress_interval) {}
 
   Status Run();
@@ -88,16 +90,23 @@ struct IncrementalApply {
   // incremental's log: a restartable state (copy-back refuses it).
   Status Finish();
 
+  std::string CheckpointsPath() const {
+    return util::JoinPath(full, backupdir::MetaName(backupdir::Meta::kCheckpoints, scheme));
+  }
+
   const IncrementalPrepareOptions& o;
   const std::string& full;
   const std::string& inc;
   const std::string marker;
+  // FULL's metadata names, which it keeps (an interrupted apply removed its
+  // checkpoints, but not its info files, which say the same).
+  const backupdir::MetaScheme scheme;
   util::PhaseClock clock;
   util::Progress progress;
 
   backupdir::Checkpoints icp, fcp;
   std::string identity;      // of INC, in the marker
-  std::string base_cp_text;  // FULL's xtrabackup_checkpoints before the apply
+  std::string base_cp_text;  // FULL's checkpoints file before the apply
   bool resuming = false;
   backupdir::BackupCnf fcnf;
   uint32_t fps = 0;  // innodb_page_size
@@ -178,6 +187,7 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     return Error(ErrorCode::kInvalidArgument,
                  inc + " is not an incremental backup (backup_type = " + icp.backup_type + ")");
   }
+  XBAK_RETURN_IF_ERROR(backupdir::CheckBackupServerVersion(inc, o.no_server_version_check));
   if (util::PathExists(util::JoinPath(full, kExportedFile))) {
     // The export server wrote into the base (rollback, purge) past its
     // to_lsn: pages an incremental holds would land on pages it changed.
@@ -216,8 +226,7 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     // Its text, kept in the marker while the apply runs.
     XBAK_ASSIGN_OR_RETURN(base_cp_text, backupdir::ReadCheckpointsText(full));
   }
-  XBAK_ASSIGN_OR_RETURN(
-      fcp, backupdir::ParseCheckpoints(base_cp_text, util::JoinPath(full, backupdir::kCheckpointsFile)));
+  XBAK_ASSIGN_OR_RETURN(fcp, backupdir::ParseCheckpoints(base_cp_text, CheckpointsPath()));
   if (!resuming && fcp.backup_type == "full-backuped" && fcp.to_lsn == icp.to_lsn &&
       fcp.last_lsn == icp.last_lsn) {
     // The deltas went in, the redo step was interrupted: finish it.
@@ -379,9 +388,7 @@ Status IncrementalApply::CheckRedo() {
 Status IncrementalApply::MarkInProgress() {
   if (!resuming) {
     XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(marker, identity + base_cp_text));
-    if (::unlink(util::JoinPath(full, backupdir::kCheckpointsFile).c_str()) != 0) {
-      return ErrnoError("remove", util::JoinPath(full, backupdir::kCheckpointsFile), errno);
-    }
+    if (::unlink(CheckpointsPath().c_str()) != 0) return ErrnoError("remove", CheckpointsPath(), errno);
     XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   }
   return Status::Ok();
@@ -506,11 +513,15 @@ Status IncrementalApply::ReplaceOtherFiles() {
   // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
   // settings the chain's pages are written back with (innodb_encrypt_tables,
   // innodb_compression_level) are the same whichever tool prepares it.
-  for (const char* meta : {backupdir::kBinlogInfoFile, backupdir::kInfoFile, "ib_logfile0"}) {
-    if (o.log_from_incremental && std::string_view(meta) == "ib_logfile0") continue;
-    if (util::PathExists(util::JoinPath(inc, meta)))
-      XBAK_RETURN_IF_ERROR(CopyReplace(util::JoinPath(inc, meta), util::JoinPath(full, meta)));
+  // INC's info and binlog position, under FULL's names.
+  for (backupdir::Meta m : {backupdir::Meta::kBinlogInfo, backupdir::Meta::kInfo}) {
+    const std::string from = backupdir::MetaPath(inc, m);
+    if (util::PathExists(from))
+      XBAK_RETURN_IF_ERROR(CopyReplace(from, util::JoinPath(full, backupdir::MetaName(m, scheme))));
   }
+  if (!o.log_from_incremental && util::PathExists(util::JoinPath(inc, "ib_logfile0")))
+    XBAK_RETURN_IF_ERROR(
+        CopyReplace(util::JoinPath(inc, "ib_logfile0"), util::JoinPath(full, "ib_logfile0")));
   return Status::Ok();
 }
 
@@ -522,8 +533,7 @@ Status IncrementalApply::Finish() {
   }
   // Then Run applies the log as for a full backup.
   backupdir::Checkpoints out{"full-backuped", 0, icp.to_lsn, icp.last_lsn, false};
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(full, backupdir::kCheckpointsFile),
-                                             backupdir::FormatCheckpoints(out)));
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(CheckpointsPath(), backupdir::FormatCheckpoints(out)));
   if (::unlink(marker.c_str()) != 0) return ErrnoError("remove", marker, errno);
   XBAK_RETURN_IF_ERROR(util::SyncDir(full));
   return Status::Ok();

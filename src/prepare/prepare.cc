@@ -11,6 +11,7 @@
 
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
+#include "xbak/backupdir/server.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/prepare/redo_apply.h"
 #include "xbak/util/file.h"
@@ -124,7 +125,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
       util::WriteFileAtomic(o.prepared_log.empty() ? util::JoinPath(dir, "ib_logfile0") : o.prepared_log,
                             std::string_view(reinterpret_cast<const char*>(log.data()), log.size())));
   cp.backup_type = "log-applied";
-  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, backupdir::kCheckpointsFile),
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(backupdir::MetaPath(dir, backupdir::Meta::kCheckpoints),
                                              backupdir::FormatCheckpoints(cp)));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dir));
   util::LogInfo("redo applied from LSN " + std::to_string(st.checkpoint_lsn) + " to " +
@@ -158,9 +159,10 @@ Status RunPrepare(const PrepareOptions& o) {
                      dir);
   }
   if (cp.backup_type != "full-backuped") {
-    return Error(ErrorCode::kInvalidArgument, util::JoinPath(dir, backupdir::kCheckpointsFile) +
+    return Error(ErrorCode::kInvalidArgument, backupdir::MetaPath(dir, backupdir::Meta::kCheckpoints) +
                                                   ": unknown backup_type '" + cp.backup_type + "'");
   }
+  XBAK_RETURN_IF_ERROR(backupdir::CheckBackupServerVersion(dir, o.no_server_version_check));
   if (util::PathExists(util::JoinPath(dir, "xbak_incremental_in_progress"))) {
     return Error(ErrorCode::kInvalidArgument,
                  "an incremental apply into " + dir +

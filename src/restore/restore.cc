@@ -101,7 +101,7 @@ class Journal {
 
 // The full backup's files into the datadir, each once, on `parallel`
 // threads; its log stays where it is (unless it is already a prepared one).
-// xtrabackup_checkpoints goes last, once everything else is durable.
+// The checkpoints file goes last, once everything else is durable.
 Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& full, bool move) {
   std::vector<std::pair<std::string, uint64_t>> entries;
   XBAK_RETURN_IF_ERROR(ListBackupTree(full.dir, &entries));
@@ -116,7 +116,7 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
       XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(dirs.datadir, rel.substr(0, rel.size() - 1))));
       continue;
     }
-    if (rel == backupdir::kCheckpointsFile) continue;
+    if (backupdir::IsMeta(rel, backupdir::Meta::kCheckpoints)) continue;
     if (rel == "ib_logfile0" && full.cp.backup_type != "log-applied") continue;  // applied from the backup
     items.push_back({rel, size});
     progress.AddTotal(size, 1);
@@ -141,9 +141,9 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
     XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.datadir));
     if (dirs.log_dir != dirs.datadir) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dirs.log_dir));
   }
-  XBAK_RETURN_IF_ERROR(util::PlaceFile(util::JoinPath(full.dir, backupdir::kCheckpointsFile),
-                                       util::JoinPath(dirs.datadir, backupdir::kCheckpointsFile),
-                                       {move, true}, nullptr));
+  const std::string cp = backupdir::MetaPath(full.dir, backupdir::Meta::kCheckpoints);
+  XBAK_RETURN_IF_ERROR(
+      util::PlaceFile(cp, util::JoinPath(dirs.datadir, cp.substr(cp.rfind('/') + 1)), {move, true}, nullptr));
   XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   progress.Finish(true);
   return Status::Ok();
@@ -154,16 +154,17 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
 bool AlreadyAt(const std::string& datadir, const Link& prev, const Link& inc) {
   if (prev.cp.to_lsn == inc.cp.to_lsn) return false;  // nothing tells them apart: apply again (idempotent)
   if (util::PathExists(util::JoinPath(datadir, "xbak_incremental_in_progress"))) return false;
-  auto text = util::ReadSmallFile(util::JoinPath(datadir, backupdir::kCheckpointsFile));
+  const std::string path = backupdir::MetaPath(datadir, backupdir::Meta::kCheckpoints);
+  auto text = util::ReadSmallFile(path);
   if (!text.ok()) return false;
-  auto cp = backupdir::ParseCheckpoints(*text, backupdir::kCheckpointsFile);
+  auto cp = backupdir::ParseCheckpoints(*text, path);
   return cp.ok() && cp->backup_type == "log-applied" && cp->to_lsn == inc.cp.to_lsn &&
          cp->last_lsn == inc.cp.last_lsn;
 }
 
-// The backup's xtrabackup_binlog_info, without its line end ("" if none).
+// The backup's binlog_info file, without its line end ("" if none).
 std::string BinlogLine(const std::string& dir) {
-  auto b = util::ReadSmallFile(util::JoinPath(dir, backupdir::kBinlogInfoFile), 64 * 1024);
+  auto b = util::ReadSmallFile(backupdir::MetaPath(dir, backupdir::Meta::kBinlogInfo), 64 * 1024);
   if (!b.ok()) return "";
   std::string text = *b;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -186,8 +187,12 @@ Status RunRestore(const RestoreOptions& o) {
   std::vector<std::string> chain{o.full_dir};
   chain.insert(chain.end(), o.incremental_dirs.begin(), o.incremental_dirs.end());
   for (const auto& dir : chain) {
-    const std::string enc = util::JoinPath(dir, crypt::EncryptedName(backupdir::kCheckpointsFile));
-    if (util::PathExists(enc) && !util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
+    bool encrypted = false;
+    for (auto s : {backupdir::MetaScheme::kXtrabackup, backupdir::MetaScheme::kMariadbBackup}) {
+      encrypted |= util::PathExists(
+          util::JoinPath(dir, crypt::EncryptedName(backupdir::MetaName(backupdir::Meta::kCheckpoints, s))));
+    }
+    if (encrypted && !util::PathExists(backupdir::MetaPath(dir, backupdir::Meta::kCheckpoints))) {
       return Error(
           ErrorCode::kUnsupported,
           dir +
@@ -294,7 +299,9 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
   // The binary log position of the last backup, read while it is there: a
   // staged stream goes below, and a full backup's staged files were moved
   // into the datadir (whose backup files Place removes).
-  const std::string binlog = BinlogLine(streamed && steps == 1 ? dirs.datadir : chain.back().dir);
+  const std::string binlog_dir = streamed && steps == 1 ? dirs.datadir : chain.back().dir;
+  const std::string binlog = BinlogLine(binlog_dir);
+  const std::string binlog_path = backupdir::MetaPath(binlog_dir, backupdir::Meta::kBinlogInfo);
   if (streamed) {
     // The staging goes first, so that the one syncfs below does not write out
     // the last stream's files. From streams, no step synced what it wrote (a
@@ -324,8 +331,8 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
                 " (LSN " + std::to_string(chain.back().cp.to_lsn) + ") into " + dirs.datadir +
                 "; make it owned by the server's user (e.g. chown -R mysql:mysql) before starting it");
   if (!binlog.empty()) {
-    util::LogInfo("binary log position of the restored data (" + std::string(backupdir::kBinlogInfoFile) +
-                  "): " + binlog);
+    util::LogInfo("binary log position of the restored data (" +
+                  binlog_path.substr(binlog_path.rfind('/') + 1) + "): " + binlog);
   }
   return Status::Ok();
 }

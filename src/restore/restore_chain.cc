@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "xbak/backupdir/server.h"
 #include "xbak/prepare/export.h"
 #include "xbak/util/file.h"
 
@@ -58,11 +59,13 @@ Result<Link> ReadIncremental(const std::string& dir, std::set<std::string>* seen
   return inc;
 }
 
-// The files of a backup of the chain: the same page size and partial filter
+// The files of a backup of the chain: of a server version the policy allows
+// (backupdir/server.h), the same page size and partial filter
 // as the full backup's, nothing compressed, the DATA DIRECTORY places its
 // .isl files name (into `remote`).
 Status CheckBackupFiles(const RestoreOptions& o, const Link& l, uint32_t page_size,
                         const backupdir::TableFilter& filter, std::map<std::string, std::string>* remote) {
+  XBAK_RETURN_IF_ERROR(backupdir::CheckBackupServerVersion(l.dir, o.no_server_version_check));
   XBAK_ASSIGN_OR_RETURN(uint32_t ps, backupdir::BackupPageSize(l.dir));
   if (ps != page_size) {
     return Error(ErrorCode::kInvalidArgument, "innodb_page_size differs: " + std::to_string(page_size) +
@@ -98,7 +101,7 @@ Result<std::vector<Link>> ReadChain(const RestoreOptions& o, std::map<std::strin
                                                   "backup of the chain, --incremental-dir each incremental");
   }
   if (full.cp.backup_type != "full-backuped" && full.cp.backup_type != "log-applied") {
-    return Error(ErrorCode::kInvalidArgument, util::JoinPath(o.full_dir, backupdir::kCheckpointsFile) +
+    return Error(ErrorCode::kInvalidArgument, backupdir::MetaPath(o.full_dir, backupdir::Meta::kCheckpoints) +
                                                   ": unknown backup_type '" + full.cp.backup_type + "'");
   }
   if (util::PathExists(util::JoinPath(o.full_dir, "xbak_incremental_in_progress"))) {

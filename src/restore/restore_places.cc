@@ -66,7 +66,7 @@ Status ListBackupTree(const std::string& root, std::vector<std::pair<std::string
 
 bool IsBackupMetadataFile(const std::string& name) {
   return name == backupdir::kBackupCnfFile || name == backupdir::kTableFilterFile ||
-         name == prepare::kExportedFile || name.rfind("xtrabackup_", 0) == 0 || name.ends_with(".qp") ||
+         name == prepare::kExportedFile || backupdir::IsToolFile(name) || name.ends_with(".qp") ||
          name.ends_with(".pmap") || name.ends_with(".tmp") || name.ends_with(".delta") ||
          name.ends_with(".meta") || name.ends_with(".xbpartial");
 }

@@ -88,9 +88,11 @@ Status Unpack(const std::string& source, const std::string& dir, int parallel, c
     st = stream::ExtractStream(f.fd(), eo);
   }
   XBAK_RETURN_IF_ERROR(st.With("the stream " + source));
-  if (!util::PathExists(util::JoinPath(dir, backupdir::kCheckpointsFile))) {
-    return Error(ErrorCode::kCorrupt, "the stream " + source + " holds no " + backupdir::kCheckpointsFile +
-                                          ": it is not a whole backup (was its upload or download cut?)");
+  if (!util::PathExists(backupdir::MetaPath(dir, backupdir::Meta::kCheckpoints))) {
+    return Error(ErrorCode::kCorrupt,
+                 "the stream " + source + " holds no checkpoints file (" +
+                     backupdir::MetaName(backupdir::Meta::kCheckpoints, backupdir::MetaScheme::kXtrabackup) +
+                     "): it is not a whole backup (was its upload or download cut?)");
   }
   sink::DecompressOptions d;
   d.target_dir = dir;

@@ -79,6 +79,13 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
 
 namespace {
 
+// The name metadata file `m` has in the backup: either scheme's, mariabackup
+// 10's when neither is there (for the message that it is missing).
+std::string NameIn(const BackupDir& b, backupdir::Meta m) {
+  const std::string n = backupdir::MetaName(m, backupdir::MetaScheme::kMariadbBackup);
+  return b.files.count(n) ? n : backupdir::MetaName(m, backupdir::MetaScheme::kXtrabackup);
+}
+
 // A metadata file NAME of the backup: as it is, or NAME.xbenc decrypted in
 // memory with the keys. *path: the one read (for messages).
 Result<std::string> ReadMetaFile(const BackupDir& b, const std::string& name, const crypt::KeyRing* keys,
@@ -98,7 +105,7 @@ Result<std::string> ReadMetaFile(const BackupDir& b, const std::string& name, co
 
 void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r) {
   std::string cp_path;
-  auto text = ReadMetaFile(*b, backupdir::kCheckpointsFile, keys, &cp_path);
+  auto text = ReadMetaFile(*b, NameIn(*b, backupdir::Meta::kCheckpoints), keys, &cp_path);
   if (!text.ok()) {
     r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
@@ -159,7 +166,7 @@ void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r) {
     }
   }
   std::string info_path;
-  auto info = ReadMetaFile(*b, backupdir::kInfoFile, keys, &info_path);
+  auto info = ReadMetaFile(*b, NameIn(*b, backupdir::Meta::kInfo), keys, &info_path);
   if (!info.ok()) {
     r.Add(info_path + ": missing or unreadable (" + info.status().message() + ")");
   } else {
@@ -201,7 +208,7 @@ void CheckPromised(const BackupDir& b, Reporter& r) {
       need(UndoName(i), "innodb_undo_tablespaces in backup-my.cnf");
     }
   }
-  if (b.binlog_promised) need(backupdir::kBinlogInfoFile, "binlog_pos in xtrabackup_info");
+  if (b.binlog_promised) need(NameIn(b, backupdir::Meta::kBinlogInfo), "binlog_pos in the info file");
 }
 
 }  // namespace xbak::verify

@@ -57,7 +57,8 @@ inline std::string Display(const BackupDir& b, const std::string& rel) { return 
 // (symbolic links, special files, a file stored twice) is a problem.
 void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Reporter& r);
 
-// Reads the metadata files of one backup (an encrypted one's with `keys`,
+// Reads the metadata files of one backup, once ListTree listed it (under the
+// names it has: xtrabackup_* or mariadb_backup_*; an encrypted one's with `keys`,
 // in memory). Missing or bad ones are problems.
 void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r);
 

@@ -42,8 +42,8 @@ class Verifier {
         backups_.push_back(std::move(b));
         continue;
       }
+      ListTree(d, "", b.get(), r_);  // first: the metadata is read under the names the files have
       ReadMetadata(b.get(), o_.keys, r_);
-      ListTree(d, "", b.get(), r_);
       CheckPromised(*b, r_);
       backups_.push_back(std::move(b));
     }
@@ -79,7 +79,7 @@ class Verifier {
     for (size_t i = 0; i < backups_.size(); i++) {
       const BackupDir& b = *backups_[i];
       if (!b.has_checkpoints) continue;
-      std::string cp = util::JoinPath(b.dir, backupdir::kCheckpointsFile);
+      std::string cp = backupdir::MetaPath(b.dir, backupdir::Meta::kCheckpoints);
       if (backups_.size() > 1 && i == 0 && b.cp.backup_type == "incremental") {
         r_.Add(cp + ": the first backup of a chain must be a full backup, this one is incremental");
       }

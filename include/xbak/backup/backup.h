@@ -40,8 +40,9 @@ struct BackupOptions {
   bool incremental = false;
   uint64_t incremental_lsn = 0;
   bool slave_info = false;
-  bool galera_info = false;        // --galera-info
-  bool safe_slave_backup = false;  // --safe-slave-backup
+  bool galera_info = false;              // --galera-info
+  bool no_server_version_check = false;  // an untested server version is backed up all the same
+  bool safe_slave_backup = false;        // --safe-slave-backup
   std::chrono::seconds safe_slave_timeout{300};
   int page_retries = 10;
   unsigned lock_wait_timeout_s = 0;  // 0: server default

@@ -1,10 +1,11 @@
 // The metadata files of a backup directory, in mariabackup's exact text
-// formats so that either tool can read what the other wrote:
-//   xtrabackup_checkpoints  (backup type and LSNs; written LAST, so its
-//                            presence means the backup is complete)
-//   xtrabackup_info         (who/when/what, for humans and tooling)
-//   xtrabackup_binlog_info  (binlog file, position and GTID at the copy point)
-//   backup-my.cnf           (server settings needed by --prepare)
+// formats so that either tool can read what the other wrote (their names,
+// xtrabackup_* or mariadb_backup_*, in meta_names.h):
+//   checkpoints    (backup type and LSNs; written LAST, so its presence means
+//                   the backup is complete)
+//   info           (who/when/what, for humans and tooling)
+//   binlog_info    (binlog file, position and GTID at the copy point)
+//   backup-my.cnf  (server settings needed by --prepare)
 #pragma once
 
 #include <cstdint>
@@ -13,16 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include "xbak/backupdir/meta_names.h"
 #include "xbak/util/status.h"
 
 namespace xbak::backupdir {
 
-inline constexpr const char* kCheckpointsFile = "xtrabackup_checkpoints";
-inline constexpr const char* kInfoFile = "xtrabackup_info";
-inline constexpr const char* kBinlogInfoFile = "xtrabackup_binlog_info";
-inline constexpr const char* kSlaveInfoFile = "xtrabackup_slave_info";
-// --galera-info: "<wsrep_local_state_uuid>:<wsrep_last_committed> <wsrep_gtid_domain_id>\n"
-inline constexpr const char* kGaleraInfoFile = "xtrabackup_galera_info";
 inline constexpr const char* kBackupCnfFile = "backup-my.cnf";
 
 struct Checkpoints {
@@ -36,7 +32,7 @@ struct Checkpoints {
 std::string FormatCheckpoints(const Checkpoints& c);
 // `origin` names the file in error messages.
 Result<Checkpoints> ParseCheckpoints(const std::string& text, const std::string& origin);
-// The xtrabackup_checkpoints of the backup in `dir`; a directory without a
+// The checkpoints of the backup in `dir` (either name); a directory without a
 // readable one "is not a complete backup" (a backup that did not finish
 // writes it last). ReadCheckpointsText: the file as it is.
 Result<Checkpoints> ReadCheckpoints(const std::string& dir);
@@ -89,7 +85,7 @@ std::string FormatInfo(const BackupInfo& i);
 // The value of one "field = value" line of xtrabackup_info's text (the
 // last, as mariabackup appends); "" when there is none.
 std::string InfoField(std::string_view info, std::string_view field);
-// server_version of DIR/xtrabackup_info ("10.11.19-MariaDB-0+deb12u1-log"),
+// server_version of DIR's info file, either name ("10.11.19-MariaDB-0+deb12u1-log"),
 // "" when the file or the line is missing.
 std::string InfoServerVersion(const std::string& dir);
 // "filename 'F', position 'P', GTID of the last change 'G'" ("" without a binlog),
@@ -135,7 +131,9 @@ Result<uint32_t> BackupPageSize(const std::string& dir);
 // that one the next incremental could not read is refused up front), then,
 // once the backup is complete, copies of its checkpoints and info files.
 Status PrepareExtraLsnDir(const std::string& dir);
-Status WriteExtraLsnDir(const std::string& dir, const std::string& checkpoints, const std::string& info);
+// `scheme`: the names the backup itself has.
+Status WriteExtraLsnDir(const std::string& dir, MetaScheme scheme, const std::string& checkpoints,
+                        const std::string& info);
 
 // A random RFC 4122 version 4 UUID (from /dev/urandom via OpenSSL-free code).
 std::string NewUuid();

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "xbak/backupdir/meta_names.h"
 #include "xbak/storage/md5.h"
 #include "xbak/util/status.h"
 
@@ -127,10 +128,13 @@ struct ManifestSummary {
   // before lock_until (Unix time). Empty mode: none.
   std::string lock_mode;
   int64_t lock_until = 0;
-  // The backup's small metadata files as the stream carried them
-  // (xtrabackup_checkpoints, xtrabackup_info, xtrabackup_binlog_info), by path.
+  // The backup's small metadata files as the stream carried them (the
+  // checkpoints, info and binlog_info files, under the names the backup
+  // has: xtrabackup_* or mariadb_backup_*), by path.
   std::vector<std::pair<std::string, std::string>> files;
   const std::string* File(std::string_view path) const;
+  // File() of `m` under either name; *name (when given): the one found.
+  const std::string* Meta(backupdir::Meta m, std::string* name = nullptr) const;
 };
 // Files larger than this are not kept in the summary (xtrabackup_info, the
 // largest, is about 1 KiB).

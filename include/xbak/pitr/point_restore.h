@@ -41,6 +41,7 @@ struct PointRestoreOptions {
   std::string defaults_file;                // the server's my.cnf, for the replay server ("" none)
   bool dry_run = false;                     // say what would be restored, write nothing
   bool start_server = false;                // then start the server on it (needs defaults_file)
+  bool no_server_version_check = false;     // backups of an untested server version restored all the same
   cloud::GetOptions get;                    // how each backup is downloaded (name set here)
   std::chrono::milliseconds progress_interval{5000};
 };

@@ -29,7 +29,8 @@ struct IncrementalPrepareOptions {
   uint64_t piece_bytes = 32ull << 20;
   uint64_t use_memory = 256ull << 20;  // for the redo step
   std::chrono::milliseconds progress_interval{2000};
-  KeyOptions keys;  // an encrypted backup's key file, over backup-my.cnf
+  KeyOptions keys;                       // an encrypted backup's key file, over backup-my.cnf
+  bool no_server_version_check = false;  // as PrepareOptions'
   // `xbak --restore`: INC's redo log is applied where INC keeps it instead of
   // being copied into target_dir, and the prepared log goes to this path
   // (prepare.h) instead of target_dir/ib_logfile0.

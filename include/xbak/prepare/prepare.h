@@ -28,6 +28,9 @@ struct PrepareOptions {
   uint64_t use_memory = 256ull << 20;
   std::chrono::milliseconds progress_interval{2000};
   KeyOptions keys;  // an encrypted backup's key file, over backup-my.cnf
+  // The backup's server version outside the tested ones is prepared all the
+  // same (backupdir::CheckBackupServerVersion).
+  bool no_server_version_check = false;
   // Where the redo log to apply is read (default: target_dir), and where the
   // fresh ib_logfile0 of the prepared state is written (default:
   // target_dir/ib_logfile0). `xbak --restore` reads each backup's log where
@@ -49,7 +52,7 @@ struct PrepareOptions {
 
 Status RunPrepare(const PrepareOptions& o);
 
-// The redo step alone, on a directory whose xtrabackup_checkpoints says
+// The redo step alone, on a directory whose checkpoints file says
 // `full-backuped` (a full backup, or a full backup onto which an
 // incremental's deltas and log were just installed).
 // `before_write` runs after the log was checked and before anything is written.

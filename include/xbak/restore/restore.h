@@ -47,6 +47,7 @@ struct RestoreOptions {
   uint64_t use_memory = 256ull << 20;  // for each redo step
   std::chrono::milliseconds progress_interval{2000};
   prepare::KeyOptions keys;
+  bool no_server_version_check = false;  // backups of an untested server version restored all the same
   // --from-stream, instead of directories: xbstreams (files, named pipes, or
   // "-" for stdin), the full backup's first, then each incremental's, each
   // read once to its end, two at a time. Each is unpacked into D/xbak-restore-staging (on the

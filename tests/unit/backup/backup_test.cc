@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "testing/meta_files.h"
 #include "testing/server_fixture.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/file.h"
@@ -37,7 +38,7 @@ class BackupTest : public xbak::testing::ServerTest {
     return o;
   }
   static backupdir::Checkpoints CheckpointsOf(const std::string& dir) {
-    const std::string path = util::JoinPath(dir, backupdir::kCheckpointsFile);
+    const std::string path = util::JoinPath(dir, meta_files::kCheckpoints);
     auto text = util::ReadSmallFile(path);
     EXPECT_TRUE(text.ok()) << text.status().message();
     if (!text.ok()) return {};
@@ -73,7 +74,7 @@ TEST_F(BackupTest, AFullBackupHoldsTheTablesAndSaysWhereItEnds) {
   for (const auto& e : fs::recursive_directory_iterator(target)) {
     EXPECT_FALSE(e.path().string().ends_with(".xbpartial")) << e.path();
   }
-  auto info = util::ReadSmallFile(util::JoinPath(target, backupdir::kInfoFile));
+  auto info = util::ReadSmallFile(util::JoinPath(target, meta_files::kInfo));
   ASSERT_TRUE(info.ok());
   EXPECT_NE(info->find("innodb_to_lsn = " + std::to_string(cp.to_lsn)), std::string::npos) << *info;
 }
@@ -155,7 +156,7 @@ TEST_F(BackupTest, AUserWithoutThePrivilegesIsRefusedBeforeAnythingIsWritten) {
   Status st = RunBackup(o);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("lacks privileges: RELOAD"), std::string::npos) << st.message();
-  EXPECT_FALSE(fs::exists(util::JoinPath(target, backupdir::kCheckpointsFile)));
+  EXPECT_FALSE(fs::exists(util::JoinPath(target, meta_files::kCheckpoints)));
   EXPECT_TRUE(!fs::exists(target) || fs::is_empty(target)) << "something was written into " << target;
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/meta_files.h"
 #include "testing/synthetic_chain.h"
 #include "xbak/prepare/applied_delta.h"
 
@@ -28,7 +29,7 @@ TEST_F(IncrementalPrepareTest, BigDeltaIsSplitAcrossThreadsAndNewTableCreated) {
   ASSERT_TRUE(s.ok()) << s.message();
   ExpectTable("t", 5, 2600, 0x22);
   ExpectTable("new", 9, 7, 0x33);
-  auto cp = util::ReadSmallFile(full_ + "/" + backupdir::kCheckpointsFile);
+  auto cp = util::ReadSmallFile(full_ + "/" + meta_files::kCheckpoints);
   ASSERT_TRUE(cp.ok());
   auto parsed = backupdir::ParseCheckpoints(*cp, "cp");
   ASSERT_TRUE(parsed.ok());
@@ -58,7 +59,7 @@ TEST_F(IncrementalPrepareTest, CorruptPageIsRefusedBeforeAnythingIsWritten) {
   EXPECT_NE(s.message().find("block at byte " + std::to_string(kPs * 1024)), std::string::npos)
       << s.message();
   ExpectTable("t", 5, 4, 0x11);
-  EXPECT_TRUE(std::filesystem::exists(full_ + "/" + backupdir::kCheckpointsFile));
+  EXPECT_TRUE(std::filesystem::exists(full_ + "/" + meta_files::kCheckpoints));
 }
 
 TEST_F(IncrementalPrepareTest, DeltaOfAnotherSpaceWithoutPageZeroIsRefused) {
@@ -134,7 +135,7 @@ TEST_F(IncrementalPrepareTest, LogRotationDuringTheBackupKeepsTheRenamedTable) {
       ASSERT_TRUE(util::WriteFileAtomic(full_ + "/xbak_incremental_in_progress",
                                         "incremental " + inc_ + " from_lsn 13000 to_lsn 20000\n" + base_cp)
                       .ok());
-      std::filesystem::remove(full_ + "/" + backupdir::kCheckpointsFile);
+      std::filesystem::remove(full_ + "/" + meta_files::kCheckpoints);
       std::filesystem::rename(full_ + "/db/t.ibd", full_ + "/db/t_old.ibd");
       ASSERT_TRUE(util::WriteFileAtomic(full_ + "/db/t.ibd", Pages(9, 3, 0x55)).ok());
     }
@@ -165,7 +166,7 @@ TEST_F(IncrementalPrepareTest, AnAppliedDeltaOfATableRenamedDuringTheBackupKeeps
   Status s = RunIncrementalPrepare(Options(full_, inc_));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("a name xbak keeps for its own records"), std::string::npos) << s.message();
-  EXPECT_TRUE(util::PathExists(full_ + "/" + backupdir::kCheckpointsFile));
+  EXPECT_TRUE(util::PathExists(full_ + "/" + meta_files::kCheckpoints));
   IncrementalPrepareOptions o = Options(full_, inc_);
   o.applied_records = true;
   s = RunIncrementalPrepare(o);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/meta_files.h"
 #include "testing/redo_test_util.h"
 #include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
@@ -65,7 +66,7 @@ class PrepareTest : public ::testing::Test {
     b.Rec(0x30, 3, {100, 0x42});
     end_ = b.End();
     Put("ib_logfile0", b.File(end_));
-    Put(backupdir::kCheckpointsFile, backupdir::FormatCheckpoints({"full-backuped", 0, end_, end_, false}));
+    Put(meta_files::kCheckpoints, backupdir::FormatCheckpoints({"full-backuped", 0, end_, end_, false}));
   }
   std::optional<testing::TempDir> tmp_;  // the test's directory, removed at TearDown
   std::string dir_;
@@ -92,7 +93,7 @@ TEST_F(PrepareTest, DdlMarkersRunBeforeTheLogAndTheLogFindsTheirFiles) {
   }
   EXPECT_TRUE(util::PathExists(dir_ + "/db/b.ibd"));
   EXPECT_EQ(ByteOfPage("db/t.ibd", 3, 100), 0x42);  // the log went to the installed .new
-  auto cp = util::ReadSmallFile(dir_ + "/" + backupdir::kCheckpointsFile);
+  auto cp = util::ReadSmallFile(dir_ + "/" + meta_files::kCheckpoints);
   ASSERT_TRUE(cp.ok());
   EXPECT_NE(cp->find("backup_type = log-applied"), std::string::npos) << *cp;
 
@@ -107,7 +108,7 @@ TEST_F(PrepareTest, ABrokenLogIsRefusedBeforeAnyMarkerRuns) {
   Put("db/gone.del", "");
   MakeBackup();
   // The checkpoints promise more log than there is.
-  Put(backupdir::kCheckpointsFile,
+  Put(meta_files::kCheckpoints,
       backupdir::FormatCheckpoints({"full-backuped", 0, end_ + 1000, end_ + 1000, false}));
   PrepareOptions o;
   o.target_dir = dir_;

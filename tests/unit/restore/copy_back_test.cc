@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "testing/meta_files.h"
 #include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/file.h"
@@ -19,7 +20,7 @@ using testing::TempDir;
 class CopyBackTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Put("backup/" + std::string(backupdir::kCheckpointsFile),
+    Put("backup/" + meta_files::kCheckpoints,
         backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
     Put("backup/backup-my.cnf", "[mysqld]\ninnodb_page_size=16384\n");
     Put("backup/ibdata1", std::string(65536, 'i'));
@@ -55,14 +56,14 @@ TEST_F(CopyBackTest, RestoresEveryFileAndLeavesNoMarker) {
 }
 
 TEST_F(CopyBackTest, RefusesAnUnpreparedBackupAndAFullDatadirBeforeWriting) {
-  Put("backup/" + std::string(backupdir::kCheckpointsFile),
+  Put("backup/" + meta_files::kCheckpoints,
       backupdir::FormatCheckpoints({"full-backuped", 0, 5000, 5000, false}));
   Status st = RunCopyBack(Options());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not prepared"), std::string::npos) << st.message();
   EXPECT_FALSE(util::PathExists(t_ / "data"));
 
-  Put("backup/" + std::string(backupdir::kCheckpointsFile),
+  Put("backup/" + meta_files::kCheckpoints,
       backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
   Put("data/someone.ibd", "theirs");
   st = RunCopyBack(Options());
@@ -89,7 +90,7 @@ TEST_F(CopyBackTest, AnInterruptedCopyBackIsResumedByTheSameCommandOnly) {
   Put("data/xbak_copy_back_in_progress", "copy-back of " + (t_ / "backup") + "\n");
   Put("data/db/t.ibd", "partial");
   CopyBackOptions other = Options();
-  Put("other/" + std::string(backupdir::kCheckpointsFile),
+  Put("other/" + meta_files::kCheckpoints,
       backupdir::FormatCheckpoints({"log-applied", 0, 5000, 5000, false}));
   other.backup_dir = t_ / "other";
   Status st = RunCopyBack(other);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/meta_files.h"
 #include "testing/synthetic_chain.h"
 #include "xbak/restore/restore_places.h"
 #include "xbak/stream/xbstream.h"
@@ -56,7 +57,7 @@ TEST_F(RestoreTest, ChainGoesIntoTheDatadirAndTheBackupsStayAsTheyWere) {
   EXPECT_EQ(before, Md5Tree(full_) + Md5Tree(inc_));
   ExpectTable("t", 5, 6, 0x22, data_);
   ExpectTable("new", 9, 3, 0x33, data_);
-  for (const char* gone : {backupdir::kCheckpointsFile, backupdir::kBackupCnfFile, "xtrabackup_info",
+  for (const char* gone : {meta_files::kCheckpoints.c_str(), backupdir::kBackupCnfFile, "xtrabackup_info",
                            kRestoreMarkerFile, "ib_logfile0.xbak-restore", "xbak_incremental_in_progress"}) {
     EXPECT_FALSE(util::PathExists(data_ + "/" + gone)) << gone;
   }
@@ -87,7 +88,7 @@ TEST_F(RestoreTest, BrokenChainsAreRefusedBeforeAnythingIsWritten) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("given twice"), std::string::npos) << s.message();
   // A gap: the base ends before the incremental starts.
-  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + backupdir::kCheckpointsFile,
+  ASSERT_TRUE(util::WriteFileAtomic(inc_ + "/" + meta_files::kCheckpoints,
                                     backupdir::FormatCheckpoints({"incremental", 13500, 20000, 20016, false}))
                   .ok());
   s = RunRestore(Options());
@@ -157,7 +158,7 @@ void PackDir(const std::string& dir, const std::string& out) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     const std::string rel = std::filesystem::relative(e.path(), dir).string();
-    if (rel == backupdir::kCheckpointsFile) {
+    if (rel == meta_files::kCheckpoints) {
       last = rel;  // at the end, as a backup writes it
       continue;
     }

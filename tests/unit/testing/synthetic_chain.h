@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/meta_files.h"
 #include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
@@ -57,11 +58,11 @@ class SyntheticChainTest : public ::testing::Test {
           util::WriteFileAtomic(d + "/" + backupdir::kBackupCnfFile, "[mysqld]\ninnodb_page_size=4096\n")
               .ok());
     }
-    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + backupdir::kCheckpointsFile,
+    ASSERT_TRUE(util::WriteFileAtomic(full_ + "/" + meta_files::kCheckpoints,
                                       backupdir::FormatCheckpoints({"log-applied", 0, 13000, 13010, false}))
                     .ok());
     ASSERT_TRUE(
-        util::WriteFileAtomic(inc_ + "/" + backupdir::kCheckpointsFile,
+        util::WriteFileAtomic(inc_ + "/" + meta_files::kCheckpoints,
                               backupdir::FormatCheckpoints({"incremental", 13000, 20000, 20016, false}))
             .ok());
     // INC's redo log: a clean log ending at 20016 (nothing to apply).

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "testing/meta_files.h"
 #include "testing/synthetic_chain.h"
 #include "util/temp_dir.h"
 #include "verify_test_util.h"
@@ -45,10 +46,10 @@ class VerifyEncryptedTest : public ::testing::Test {
     s.checksum_algorithm = "full_crc32";
     s.data_file_path = "ibdata1:12M:autoextend";
     s.page_size = kPs;
-    Put(backupdir::kCheckpointsFile,
+    Put(meta_files::kCheckpoints,
         backupdir::FormatCheckpoints({"full-backuped", 0, kCkpt, kCkpt + 16, false}));
     Put(backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s));
-    Put(backupdir::kInfoFile, "uuid = x\nbinlog_pos = \n");
+    Put(meta_files::kInfo, "uuid = x\nbinlog_pos = \n");
     Put("ib_logfile0", Str(test::BackupLog()));
     Put("ibdata1", Str(test::Tablespace(0, 8)));
     Put("db/a.ibd", Str(test::Tablespace(5, 6)));

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "testing/meta_files.h"
 #include "testing/synthetic_chain.h"
 #include "util/temp_dir.h"
 #include "verify_test_util.h"
@@ -51,13 +52,13 @@ class VerifyTest : public ::testing::Test {
   void MakeBackup(const std::string& dir, const std::string& type, uint64_t from, uint64_t to,
                   uint64_t last) {
     backupdir::Checkpoints c{type, from, to, last, false};
-    Write(dir + "/" + backupdir::kCheckpointsFile, backupdir::FormatCheckpoints(c));
+    Write(dir + "/" + meta_files::kCheckpoints, backupdir::FormatCheckpoints(c));
     backupdir::ServerSettings s;
     s.checksum_algorithm = "full_crc32";
     s.data_file_path = "ibdata1:12M:autoextend";
     s.page_size = kPs;
     Write(dir + "/" + backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s));
-    Write(dir + "/" + backupdir::kInfoFile, std::string("uuid = x\nbinlog_pos = \n"));
+    Write(dir + "/" + meta_files::kInfo, std::string("uuid = x\nbinlog_pos = \n"));
     Write(dir + "/ib_logfile0", BackupLog());
   }
 
@@ -208,8 +209,8 @@ TEST_F(VerifyTest, TruncatedAndEmptyFiles) {
 
 TEST_F(VerifyTest, MissingPromisedFilesAndCheckpoints) {
   std::filesystem::remove(full_ + "/ibdata1");
-  std::filesystem::remove(full_ + "/" + backupdir::kCheckpointsFile);
-  Write(full_ + "/" + backupdir::kInfoFile,
+  std::filesystem::remove(full_ + "/" + meta_files::kCheckpoints);
+  Write(full_ + "/" + meta_files::kInfo,
         std::string("uuid = x\nbinlog_pos = filename 'b.000001', position '4'\n"));
   std::string all = All(Verify());
   EXPECT_NE(all.find("/ibdata1: missing (promised by innodb_data_file_path"), std::string::npos) << all;
@@ -233,7 +234,7 @@ TEST_F(VerifyTest, RedoLogDamage) {
   EXPECT_NE(all.find("ib_logfile0: only 100 bytes"), std::string::npos) << all;
   // A log shorter than last_lsn promises (the copy stopped early).
   Write(log, BackupLog());
-  Write(full_ + "/" + backupdir::kCheckpointsFile,
+  Write(full_ + "/" + meta_files::kCheckpoints,
         backupdir::FormatCheckpoints({"full-backuped", 0, kCkpt, kLogEnd + 100, false}));
   all = All(Verify());
   EXPECT_NE(all.find("end at LSN 20016, before last_lsn 20116"), std::string::npos) << all;
@@ -252,7 +253,7 @@ TEST_F(VerifyTest, ChainPassesAndBrokenChainIsNamed) {
   VerifyResult r = Verify({inc});
   EXPECT_TRUE(r.sound()) << All(r);
   EXPECT_EQ(r.pages, 14u + 4u);
-  Write(inc + "/" + backupdir::kCheckpointsFile,
+  Write(inc + "/" + meta_files::kCheckpoints,
         backupdir::FormatCheckpoints({"incremental", kCkpt - 1, kCkpt, kLogEnd, false}));
   std::string all = All(Verify({inc}));
   EXPECT_NE(all.find("inc/xtrabackup_checkpoints: from_lsn 19999 does not continue"), std::string::npos)
