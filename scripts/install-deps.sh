@@ -20,6 +20,8 @@ PKGS=(
   # python3-cryptography: compare_pages.py --keys decrypts pages; strace: t_restore kills a
   # restore at chosen system calls)
   python3 python3-matplotlib python3-cryptography procps psmisc bc time zstd lz4 strace
+  # scripts/server-root.sh: the Debian roots of the other servers the tests run (MariaDB 11.8)
+  debootstrap
   # object-storage tests and benchmarks: an independent S3 client and the rivals of xbcloud
   python3-boto3 awscli rclone
 )

@@ -570,7 +570,7 @@ Status RunBackup(const BackupOptions& opts) {
   // the user reads them in that order).
   if (!st.ok() && opts.stream.empty() && run.wrote_anything() && !run.complete()) {
     return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
-                                " is incomplete and has no xtrabackup_checkpoints; it cannot be prepared. "
+                                " is incomplete and has no checkpoints file; it cannot be prepared. "
                                 "Remove it and retry.");
   }
   return st;

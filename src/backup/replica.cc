@@ -30,7 +30,7 @@ Result<std::string> SlaveInfo(mysql::Connection& c) {
   if (rows.empty()) {
     util::LogWarning(
         "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
-        "no xtrabackup_slave_info written");
+        "no replication position written");
     return std::string();
   }
   std::string sql;

@@ -21,7 +21,7 @@ std::string LeftAloneWhy(const BackupRecord& b) {
   if (b.state == BackupState::kIncomplete) return "put not finished (under way, or killed): left alone";
   if (!b.problem.empty()) return "manifest unreadable (" + b.problem + "): left alone";
   if (b.manifest_version < 3) return "chain unknown (manifest from an older xbcloud): left alone";
-  if (!b.checkpoints) return "chain unknown (no xtrabackup_checkpoints in the clear): left alone";
+  if (!b.checkpoints) return "chain unknown (no checkpoints file in the clear): left alone";
   if (b.base_missing) return "incremental whose base is missing: left alone";
   return "kept";
 }

@@ -246,7 +246,7 @@ class Verifier {
     const LogChecker& l = *b.log;
     if (l.checkpoint_lsn() > b.cp.to_lsn) {
       p.Add("starts at checkpoint LSN " + std::to_string(l.checkpoint_lsn()) + ", after to_lsn " +
-            std::to_string(b.cp.to_lsn) + " of xtrabackup_checkpoints");
+            std::to_string(b.cp.to_lsn) + " of the checkpoints file");
     }
     if (IsIncremental(b) && l.checkpoint_lsn() < b.cp.from_lsn) {
       p.Add("starts at checkpoint LSN " + std::to_string(l.checkpoint_lsn()) + ", before from_lsn " +
@@ -255,7 +255,7 @@ class Verifier {
     if (!l.walked()) return;
     if (l.end_lsn() < b.cp.last_lsn) {
       p.Add("the mini-transactions end at LSN " + std::to_string(l.end_lsn()) + ", before last_lsn " +
-            std::to_string(b.cp.last_lsn) + " of xtrabackup_checkpoints: the log is truncated");
+            std::to_string(b.cp.last_lsn) + " of the checkpoints file: the log is truncated");
     } else if (l.end_lsn() < b.cp.to_lsn) {
       p.Add("the mini-transactions end at LSN " + std::to_string(l.end_lsn()) + ", before to_lsn " +
             std::to_string(b.cp.to_lsn));
