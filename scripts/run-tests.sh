@@ -28,6 +28,12 @@
 #                                   (XBAK_RESTORE_SWEEP), up to 50 writes to small tables past their
 #                                   copy, renames, truncates and syncs, each run again and
 #                                   compared (about 12 minutes)
+#   scripts/run-tests.sh --server=mariadb-11.8
+#                                   opt-in, not in CI: the normal build, then every integration
+#                                   test against that server (XBAK_SERVER, run from a Debian root
+#                                   that scripts/server-root.sh makes once; docs/servers.md), with
+#                                   every cell of the layout matrix. CI's normal pass runs the
+#                                   tests labelled mariadb-11.8 (a few cells) on every change.
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
@@ -40,6 +46,7 @@ cd "$repo"
 
 passes=(normal asan tsan arm64 fuzz)
 unit_only=0
+other_server=""
 asan_full=0
 ctest_extra=()
 while [ $# -gt 0 ]; do
@@ -53,6 +60,7 @@ while [ $# -gt 0 ]; do
     --fuzz) passes=(fuzz) ;;
     --soak) passes=(soak) ;;
     --kills) passes=(kills) ;;
+    --server=*) passes=(server); other_server=${1#--server=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -86,6 +94,10 @@ if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != f
   # MinIO and toxiproxy for the xbcloud tests: built once (about 4 minutes), then cached.
   banner "object-storage test servers (MinIO, toxiproxy)"
   scripts/build-go-tools.sh
+  # MariaDB 11.8 in a Debian 13 root for the tests labelled mariadb-11.8 and t_server_versions:
+  # made once (about 2 minutes), then cached.
+  banner "server roots (MariaDB 11.8)"
+  scripts/server-root.sh "${other_server:-mariadb-11.8}"
 fi
 
 run_pass() { # NAME
@@ -110,6 +122,16 @@ run_pass() { # NAME
     build_normal || return 1
     run_with_build tests/soak/t_soak.sh || return 1
     XBAK_PREPARE_CHAINS=7 run_with_build tests/integration/t_prepare_under_load.sh
+    return
+  fi
+  if [ "$name" = server ]; then
+    banner "[server] build (./build), then every integration test against $other_server"
+    build_normal || return 1
+    # t_server_versions runs the host's 10.11 beside 11.8 by itself; the mariadb-11.8 cells are
+    # those tests again.
+    XBAK_SERVER=$other_server XBAK_LAYOUTS=${XBAK_LAYOUTS:-all} ctest --test-dir build --output-on-failure \
+      --no-tests=error -j"$(nproc)" -L '^integration$' -LE "^$other_server\$" -E '^integration\.t_server_versions$' \
+      --output-junit "$repo/build/ctest-$other_server.xml" "${ctest_extra[@]}"
     return
   fi
   if [ "$name" = fuzz ]; then

@@ -97,6 +97,13 @@ int RunExtractMode(const Args& a) {
     return 2;
   }
   eo.overwrite = vm.count("overwrite") > 0;
+  // The checkpoints file (encrypted or not) is renamed into place only once
+  // every stream ended whole: from N FIFOs, one reader may deliver it while
+  // another is still writing.
+  eo.hold_to_end = [](std::string_view rel) {
+    if (rel.ends_with(xbak::crypt::kEncryptedSuffix)) rel.remove_suffix(xbak::crypt::kEncryptedSuffix.size());
+    return xbak::backupdir::IsMeta(rel, xbak::backupdir::Meta::kCheckpoints);
+  };
   xbak::crypt::KeyRing keys;  // --decrypt: X.xbenc extracted as X
   if (vm.count("decrypt")) {
     if (auto alg = xbak::crypt::ParseAlgorithm(vm["decrypt"].as<std::string>()); !alg.ok())

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "xbak/backupdir/meta_names.h"
 #include "xbak/cloud/sync.h"
 #include "xbak/util/log.h"
 
@@ -95,6 +96,11 @@ Result<GetPlan> PlanGet(storage::EventLoop& loop, storage::ObjectStore& store, c
     }
     std::erase_if(entries, [&](const ManifestEntry& e) { return !wanted.count(e.path); });
   }
+  // The checkpoints file, whose presence says a backup is complete, comes
+  // last, whatever its name sorts after: a get cut short must not leave an
+  // extraction that looks whole.
+  auto is_checkpoints = [](const ManifestEntry& e) { return backupdir::IsMeta(e.path, backupdir::Meta::kCheckpoints); };
+  std::stable_partition(entries.begin(), entries.end(), [&](const ManifestEntry& e) { return !is_checkpoints(e); });
 
   // Files to outputs: each file on one output, outputs balanced by bytes.
   GetPlan plan;
@@ -124,6 +130,8 @@ Result<GetPlan> PlanGet(storage::EventLoop& loop, storage::ObjectStore& store, c
     }
     if (!any) break;
   }
+  std::stable_partition(plan.order.begin(), plan.order.end(),
+                        [&](const Object& o) { return !is_checkpoints(o.entry); });
   for (const auto& v : per_output) plan.output_counts.push_back(v.size());
 
   // Checked by piece if every object has its pieces' MD5s (of one size).

@@ -199,16 +199,24 @@ Status Extractor::Complete(OpenFile& f) {
   }
   if (options_.fsync && ::fdatasync(f.fd.get()) != 0) return ErrnoError("fsync", shown, errno);
   if (::close(f.fd.Release()) != 0) return ErrnoError("close", shown, errno);
-  const std::string partial = PartialName(f.name);
-  int dir = f.dir->get();
+  if (options_.hold_to_end && options_.hold_to_end(f.rel)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.push_back({f.dir, f.name, shown});
+    return Status::Ok();
+  }
+  return Rename(f.dir->get(), f.name, shown);
+}
+
+Status Extractor::Rename(int dir, const std::string& name, const std::string& shown) {
+  const std::string partial = PartialName(name);
   if (options_.overwrite) {
     // rename(2) replaces a symlink itself, never what it points to.
-    if (::renameat(dir, partial.c_str(), dir, f.name.c_str()) != 0) return ErrnoError("rename", shown, errno);
+    if (::renameat(dir, partial.c_str(), dir, name.c_str()) != 0) return ErrnoError("rename", shown, errno);
     return Status::Ok();
   }
   // NOREPLACE closes the window between the existence check at create time
   // and now.
-  return util::RenameNoReplace(dir, partial, f.name, shown);
+  return util::RenameNoReplace(dir, partial, name, shown);
 }
 
 Status Extractor::Finish() {
@@ -224,11 +232,13 @@ Status Extractor::Finish() {
       }
       list += (shown++ ? ", " : "") + rel;
     }
-    open_.clear();  // closes the fds; the data stays in the *.xbpartial files
+    open_.clear();  // closes the fds; the data stays in the *.xbpartial files (held_'s too)
     return Error(ErrorCode::kCorrupt, "xbstream ended before the EOF chunk of " + std::to_string(incomplete) +
                                           " file(s): " + list + " (their data is left in *" +
                                           std::string(kXbstreamPartialSuffix) + " files)");
   }
+  for (const Held& h : held_) XBAK_RETURN_IF_ERROR(Rename(h.dir->get(), h.name, h.shown));
+  held_.clear();
   if (options_.fsync) {
     for (const auto& [rel, dir] : dirs_) {
       if (::fsync(dir->get()) != 0)

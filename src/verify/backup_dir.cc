@@ -79,11 +79,18 @@ void ListTree(const std::string& root, const std::string& rel, BackupDir* b, Rep
 
 namespace {
 
-// The name metadata file `m` has in the backup: either scheme's, mariabackup
-// 10's when neither is there (for the message that it is missing).
+// The name metadata file `m` has in the backup, either scheme's; when it is
+// missing, the name of the scheme its other metadata files have (for the
+// message that says so).
 std::string NameIn(const BackupDir& b, backupdir::Meta m) {
-  const std::string n = backupdir::MetaName(m, backupdir::MetaScheme::kMariadbBackup);
-  return b.files.count(n) ? n : backupdir::MetaName(m, backupdir::MetaScheme::kXtrabackup);
+  using backupdir::MetaName, backupdir::MetaScheme;
+  for (auto s : {MetaScheme::kMariadbBackup, MetaScheme::kXtrabackup}) {
+    if (b.files.count(MetaName(m, s))) return MetaName(m, s);
+  }
+  for (auto other : {backupdir::Meta::kCheckpoints, backupdir::Meta::kInfo, backupdir::Meta::kBinlogInfo}) {
+    if (b.files.count(MetaName(other, MetaScheme::kMariadbBackup))) return MetaName(m, MetaScheme::kMariadbBackup);
+  }
+  return MetaName(m, MetaScheme::kXtrabackup);
 }
 
 // A metadata file NAME of the backup: as it is, or NAME.xbenc decrypted in

@@ -10,7 +10,8 @@
 # CTest passes XBAK (the xbak binary), XBAK_SRC (source dir) and XBAK_BUILD (build dir); when run by
 # hand they default to <repo>, <repo>/build and <repo>/build/xbak.
 #
-# Gives: $TEST_NAME, $TEST_WORK (the per-test work dir, also $XBAK_WORK for the sandbox), all sb_*
+# Gives: $TEST_NAME, $TEST_WORK (the per-test work dir, also $XBAK_WORK for the sandbox), $META (the
+# metadata files' prefix: ${META}checkpoints is xtrabackup_checkpoints on 10.11), all sb_*
 # functions of scripts/lib/sandbox.sh, a cleanup trap (servers stopped, ports released; on failure
 # the servers' error-log tails are printed and the work dir is kept), and:
 #   step "text"              log a step with elapsed times
@@ -29,12 +30,19 @@ TEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${XBAK:=$XBAK_BUILD/xbak}"
 export XBAK XBAK_SRC XBAK_BUILD
 TEST_NAME=${XBAK_TEST_NAME:-$(basename "${BASH_SOURCE[1]:-$0}" .sh)}
+# A test run against another server than the host's 10.11 (XBAK_SERVER, scripts/lib/sandbox.sh)
+# has a work dir of its own, so that both cells of a test may run at once.
+case "${XBAK_SERVER:-mariadb-10.11}" in mariadb-10.11) ;; *) TEST_NAME+="-$XBAK_SERVER" ;; esac
 : "${XBAK_TEST_WORK_ROOT:=$XBAK_SRC/.work/tests}"
 TEST_WORK="$XBAK_TEST_WORK_ROOT/$TEST_NAME"
 export XBAK_WORK="$TEST_WORK"
 
 # shellcheck source=../../scripts/lib/sandbox.sh
 . "$XBAK_SRC/scripts/lib/sandbox.sh"
+# The prefix of the metadata files xbak (and the server's own tool) write for XBAK_SERVER's version
+# (src/backupdir/server.cc): xtrabackup_* up to MariaDB 11.0, mariadb_backup_* from 11.1.
+case "$XBAK_SERVER" in mariadb-10.* | mariadb-11.0) META=xtrabackup_ ;; *) META=mariadb_backup_ ;; esac
+export META
 
 # A previous run that was killed may have left servers behind in this test's work dir.
 sb_kill_all
@@ -190,7 +198,7 @@ _t_kill_jobs() { # background jobs the test left running (e.g. a sysbench load),
 # compares every table's CHECKSUM with $TEST_WORK/src.sum.
 restore_and_verify() {
   local dir=$1 label=$2
-  assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
+  assert_contains "$dir/${META}checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
   prepare_backup "$label" "$dir"
   copy_back_start "$label" "$dir"
   sb_checksums dst > "$TEST_WORK/$label.sum"

@@ -100,7 +100,7 @@ xbak --backup --defaults-file="$cnf" --parallel=2 --target-dir="$d1" --encrypt=A
   { tail -n 20 "$TEST_WORK/b1.log" >&2; fail "encrypted directory backup failed"; }
 assert_contains "$TEST_WORK/b1.log" "encrypting every file with AES256, key id [0-9a-f]{16}"
 only_encrypted "$d1" dir
-assert_file "$d1/xtrabackup_checkpoints.xbenc"
+assert_file "$d1/${META}checkpoints.xbenc"
 no_markers "$d1" dir
 cp -a "$d1" "$TEST_WORK/d1.enc"
 xbak --decrypt=AES256 --encrypt-key-file="$key" --target-dir="$d1" --parallel=2 --remove-original \

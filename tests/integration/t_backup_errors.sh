@@ -2,7 +2,7 @@
 # Issue "hot full backup", done-when 3 and the error cases: a page corrupted on disk is reported
 # with its file and page number and the backup fails; an unreachable server, wrong credentials,
 # missing privileges, a non-empty target, an unreadable datadir and a full disk each give one
-# clear message and a non-zero exit, and never leave an xtrabackup_checkpoints behind.
+# clear message and a non-zero exit, and never leave an ${META}checkpoints behind.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
@@ -17,8 +17,8 @@ expect_fail() { # NAME REGEX CMD... : CMD must exit non-zero, print REGEX, leave
   local log="$TEST_WORK/$name.log"
   if "$@" > "$TEST_WORK/$name.out" 2> "$log"; then cat "$log" >&2; fail "$name: succeeded but must fail"; fi
   grep -Eq -- "$re" "$log" || { cat "$log" >&2; fail "$name: message does not match '$re'"; }
-  if find "$TEST_WORK" -path "*$name*" -name xtrabackup_checkpoints | grep -q .; then
-    fail "$name: a failed backup left an xtrabackup_checkpoints"
+  if find "$TEST_WORK" -path "*$name*" -name ${META}checkpoints | grep -q .; then
+    fail "$name: a failed backup left an ${META}checkpoints"
   fi
   echo "ok: $name -> $(grep -E -- "$re" "$log" | head -1)"
 }
@@ -68,7 +68,7 @@ mnt="$TEST_WORK/smallfs"
 mkdir -p "$mnt"
 if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=4m tmpfs "$mnt" 2> /dev/null; then
   expect_fail diskfull "No space left on device" "$XBAK" --backup --defaults-file="$cnf" --target-dir="$mnt/bk"
-  [ ! -e "$mnt/bk/xtrabackup_checkpoints" ] || fail "checkpoints written on a full disk"
+  [ ! -e "$mnt/bk/${META}checkpoints" ] || fail "checkpoints written on a full disk"
   umount "$mnt"
 else
   echo "skip: cannot mount a small tmpfs here (not root or no permission)"
@@ -83,5 +83,5 @@ ibd="$(sb_datadir src)/c/t.ibd"
 printf '\xff' | dd of="$ibd" bs=1 seek=$((3 * 16384 + 8000)) conv=notrunc status=none
 expect_fail corrupt "corrupt page in .*c/t.ibd: page 3 .*stored 0x[0-9a-f]+,? computed 0x[0-9a-f]+" \
   "$XBAK" --backup --defaults-file="$cnf" --page-retries=2 --target-dir="$TEST_WORK/corrupt"
-[ ! -e "$TEST_WORK/corrupt/xtrabackup_checkpoints" ] || fail "corrupt backup has checkpoints"
+[ ! -e "$TEST_WORK/corrupt/${META}checkpoints" ] || fail "corrupt backup has checkpoints"
 sb_stop src

@@ -25,15 +25,15 @@ step "xbak --backup (parallel 2)"
 xbak --backup --defaults-file="$(sb_cnf src)" --parallel=2 --target-dir="$bk" 2> "$TEST_WORK/backup.log" ||
   { tail -n 30 "$TEST_WORK/backup.log" >&2; fail "xbak --backup failed"; }
 assert_contains "$TEST_WORK/backup.log" "backup complete" "backup log"
-assert_contains "$bk/xtrabackup_checkpoints" '^backup_type = full-backuped$'
-assert_contains "$bk/xtrabackup_checkpoints" '^last_lsn = [0-9]+$'
+assert_contains "$bk/${META}checkpoints" '^backup_type = full-backuped$'
+assert_contains "$bk/${META}checkpoints" '^last_lsn = [0-9]+$'
 assert_file "$bk/backup-my.cnf"
-assert_file "$bk/xtrabackup_info"
+assert_file "$bk/${META}info"
 assert_file "$bk/ib_logfile0"
 assert_file "$bk/xs_engines/t_csv.CSV"
 # The binlog position is the one the server reported (it was idle).
 read -r bfile bpos _ < "$TEST_WORK/master.txt"
-assert_contains "$bk/xtrabackup_binlog_info" "^$bfile	$bpos	" "binlog info"
+assert_contains "$bk/${META}binlog_info" "^$bfile	$bpos	" "binlog info"
 # Nothing in the backup is world-readable.
 if find "$bk" -perm -o=r | grep -q .; then fail "world-readable files in the backup"; fi
 
@@ -48,7 +48,7 @@ step "mariabackup --prepare accepts xbak's backup"
 mariabackup --no-defaults --prepare --target-dir="$bk" > "$TEST_WORK/prepare.log" 2>&1 ||
   { tail -n 40 "$TEST_WORK/prepare.log" >&2; fail "mariabackup --prepare failed"; }
 assert_contains "$TEST_WORK/prepare.log" 'completed OK!'
-assert_contains "$bk/xtrabackup_checkpoints" '^backup_type = log-applied$'
+assert_contains "$bk/${META}checkpoints" '^backup_type = log-applied$'
 
 step "xbak --copy-back into a new datadir (parallel 2)"
 sb_init_from_datadir dst "$dst_port" "$TEST_WORK/dst/data"

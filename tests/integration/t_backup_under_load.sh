@@ -37,7 +37,7 @@ kill -0 "$sbpid" || { cat "$TEST_WORK/sysbench.log"; fail "sysbench stopped duri
 trap_kill_sysbench
 grep -E "redo log copied" "$TEST_WORK/backup.log" || true
 first=$(grep -o 'from LSN [0-9]*' "$TEST_WORK/backup.log" | tail -1 | grep -o '[0-9]*')
-last=$(grep -o '^last_lsn = [0-9]*' "$bk/xtrabackup_checkpoints" | grep -o '[0-9]*')
+last=$(grep -o '^last_lsn = [0-9]*' "$bk/${META}checkpoints" | grep -o '[0-9]*')
 echo "redo copied: $first -> $last ($(( (last - first) / 1024 )) KiB); server LSN at load start $lsn0"
 [ "$last" -gt "$lsn0" ] || fail "the backup's last_lsn $last is not past the LSN $lsn0 seen under load"
 

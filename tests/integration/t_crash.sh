@@ -5,7 +5,7 @@
 #   2. xbak --backup --stream | xbak --extract, the backup killed   (N points)
 #   3. the same pipe, the extractor killed  (N points)
 #   4. xbak --copy-back                      (N points)
-# and after each: nothing incomplete looks complete (no xtrabackup_checkpoints in a killed
+# and after each: nothing incomplete looks complete (no ${META}checkpoints in a killed
 # backup's directory or in an extraction of a cut stream, and xbak --verify says so), the server
 # still takes writes (no BACKUP STAGE lock left behind), and re-running the step succeeds: a new
 # backup, a new extraction and a copy-back into a cleaned datadir, whose server starts and whose
@@ -43,11 +43,11 @@ sb_sql src "CREATE DATABASE IF NOT EXISTS test"
 # not_complete DIR LABEL: DIR must not look like a complete backup
 not_complete() {
   local dir=$1 label=$2 rc=0
-  [ ! -e "$dir/xtrabackup_checkpoints" ] || fail "$label: a killed run left xtrabackup_checkpoints in $dir"
+  [ ! -e "$dir/${META}checkpoints" ] || fail "$label: a killed run left ${META}checkpoints in $dir"
   if [ -d "$dir" ]; then
     "$XBAK" --verify --target-dir="$dir" > "$W/verify.out" 2>&1 || rc=$?
     [ "$rc" -eq 1 ] || { cat "$W/verify.out" >&2; fail "$label: xbak --verify did not flag the incomplete $dir (exit $rc)"; }
-    grep -q 'xtrabackup_checkpoints: missing' "$W/verify.out" || fail "$label: verify does not name the missing marker"
+    grep -q "${META}checkpoints: missing" "$W/verify.out" || fail "$label: verify does not name the missing marker"
   fi
 }
 
@@ -74,17 +74,17 @@ for i in $(seq "$N"); do
     completed=$((completed + 1))
     echo "point $i (${p}s): the backup had finished"
     "$XBAK" --verify --target-dir="$d" > /dev/null || fail "a backup that finished does not verify"
-  elif [ -e "$d/xtrabackup_checkpoints" ]; then
-    # Killed after its last write (xtrabackup_checkpoints comes last, after everything else is
+  elif [ -e "$d/${META}checkpoints" ]; then
+    # Killed after its last write (${META}checkpoints comes last, after everything else is
     # durable), while exiting: under ASan the leak check at exit makes that window long. The
     # backup is complete, and must verify as such.
     "$XBAK" --verify --target-dir="$d" > "$W/verify.out" 2>&1 ||
-      { cat "$W/verify.out" >&2; fail "backup killed at ${p}s left xtrabackup_checkpoints but does not verify"; }
+      { cat "$W/verify.out" >&2; fail "backup killed at ${p}s left ${META}checkpoints but does not verify"; }
     completed=$((completed + 1))
     echo "point $i (${p}s): killed (exit $rc) while exiting, after the backup was complete; it verifies"
   else
     not_complete "$d" "backup killed at ${p}s"
-    echo "point $i (${p}s): killed (exit $rc), $(find "$d" -type f 2> /dev/null | wc -l || true) files left, no xtrabackup_checkpoints"
+    echo "point $i (${p}s): killed (exit $rc), $(find "$d" -type f 2> /dev/null | wc -l || true) files left, no ${META}checkpoints"
   fi
   server_alive
   rm -rf "$d"
@@ -109,11 +109,11 @@ for i in $(seq "$N"); do
   rc=0
   timeout 60 tail --pid="$xpid" -f /dev/null || fail "extract did not end after its writer was killed (hang)"
   wait "$xpid" 2> /dev/null || rc=$?
-  if [ "$rc" -eq 0 ] && [ -e "$d/xtrabackup_checkpoints" ]; then
+  if [ "$rc" -eq 0 ] && [ -e "$d/${META}checkpoints" ]; then
     echo "point $i (${p}s): the backup had finished"
   elif [ "$rc" -eq 0 ]; then
     # The writer died between two files: the stream itself is whole (every file it holds has
-    # its EOF chunk), but the backup is not: no xtrabackup_checkpoints, which not_complete checks.
+    # its EOF chunk), but the backup is not: no ${META}checkpoints, which not_complete checks.
     not_complete "$d" "stream cut at ${p}s"
     echo "point $i (${p}s): the stream ended between files: extract OK, backup marked incomplete"
   else
@@ -142,11 +142,11 @@ for i in $(seq "$N"); do
   wait "$pid" 2> /dev/null || rc=$?
   if [ "$rc" -eq 0 ]; then
     echo "point $i (${p}s): the extraction had finished"
-  elif [ -e "$d/xtrabackup_checkpoints" ]; then
+  elif [ -e "$d/${META}checkpoints" ]; then
     # Killed after the stream's last file was in place, while exiting (ASan's leak check at exit
     # makes that window long; CI's ASan pass hit it): every file must then be there, and verify.
     "$XBAK" --verify --target-dir="$d" > "$W/verify.out" 2>&1 ||
-      { cat "$W/verify.out" >&2; fail "extract killed at ${p}s left xtrabackup_checkpoints but does not verify"; }
+      { cat "$W/verify.out" >&2; fail "extract killed at ${p}s left ${META}checkpoints but does not verify"; }
     echo "point $i (${p}s): killed while exiting, after the last file; the backup verifies"
   else
     not_complete "$d" "extract killed at ${p}s"
@@ -213,7 +213,7 @@ for i in $(seq "$N"); do
       [ "$rc2" -ne 0 ] || fail "a copy-back went over the finished restore of point $i"
     fi
     [ ! -e "$W/dst/data/xbak_copy_back_in_progress" ] || fail "the resumed copy-back left its marker"
-    (cd "$W/again" && find . -type f ! -name 'xtrabackup_*' ! -name backup-my.cnf) | while read -r f; do
+    (cd "$W/again" && find . -type f ! -name 'xtrabackup_*' ! -name 'mariadb_backup_*' ! -name backup-my.cnf) | while read -r f; do
       cmp -s "$W/again/$f" "$W/dst/data/$f" || fail "resumed copy-back (point $i): $f differs from the backup"
     done
   fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue "trustworthy", disk full: the target is a 20 MiB tmpfs, the data about 30 MiB.
 #   1. xbak --backup --target-dir on it: exit != 0 within a timeout, the error names the file and
-#      says "No space left on device", no xtrabackup_checkpoints, the source server untouched
+#      says "No space left on device", no ${META}checkpoints, the source server untouched
 #      (same checksums, still takes writes, no BACKUP STAGE left).
 #   2. xbak --extract -C on it: the same (and no complete-looking file).
 #   3. xbak --copy-back into a datadir on it: the same.
@@ -37,7 +37,7 @@ full_fails() {
   [ "$rc" -ne 0 ] || fail "$label: exit 0 on a full disk"
   [ "$rc" -ne 124 ] || fail "$label: still running after 120 s (hang on a full disk)"
   grep -q 'No space left on device' "$log" || { cat "$log" >&2; fail "$label: the error does not say 'No space left on device'"; }
-  [ ! -e "$dir/xtrabackup_checkpoints" ] || fail "$label: xtrabackup_checkpoints exists on the full disk"
+  [ ! -e "$dir/${META}checkpoints" ] || fail "$label: ${META}checkpoints exists on the full disk"
   echo "$label: exit $rc: $(grep -m1 'No space left' "$log" | cut -c1-200)"
 }
 source_untouched() {
@@ -69,5 +69,5 @@ sb_init_from_datadir dst "$dst_port" "$mnt/data"
 rc=0
 timeout 120 "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/full" 2> "$W/cb.log" || rc=$?
 full_fails copy-back "$W/cb.log" "$mnt/data" "$rc"
-[ -e "$W/full/xtrabackup_checkpoints" ] || fail "copy-back touched the backup"
+[ -e "$W/full/${META}checkpoints" ] || fail "copy-back touched the backup"
 source_untouched

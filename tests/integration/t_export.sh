@@ -141,12 +141,12 @@ assert_file "$W/full/shop/remote.isl" "the .isl is back after the export"
 step "an exported backup takes no incremental, and still restores"
 xbak --backup --defaults-file="$cnf" --incremental-basedir="$W/full" --target-dir="$W/inc" 2> "$W/inc.log" ||
   fail "incremental backup"
-cp "$W/full/xtrabackup_checkpoints" "$W/cp.before"
+cp "$W/full/${META}checkpoints" "$W/cp.before"
 if "$XBAK" --prepare --target-dir="$W/full" --incremental-dir="$W/inc" 2> "$W/r3.log"; then
   fail "an incremental was applied to an exported base"
 fi
 assert_contains "$W/r3.log" "was exported .* can no longer take incrementals"
-cmp -s "$W/cp.before" "$W/full/xtrabackup_checkpoints" || fail "the refused apply changed the base"
+cmp -s "$W/cp.before" "$W/full/${META}checkpoints" || fail "the refused apply changed the base"
 sb_stop dst 2> /dev/null || true
 sb_init_from_datadir dst "$dst_port" "$W/dst/data"
 "$XBAK" --copy-back --defaults-file="$(sb_cnf dst)" --target-dir="$W/full" --remote-tablespaces-to-datadir \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --galera-info on a one-node Galera cluster (Debian's galera-4 provider, every address on
 # 127.0.0.1), under a write load:
-#  - the backup completes and writes xtrabackup_galera_info as "UUID:SEQNO DOMAIN", with the
+#  - the backup completes and writes ${META}galera_info as "UUID:SEQNO DOMAIN", with the
 #    cluster's state UUID and a seqno read under BLOCK_COMMIT: between the node's last committed
 #    seqno before and after the backup, and equal to the number of write transactions the restored
 #    copy holds (each load transaction inserts one row, after the first few seqnos of setup);
@@ -39,10 +39,10 @@ xbak --backup --defaults-file="$(sb_cnf g)" --galera-info --target-dir="$W/bk" 2
 after=$(last_committed)
 touch "$W/stop"
 wait "$writer"
-cat "$W/bk/xtrabackup_galera_info"
-grep -Eq "^$state_uuid:[0-9]+ 0$" "$W/bk/xtrabackup_galera_info" ||
-  fail "xtrabackup_galera_info is not '$state_uuid:SEQNO 0'"
-seqno=$(sed -E 's/^[^:]*:([0-9]+) .*/\1/' "$W/bk/xtrabackup_galera_info")
+cat "$W/bk/${META}galera_info"
+grep -Eq "^$state_uuid:[0-9]+ 0$" "$W/bk/${META}galera_info" ||
+  fail "${META}galera_info is not '$state_uuid:SEQNO 0'"
+seqno=$(sed -E 's/^[^:]*:([0-9]+) .*/\1/' "$W/bk/${META}galera_info")
 [ "$seqno" -ge "$before" ] && [ "$seqno" -le "$after" ] ||
   fail "seqno $seqno is not between the node's $before before and $after after the backup"
 echo "seqno $seqno (node at $before before the backup, $after after)"
@@ -61,5 +61,5 @@ sb_start plain
 xbak --backup --defaults-file="$(sb_cnf plain)" --galera-info --target-dir="$W/plainbk" 2> "$W/plain.log" ||
   { tail "$W/plain.log" >&2; fail "--galera-info on a plain server"; }
 assert_contains "$W/plain.log" "--galera-info: this server is not a Galera node"
-[ ! -e "$W/plainbk/xtrabackup_galera_info" ] || fail "xtrabackup_galera_info written for a plain server"
+[ ! -e "$W/plainbk/${META}galera_info" ] || fail "${META}galera_info written for a plain server"
 sb_stop plain

@@ -2,7 +2,7 @@
 # --history and --incremental-history-name/-uuid: a row per backup in mysql.mariadb_backup_history
 # (the table mariabackup writes, shared with it), and incrementals based on that table.
 #  - a full backup with --history=nightly: its row (name, tool, LSNs, format) matches its
-#    xtrabackup_checkpoints and xtrabackup_info;
+#    ${META}checkpoints and ${META}info;
 #  - a streamed incremental with --incremental-history-name=nightly starts at the full's to_lsn;
 #    --incremental-history-uuid=<the full's uuid> too; mariabackup --history adds its row to the
 #    same table;
@@ -22,13 +22,13 @@ sb_load_sysbench src 2 5000
 cnf=$(sb_cnf src)
 H=mysql.mariadb_backup_history
 field() { sb_sql src "SELECT $1 FROM $H WHERE uuid = '$2'"; }
-cp_field() { sed -n "s/^$1 = //p" "$2/xtrabackup_checkpoints"; }
+cp_field() { sed -n "s/^$1 = //p" "$2/${META}checkpoints"; }
 
 step "full backup with --history=nightly: its row matches its metadata"
 xbak --backup --defaults-file="$cnf" --history=nightly --target-dir="$W/full" 2> "$W/full.log" ||
   { tail "$W/full.log" >&2; fail "xbak --backup --history"; }
-uuid=$(sed -n 's/^uuid = //p' "$W/full/xtrabackup_info")
-assert_contains "$W/full/xtrabackup_info" '^name = nightly$'
+uuid=$(sed -n 's/^uuid = //p' "$W/full/${META}info")
+assert_contains "$W/full/${META}info" '^name = nightly$'
 assert_eq nightly "$(field name "$uuid")" "history name"
 assert_eq xbak "$(field tool_name "$uuid")"
 assert_eq "$(cp_field to_lsn "$W/full")" "$(field innodb_to_lsn "$uuid")" "history innodb_to_lsn"
@@ -42,7 +42,7 @@ sb_sql src "UPDATE sbtest.sbtest1 SET k = k + 1 WHERE id % 2 = 0; CREATE TABLE s
   2> "$W/inc.log" | "$XBAK" --extract -C "$W/inc" 2> "$W/inc-x.log" ||
   { tail "$W/inc.log" "$W/inc-x.log" >&2; fail "incremental from the history"; }
 assert_eq "$(cp_field to_lsn "$W/full")" "$(cp_field from_lsn "$W/inc")" "the incremental's from_lsn"
-uuid2=$(sed -n 's/^uuid = //p' "$W/inc/xtrabackup_info")
+uuid2=$(sed -n 's/^uuid = //p' "$W/inc/${META}info")
 assert_eq "Y mbstream" "$(field "CONCAT_WS(' ', incremental, format)" "$uuid2")"
 assert_eq "$(cp_field from_lsn "$W/inc")" "$(field innodb_from_lsn "$uuid2")" "history innodb_from_lsn"
 # A backup cannot hold its own history row (written once it is complete, as mariabackup does): the
@@ -73,7 +73,7 @@ if "$XBAK" --backup --defaults-file="$cnf" --incremental-history-name=nosuch --t
 fi
 tail -n 1 "$W/bad1.log"
 assert_contains "$W/bad1.log" "has no backup series 'nosuch'"
-[ ! -e "$W/bad1/xtrabackup_checkpoints" ] || fail "bad1 left xtrabackup_checkpoints"
+[ ! -e "$W/bad1/${META}checkpoints" ] || fail "bad1 left ${META}checkpoints"
 sb_sql src "DROP TABLE $H; CREATE USER 'bk'@'localhost'; GRANT RELOAD, PROCESS, BINLOG MONITOR, SELECT ON *.* TO 'bk'@'localhost'"
 if "$XBAK" --backup --no-defaults --socket="$(sb_socket src)" --user=bk --history --target-dir="$W/bad2" 2> "$W/bad2.log"; then
   fail "--history without the right to create the table was accepted"

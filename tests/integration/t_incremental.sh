@@ -46,7 +46,7 @@ sb_sql src "DROP TABLE many.to_drop; RENAME TABLE many.to_rename TO many.renamed
   ALTER TABLE many.to_alter ADD COLUMN w INT DEFAULT 5, ALGORITHM=COPY; DROP TABLE many.t00199"
 xbak --backup --defaults-file="$cnf" --parallel=2 --incremental-basedir="$W/full" --target-dir="$W/inc1" 2> "$W/inc1.log" ||
   { tail "$W/inc1.log"; fail "inc1"; }
-assert_contains "$W/inc1/xtrabackup_checkpoints" '^backup_type = incremental$'
+assert_contains "$W/inc1/${META}checkpoints" '^backup_type = incremental$'
 assert_file "$W/inc1/ibdata1.delta"
 assert_file "$W/inc1/ibdata1.meta"
 assert_file "$W/inc1/many/t00003.ibd.delta"
@@ -65,7 +65,7 @@ if "$XBAK" --backup --defaults-file="$cnf" --incremental-lsn=999999999999 --targ
   fail "an incremental from a future LSN succeeded"
 fi
 assert_contains "$W/future.log" "ahead of this server's current LSN"
-[ ! -e "$W/future/xtrabackup_checkpoints" ] || fail "refused incremental left checkpoints"
+[ ! -e "$W/future/${META}checkpoints" ] || fail "refused incremental left checkpoints"
 
 step "mariabackup prepares xbak's chain: full, inc1, inc2"
 mariabackup --no-defaults --prepare --target-dir="$W/full" > "$W/p0.log" 2>&1 || { tail "$W/p0.log"; fail "prepare full"; }

@@ -48,7 +48,7 @@ sb_sql src "DROP TABLE many.to_drop; RENAME TABLE many.to_rename TO many.renamed
 sb_flush src   # the checkpoint moves, so the chain check can tell the backups apart
 xbak --backup --defaults-file="$cnf" --parallel=2 --incremental-basedir="$W/full" --target-dir="$W/inc1" 2> "$W/inc1.log" ||
   { tail "$W/inc1.log"; fail "inc1"; }
-assert_contains "$W/inc1/xtrabackup_checkpoints" '^backup_type = incremental$'
+assert_contains "$W/inc1/${META}checkpoints" '^backup_type = incremental$'
 assert_file "$W/inc1/ibdata1.delta"
 assert_file "$W/inc1/ibdata1.meta"
 
@@ -77,30 +77,30 @@ step "an apply killed at any point is detected and finished by re-running it"
 cp -a "$W/full-before" "$W/ref"
 xbak --prepare --apply-log-only --parallel=8 --target-dir="$W/ref" --incremental-dir="$W/inc1" 2> "$W/ref.log" ||
   { tail "$W/ref.log"; fail "reference apply"; }
-inc1_to_lsn=$(grep -o '^to_lsn = [0-9]*' "$W/inc1/xtrabackup_checkpoints" | grep -o '[0-9]*$')
+inc1_to_lsn=$(grep -o '^to_lsn = [0-9]*' "$W/inc1/${META}checkpoints" | grep -o '[0-9]*$')
 for delay in 0.02 0.1 0.2 0.3 0.4 0.6; do
   rm -rf "$W/killed"; cp -a "$W/full-before" "$W/killed"
   "$XBAK" --prepare --apply-log-only --parallel=8 --target-dir="$W/killed" --incremental-dir="$W/inc1" 2> /dev/null &
   pid=$!; sleep "$delay"; kill -9 "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true
   if [ -e "$W/killed/xbak_incremental_in_progress" ]; then
     state="interrupted in the deltas"
-    if [ -e "$W/killed/xtrabackup_checkpoints" ]; then
-      # Killed between writing the marker and removing xtrabackup_checkpoints (the order that
+    if [ -e "$W/killed/${META}checkpoints" ]; then
+      # Killed between writing the marker and removing ${META}checkpoints (the order that
       # never leaves a base with neither): nothing else may have changed yet.
       diff -r -x xbak_incremental_in_progress "$W/killed" "$W/full-before" > /dev/null ||
-        fail "an interrupted apply left xtrabackup_checkpoints in a base it had changed (delay $delay)"
+        fail "an interrupted apply left ${META}checkpoints in a base it had changed (delay $delay)"
       state="interrupted as it began"
     fi
     if "$XBAK" --prepare --apply-log-only --target-dir="$W/killed" --incremental-dir="$W/inc2" 2> "$W/k.log"; then
       fail "another incremental was applied over an interrupted apply"
     fi
     assert_contains "$W/k.log" "interrupted"
-  elif grep -q '^backup_type = full-backuped' "$W/killed/xtrabackup_checkpoints"; then
+  elif grep -q '^backup_type = full-backuped' "$W/killed/${META}checkpoints"; then
     state="interrupted in the redo"
     if "$XBAK" --copy-back --target-dir="$W/killed" --datadir="$W/nowhere" 2> /dev/null; then
       fail "copy-back accepted a backup whose redo apply was interrupted"
     fi
-  elif grep -q "^to_lsn = $inc1_to_lsn\$" "$W/killed/xtrabackup_checkpoints"; then
+  elif grep -q "^to_lsn = $inc1_to_lsn\$" "$W/killed/${META}checkpoints"; then
     state="finished before the kill"
   else
     state="killed before it changed anything"
@@ -119,7 +119,7 @@ apply() { # INC
   xbak --prepare --apply-log-only --parallel=8 --target-dir="$W/full" --incremental-dir="$W/$1" 2> "$W/apply-$1.log" ||
     { tail -n 20 "$W/apply-$1.log"; fail "xbak --prepare --incremental-dir=$1"; }
   grep -E "applied" "$W/apply-$1.log" | tail -n 3
-  assert_contains "$W/full/xtrabackup_checkpoints" '^backup_type = log-applied$'
+  assert_contains "$W/full/${META}checkpoints" '^backup_type = log-applied$'
 }
 apply inc1
 if "$XBAK" --prepare --apply-log-only --target-dir="$W/full" --incremental-dir="$W/inc1" 2> "$W/twice.log"; then

@@ -75,7 +75,7 @@ compare_with_mariabackup() {
     fail "$name: xbak and mariabackup took different files (< mariabackup, > xbak)"
   fi
   [ -s "$W/x-$name.files" ] || fail "$name: no table files at all"
-  assert_contains "$W/x-$name/xtrabackup_info" '^partial = Y$' "$name: xtrabackup_info"
+  assert_contains "$W/x-$name/${META}info" '^partial = Y$' "$name: ${META}info"
   assert_file "$W/x-$name/xbak_table_filter" "$name: the recorded filter"
   echo "$name: $(wc -l < "$W/x-$name.files") table files, the same as mariabackup's"
 }
@@ -200,12 +200,12 @@ leftout() { # DIR : files of tables the filter leaves out
 prepare_backup pfull "$W/pfull"
 [ -z "$(leftout "$W/pfull")" ] ||
   fail "xbak --prepare brought back tables the partial backup left out: $(leftout "$W/pfull")"
-cp "$W/pfull/xtrabackup_checkpoints" "$W/cp.before"
+cp "$W/pfull/${META}checkpoints" "$W/cp.before"
 if "$XBAK" --prepare --target-dir="$W/pfull" --incremental-dir="$W/pother" 2> "$W/pother-prepare.log"; then
   fail "an incremental with another filter was applied"
 fi
 assert_contains "$W/pother-prepare.log" "other --databases/--tables options" "refusal of a mismatched incremental"
-cmp -s "$W/cp.before" "$W/pfull/xtrabackup_checkpoints" || fail "the refused apply changed the base"
+cmp -s "$W/cp.before" "$W/pfull/${META}checkpoints" || fail "the refused apply changed the base"
 "$XBAK" --prepare --parallel=2 --target-dir="$W/pfull" --incremental-dir="$W/pinc" 2> "$W/pinc-prepare.log" ||
   { tail -n 30 "$W/pinc-prepare.log" >&2; fail "xbak --prepare --incremental-dir of the partial incremental"; }
 [ -z "$(leftout "$W/pfull")" ] ||

@@ -105,7 +105,7 @@ step "the reference replica: the full backup, replicating from the source"
 mkdir -p "$TEST_WORK/full"
 "$XBAK" --extract -C "$TEST_WORK/full" < "$TEST_WORK/full.xbs" 2> "$TEST_WORK/extract.log" ||
   { cat "$TEST_WORK/extract.log" >&2; fail "extract the full backup"; }
-full_gtid=$(cut -f3 "$TEST_WORK/full/xtrabackup_binlog_info")
+full_gtid=$(cut -f3 "$TEST_WORK/full/${META}binlog_info")
 "$XBAK" --restore --target-dir="$TEST_WORK/full" --datadir="$TEST_WORK/rep-data" 2> "$TEST_WORK/rep-restore.log" ||
   { cat "$TEST_WORK/rep-restore.log" >&2; fail "restore of the reference replica"; }
 _sb_chown "$TEST_WORK/rep-data"

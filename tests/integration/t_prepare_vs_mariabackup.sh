@@ -72,7 +72,7 @@ step "mariabackup --prepare and xbak --prepare on two copies of the same backup"
 mariabackup --no-defaults --prepare --target-dir="$W/mb" > "$W/mb.log" 2>&1 ||
   { tail -n 30 "$W/mb.log" >&2; fail "mariabackup --prepare"; }
 xbak --prepare --parallel=4 --target-dir="$W/x" 2> "$W/x.log" || { tail -n 30 "$W/x.log" >&2; fail "xbak --prepare"; }
-assert_contains "$W/x/xtrabackup_checkpoints" '^backup_type = log-applied$'
+assert_contains "$W/x/${META}checkpoints" '^backup_type = log-applied$'
 grep -o 'redo applied from.*' "$W/x.log"
 
 step "identical pages in every data file"
@@ -123,7 +123,7 @@ cat "$W/c1.log" | tail -n 2
 # is corrupt at LSN N") or in an mtr's length ("corrupt redo log at LSN N (byte B): mtr longer
 # than 1048576 bytes"); either way the error says corrupt and names the LSN.
 assert_contains "$W/c1.log" 'corrupt (redo log )?at LSN [0-9]+'
-assert_contains "$W/c1/xtrabackup_checkpoints" '^backup_type = full-backuped$'
+assert_contains "$W/c1/${META}checkpoints" '^backup_type = full-backuped$'
 datasums "$W/c1" | diff -q "$W/c1.before" - > /dev/null || fail "a data file changed although the log is corrupt"
 
 step "truncated redo log (tail missing): error names the LSN, nothing written"
@@ -132,7 +132,7 @@ datasums "$W/c2" > "$W/c2.before"
 if xbak --prepare --target-dir="$W/c2" 2> "$W/c2.log"; then fail "xbak --prepare accepted a truncated redo log"; fi
 tail -n 1 "$W/c2.log"
 assert_contains "$W/c2.log" 'ends at LSN [0-9]+.*truncated'
-assert_contains "$W/c2/xtrabackup_checkpoints" '^backup_type = full-backuped$'
+assert_contains "$W/c2/${META}checkpoints" '^backup_type = full-backuped$'
 datasums "$W/c2" | diff -q "$W/c2.before" - > /dev/null || fail "a data file changed although the log is truncated"
 
 step "restartable: SIGKILL at random moments, then run again: the same pages"

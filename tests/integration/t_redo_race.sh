@@ -138,7 +138,7 @@ extract() { # LABEL DIR FILE : xbak --extract -C DIR < FILE
 decompress_prepare() { # LABEL DIR
   "$XBAK" --decompress --target-dir="$2" --parallel=2 --remove-original 2> "$TEST_WORK/$1-decompress.log" ||
     { tail -n 20 "$TEST_WORK/$1-decompress.log" >&2; fail "$1: xbak --decompress failed"; }
-  assert_contains "$2/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$1 checkpoints"
+  assert_contains "$2/${META}checkpoints" '^backup_type = full-backuped$' "$1 checkpoints"
   prepare_backup "$1" "$2"
 }
 

@@ -9,7 +9,7 @@
 # The rename must be seen in the server's datadir (ib_logfile0 another inode, of the new size)
 # while the backup still runs. Then exactly one of two outcomes is accepted:
 #   - the backup fails (exit != 0) with a message naming the replaced log (today: "ib_logfile0 was
-#     replaced while the backup was copying it"), and leaves no xtrabackup_checkpoints (in the
+#     replaced while the backup was copying it"), and leaves no ${META}checkpoints (in the
 #     directory; in the stream, not even a chunk of it);
 #   - the backup completes, its redo reaches past the resize, and it prepares and restores to a
 #     consistent server (CHECK TABLE, every sysbench table at exactly $ROWS rows).
@@ -89,12 +89,12 @@ outcome() {
     grep -Eq 'ib_logfile.*(replaced|resized|changed size|header changed)' "$log" ||
       { tail -n 20 "$log" >&2; fail "$label: the backup failed (exit $rc), but not saying that the redo log was replaced"; }
     if [ -n "$stream" ]; then
-      ! grep -aq 'xtrabackup_checkpoints' "$stream" || fail "$label: the failed backup's stream has xtrabackup_checkpoints"
+      ! grep -aq "${META}checkpoints" "$stream" || fail "$label: the failed backup's stream has ${META}checkpoints"
       "$XBAK" --extract -C "$dir" < "$stream" > /dev/null 2>&1 || true
     fi
-    [ -z "$(find "$dir" -name 'xtrabackup_checkpoints*' 2> /dev/null)" ] ||
-      fail "$label: the failed backup left an xtrabackup_checkpoints"
-    echo "$label: outcome: the backup failed cleanly (exit $rc), naming the replaced log; no xtrabackup_checkpoints"
+    [ -z "$(find "$dir" -name "${META}checkpoints*" 2> /dev/null)" ] ||
+      fail "$label: the failed backup left an ${META}checkpoints"
+    echo "$label: outcome: the backup failed cleanly (exit $rc), naming the replaced log; no ${META}checkpoints"
     return 0
   fi
   # It completed: it must have followed the log across the switch, and be sound.
@@ -105,8 +105,8 @@ outcome() {
     "$XBAK" --decompress --target-dir="$dir" --parallel=2 --remove-original 2> "$TEST_WORK/$label-decompress.log" ||
       { tail -n 20 "$TEST_WORK/$label-decompress.log" >&2; fail "$label: decompress failed"; }
   fi
-  assert_contains "$dir/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
-  last=$(sed -n 's/^last_lsn = \([0-9]*\)$/\1/p' "$dir/xtrabackup_checkpoints")
+  assert_contains "$dir/${META}checkpoints" '^backup_type = full-backuped$' "$label checkpoints"
+  last=$(sed -n 's/^last_lsn = \([0-9]*\)$/\1/p' "$dir/${META}checkpoints")
   [ "$last" -gt "$lsn_resized" ] ||
     fail "$label: the backup's redo ends at LSN $last, before the resize (server LSN $lsn_resized once resized)"
   restore_check "$label" "$dir"

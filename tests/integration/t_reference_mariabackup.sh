@@ -30,8 +30,8 @@ step "mariabackup --backup"
 mariabackup --defaults-file="$(sb_cnf src)" --backup --parallel=2 --target-dir="$bk" \
   > "$TEST_WORK/backup.log" 2>&1 || { tail -n 30 "$TEST_WORK/backup.log" >&2; fail "mariabackup --backup failed"; }
 assert_contains "$TEST_WORK/backup.log" 'completed OK!' "backup log"
-assert_contains "$bk/xtrabackup_checkpoints" '^backup_type = full-backuped' "checkpoints"
-assert_file "$bk/xtrabackup_binlog_info"
+assert_contains "$bk/${META}checkpoints" '^backup_type = full-backuped' "checkpoints"
+assert_file "$bk/${META}binlog_info"
 assert_file "$bk/xs_engines/t_csv.CSV"
 # (tables whose page 0 was not yet flushed are copied as NAME.new via "DDL tracking"; --prepare
 # renames them to NAME.ibd)

@@ -107,7 +107,7 @@ assert_file "$W/inc1/r/doomed.del"
 sb_sql src "USE r; ALTER TABLE renamed ADD INDEX (v); CREATE TABLE late (id INT PRIMARY KEY) SELECT seq id FROM seq_1_to_500;
   DROP TABLE many.t00007"
 # inc2 must end at a later checkpoint than inc1 for "full, inc1, inc3" to have a gap (see checkpoint_past).
-checkpoint_past src "$(sed -n 's/^to_lsn = //p' "$W/inc1/xtrabackup_checkpoints")"
+checkpoint_past src "$(sed -n 's/^to_lsn = //p' "$W/inc1/${META}checkpoints")"
 # Log rotation during inc2, once it has begun r.logt's delta (about 18 MiB, the largest table
 # then, throttled): RENAME TABLE logt TO logt_old; CREATE TABLE logt. inc2 holds logt's delta (of
 # the renamed table), logt.ren and logt.new; both restores must keep logt_old (before, the delta
@@ -168,8 +168,8 @@ for d in full inc1 inc2 inc3; do md5tree "$W/$d"; done > "$W/chain-after.md5"
 cmp -s "$W/chain-before.md5" "$W/chain-after.md5" ||
   { diff "$W/chain-before.md5" "$W/chain-after.md5" | head >&2; fail "xbak --restore changed the backups"; }
 [ ! -e "$W/onepass/xbak_restore_in_progress" ] || fail "the finished restore left its journal"
-assert_contains "$W/onepass.log" "binary log position of the restored data \\(xtrabackup_binlog_info\\): $(cat "$W/inc3/xtrabackup_binlog_info")"
-ls "$W/onepass" | grep -qE '^xtrabackup_|^backup-my.cnf$' && fail "backup metadata left in the datadir"
+assert_contains "$W/onepass.log" "binary log position of the restored data \\(${META}binlog_info\\): $(cat "$W/inc3/${META}binlog_info")"
+ls "$W/onepass" | grep -qE '^xtrabackup_|^mariadb_backup_|^backup-my.cnf$' && fail "backup metadata left in the datadir"
 # The redo a later delta makes redundant was skipped (and the files compared below are still the
 # two-step path's, byte for byte).
 assert_contains "$W/onepass.log" "records of pages the next incremental replaces were skipped"

@@ -2,7 +2,7 @@
 # Issue "trustworthy", security:
 #   1. a password given on the command line (--password=S, --password S, -pS) is not in
 #      /proc/PID/cmdline of the running backup, nor in its stderr, nor in any file of the backup
-#      (xtrabackup_info's tool_command shows it masked), nor in --help output; same for xbcloud's
+#      (${META}info's tool_command shows it masked), nor in --help output; same for xbcloud's
 #      --s3-secret-key.
 #   2. under umask 022, every file and directory a backup, an extraction, a decompression and a
 #      copy-back create is 0640/0750 or tighter: nothing is world-readable.
@@ -42,12 +42,12 @@ backup_with() {
   [ -n "$pid" ] || fail "$label: the backup is not running"
   tr '\0' ' ' < "/proc/$pid/cmdline" > "$W/$label.cmdline"
   wait "$job"
-  assert_contains "$W/$label/xtrabackup_checkpoints" '^backup_type = full-backuped$' "$label complete"
+  assert_contains "$W/$label/${META}checkpoints" '^backup_type = full-backuped$' "$label complete"
   if grep -q -- "$secret" "$W/$label.cmdline"; then fail "$label: password visible in /proc/$pid/cmdline"; fi
   if grep -q -- "$secret" "$W/$label.err"; then fail "$label: password in stderr"; fi
   if grep -rlq -- "$secret" "$W/$label"; then fail "$label: password in $(grep -rl -- "$secret" "$W/$label")"; fi
   echo "$label: cmdline while running: $(cut -c1-160 "$W/$label.cmdline")"
-  echo "$label: tool_command = $(sed -n 's/^tool_command = //p' "$W/$label/xtrabackup_info")"
+  echo "$label: tool_command = $(sed -n 's/^tool_command = //p' "$W/$label/${META}info")"
 }
 
 step "the password on the command line is wiped and never written"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --slave-info: a backup of a replica records the replication position in xtrabackup_slave_info
+# --slave-info: a backup of a replica records the replication position in ${META}slave_info
 # (mariabackup's format), and a copy restored from it boots a new replica that catches up with
 # the primary: its data then equals the primary's.
 set -euo pipefail
@@ -33,9 +33,9 @@ sb_sql primary "CREATE TABLE xs_app.ticks (id INT AUTO_INCREMENT PRIMARY KEY, t 
 writer=$!
 xbak --backup --defaults-file="$(sb_cnf replica)" --slave-info --target-dir="$W/bk" 2> "$W/bk.log" || { tail "$W/bk.log"; fail "backup"; }
 wait "$writer"
-cat "$W/bk/xtrabackup_slave_info"
-assert_contains "$W/bk/xtrabackup_slave_info" "^SET GLOBAL gtid_slave_pos = '0-$p_port-[0-9]+';$"
-assert_contains "$W/bk/xtrabackup_slave_info" "^CHANGE MASTER TO master_use_gtid = slave_pos;$"
+cat "$W/bk/${META}slave_info"
+assert_contains "$W/bk/${META}slave_info" "^SET GLOBAL gtid_slave_pos = '0-$p_port-[0-9]+';$"
+assert_contains "$W/bk/${META}slave_info" "^CHANGE MASTER TO master_use_gtid = slave_pos;$"
 
 # A session on the primary that holds a replicated temporary table for SECONDS.
 hold_temp_table() { # NAME SECONDS
@@ -67,7 +67,7 @@ assert_contains "$W/safe.log" "temporary table\(s\) open in the replica's SQL th
 assert_contains "$W/safe.log" "SQL thread stopped \(the default connection\), no temporary table open"
 assert_contains "$W/safe.log" "SQL thread started again"
 assert_eq ON "$(sql_running)" "the replica's SQL thread after the backup"
-assert_file "$W/safe/xtrabackup_checkpoints"
+assert_file "$W/safe/${META}checkpoints"
 
 step "--safe-slave-backup-timeout: a temporary table that stays open fails the backup, the SQL thread runs again"
 hold_temp_table t2 15 &
@@ -79,7 +79,7 @@ if "$XBAK" --backup --defaults-file="$(sb_cnf replica)" --safe-slave-backup --sa
 fi
 tail -n 2 "$W/safe-to.log"
 assert_contains "$W/safe-to.log" "still has 1 temporary table\(s\) open in its SQL thread after [0-9]+ s"
-[ ! -e "$W/safe-to/xtrabackup_checkpoints" ] || fail "a failed backup left xtrabackup_checkpoints"
+[ ! -e "$W/safe-to/${META}checkpoints" ] || fail "a failed backup left ${META}checkpoints"
 assert_eq ON "$(sql_running)" "the replica's SQL thread after the failed backup"
 wait "$holder"
 wait_synced replica
@@ -90,7 +90,7 @@ sb_init_from_datadir newrep "$n_port" "$W/newrep/data" "skip-slave-start"
 "$XBAK" --copy-back --defaults-file="$(sb_cnf newrep)" --target-dir="$W/bk" 2> "$W/cb.log" || { cat "$W/cb.log"; fail "copy-back"; }
 if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$W/newrep/data"; fi
 sb_start newrep
-sb_sql newrep "RESET SLAVE ALL; $(cat "$W/bk/xtrabackup_slave_info" | sed 's/CHANGE MASTER TO master_use_gtid = slave_pos;//')
+sb_sql newrep "RESET SLAVE ALL; $(cat "$W/bk/${META}slave_info" | sed 's/CHANGE MASTER TO master_use_gtid = slave_pos;//')
   CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$p_port, MASTER_USER='repl', MASTER_PASSWORD='replpw', MASTER_USE_GTID=slave_pos;
   START SLAVE"
 sb_sql primary "INSERT INTO xs_app.ticks (t) VALUES ('after restore')"

@@ -40,7 +40,7 @@ for algo in zstd lz4; do
     { cat "$TEST_WORK/c-$algo.log" "$TEST_WORK/xc-$algo.log" >&2; fail "$algo stream failed"; }
   ext=$([ $algo = zstd ] && echo zst || echo lz4)
   assert_file "$TEST_WORK/c-$algo/ibdata1.$ext"
-  assert_file "$TEST_WORK/c-$algo/xtrabackup_checkpoints"   # metadata is never compressed
+  assert_file "$TEST_WORK/c-$algo/${META}checkpoints"   # metadata is never compressed
   "$XBAK" --decompress --target-dir="$TEST_WORK/c-$algo" --parallel=2 --remove-original 2> "$TEST_WORK/d-$algo.log" ||
     { cat "$TEST_WORK/d-$algo.log" >&2; fail "$algo decompress failed"; }
   [ -z "$(find "$TEST_WORK/c-$algo" -name "*.$ext")" ] || fail "$algo: originals not removed"
@@ -118,15 +118,15 @@ step "--extra-lsndir: a streamed full, then a streamed incremental based on the 
 "$XBAK" --backup --defaults-file="$cnf" --stream=xbstream --extra-lsndir="$TEST_WORK/lsn/full" \
   2> "$TEST_WORK/el-full.log" | "$XBAK" --extract -C "$TEST_WORK/el-full" 2> /dev/null ||
   { tail "$TEST_WORK/el-full.log" >&2; fail "streamed full with --extra-lsndir"; }
-cmp "$TEST_WORK/lsn/full/xtrabackup_checkpoints" "$TEST_WORK/el-full/xtrabackup_checkpoints" ||
-  fail "--extra-lsndir's xtrabackup_checkpoints differs from the stream's"
-assert_file "$TEST_WORK/lsn/full/xtrabackup_info"
+cmp "$TEST_WORK/lsn/full/${META}checkpoints" "$TEST_WORK/el-full/${META}checkpoints" ||
+  fail "--extra-lsndir's ${META}checkpoints differs from the stream's"
+assert_file "$TEST_WORK/lsn/full/${META}info"
 sb_sql src "UPDATE sbtest.sbtest1 SET k = k + 1 WHERE id % 3 = 0; CREATE TABLE sbtest.after_full (id INT PRIMARY KEY)"
 sb_checksums src > "$TEST_WORK/src.sum"
 "$XBAK" --backup --defaults-file="$cnf" --stream=xbstream --incremental-basedir="$TEST_WORK/lsn/full" \
   --extra-lsndir="$TEST_WORK/lsn/inc" 2> "$TEST_WORK/el-inc.log" | "$XBAK" --extract -C "$TEST_WORK/el-inc" 2> /dev/null ||
   { tail "$TEST_WORK/el-inc.log" >&2; fail "streamed incremental from --extra-lsndir"; }
-assert_contains "$TEST_WORK/lsn/inc/xtrabackup_checkpoints" '^backup_type = incremental$'
+assert_contains "$TEST_WORK/lsn/inc/${META}checkpoints" '^backup_type = incremental$'
 "$XBAK" --prepare --apply-log-only --target-dir="$TEST_WORK/el-full" 2> "$TEST_WORK/el-p1.log" ||
   { tail "$TEST_WORK/el-p1.log" >&2; fail "prepare of the full"; }
 "$XBAK" --prepare --target-dir="$TEST_WORK/el-full" --incremental-dir="$TEST_WORK/el-inc" 2> "$TEST_WORK/el-p2.log" ||

@@ -6,7 +6,7 @@
 #      (the chain can be prepared).
 #   2. each kind of damage is found, named (file and page or offset) on one line, exit 1:
 #      a flipped byte in a page, a truncated .ibd, a promised file deleted, no
-#      xtrabackup_checkpoints, a damaged and a truncated redo log, a damaged .delta page, a
+#      ${META}checkpoints, a damaged and a truncated redo log, a damaged .delta page, a
 #      truncated .delta, a bad .meta, a damaged .zst, a broken LSN chain, a swapped chain.
 #   3. xbcloud verify: a sound backup passes; an object changed behind xbcloud's back (boto3), an
 #      object deleted, a sidecar changed and the completion marker deleted are each named, exit 1.
@@ -76,7 +76,7 @@ verify_ok zfull --target-dir="$W/zfull"
 pages=$(sed -En 's/^verify: [0-9]+ files, ([0-9]+) pages.*/\1/p' "$W/v-full.out")
 [ "$pages" -gt 1000 ] || fail "verify checked only $pages pages of the full backup"
 
-step "damage: one byte of a page, truncated .ibd, deleted promised files, no xtrabackup_checkpoints"
+step "damage: one byte of a page, truncated .ibd, deleted promised files, no ${META}checkpoints"
 damaged b1 full
 flip "$W/b1/sbtest/sbtest1.ibd" $((3 * 16384 + 200))
 verify_bad flipped-page 'b1/sbtest/sbtest1.ibd: page 3 \(byte offset 49152\)' --target-dir="$W/b1"
@@ -88,8 +88,8 @@ rm "$W/b3/ibdata1" "$W/b3/backup-my.cnf"
 verify_bad missing-ibdata1 'b3/ibdata1: missing \(promised by innodb_data_file_path' --target-dir="$W/b3"
 assert_contains "$W/v-missing-ibdata1.out" 'b3/backup-my.cnf: missing'
 damaged b4 full
-rm "$W/b4/xtrabackup_checkpoints"
-verify_bad no-checkpoints 'b4/xtrabackup_checkpoints: missing.*incomplete' --target-dir="$W/b4"
+rm "$W/b4/${META}checkpoints"
+verify_bad no-checkpoints "b4/${META}checkpoints: missing.*incomplete" --target-dir="$W/b4"
 damaged b4b full
 rm "$W/b4b/ib_logfile0"
 verify_bad no-log 'b4b/ib_logfile0: missing' --target-dir="$W/b4b"
@@ -127,9 +127,9 @@ verify_bad zst-flip 'z1/sbtest/sbtest1.ibd.zst: .*(corrupt|checksum)' --target-d
 
 step "damage: the LSN chain"
 damaged i4 inc1
-sed -i 's/^from_lsn = .*/from_lsn = 12345/' "$W/i4/xtrabackup_checkpoints"
-verify_bad chain-gap 'i4/xtrabackup_checkpoints: from_lsn 12345 does not continue' --target-dir="$W/full" --incremental-dir="$W/i4"
-verify_bad chain-swapped 'full/xtrabackup_checkpoints: backup_type full-backuped where the chain needs an incremental' \
+sed -i 's/^from_lsn = .*/from_lsn = 12345/' "$W/i4/${META}checkpoints"
+verify_bad chain-gap "i4/${META}checkpoints: from_lsn 12345 does not continue" --target-dir="$W/full" --incremental-dir="$W/i4"
+verify_bad chain-swapped "full/${META}checkpoints: backup_type full-backuped where the chain needs an incremental" \
   --target-dir="$W/inc1" --incremental-dir="$W/full"
 rc=0
 "$XBAK" --prepare --target-dir="$W/full" --incremental-dir="$W/inc1" --incremental-dir="$W/i4" > /dev/null 2>&1 || rc=$?

@@ -128,9 +128,9 @@ s3-secret-key = $OS_SECRET_KEY
 progress-interval = 0
 CNF
 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY "$XBCLOUD" get --defaults-file="$TEST_WORK/xbcloud.cnf" full8 \
-  xtrabackup_checkpoints 2> "$TEST_WORK/getcnf.log" | "$XBAK" --extract -C "$TEST_WORK/meta" 2>> "$TEST_WORK/getcnf.log" ||
+  ${META}checkpoints 2> "$TEST_WORK/getcnf.log" | "$XBAK" --extract -C "$TEST_WORK/meta" 2>> "$TEST_WORK/getcnf.log" ||
   { cat "$TEST_WORK/getcnf.log" >&2; fail "get with an options file failed"; }
-assert_contains "$TEST_WORK/meta/xtrabackup_checkpoints" '^backup_type = full-backuped$'
+assert_contains "$TEST_WORK/meta/${META}checkpoints" '^backup_type = full-backuped$'
 [ "$(find "$TEST_WORK/meta" -type f | wc -l)" = 1 ] || fail "get FILE returned more than that file"
 grep -q "$OS_SECRET_KEY" "$TEST_WORK/getcnf.log" && fail "secret printed"
 
@@ -286,12 +286,12 @@ for i in 1 2 3 4; do
   sleep "0.$((RANDOM % 6 + 1))"
   pkill -9 -f "xbcloud get --s3-endpoint=http://127.0.0.1:$s3_port .* full1" 2> /dev/null || true
   wait "$pipe" 2> /dev/null || true
-  if [ -e "$d/xtrabackup_checkpoints" ]; then
+  if [ -e "$d/${META}checkpoints" ]; then
     # The get had finished before the kill: then the extraction must be whole.
     diff -r "$d" "$TEST_WORK/r1.orig" > /dev/null || fail "get killed at round $i: a complete-looking extraction differs"
     echo "round $i: the get finished before the kill; the extraction is whole"
   else
-    echo "round $i: killed; no xtrabackup_checkpoints ($(find "$d" -name '*.xbpartial' 2> /dev/null | wc -l) files left .xbpartial)"
+    echo "round $i: killed; no ${META}checkpoints ($(find "$d" -name '*.xbpartial' 2> /dev/null | wc -l) files left .xbpartial)"
   fi
   rm -rf "$d"
   "$XBCLOUD" get "${S3[@]}" --parallel=2 full1 2> /dev/null | "$XBAK" --extract -C "$d" 2> "$TEST_WORK/gk$i-re.log" ||

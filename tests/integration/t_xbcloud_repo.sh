@@ -6,7 +6,7 @@
 #      the oldest chain goes entirely and nothing else; an expire racing a put leaves the put's
 #      backup alone, and the put completes and verifies.
 #   2. an incremental taken on a host whose only copy of its base is in the bucket (xbcloud get
-#      NAME xtrabackup_checkpoints), restored with its full from the bucket: checksums equal.
+#      NAME followed by the checkpoints file name), restored with its full from the bucket: checksums equal.
 #   4. a put killed at about half of its stream and run again: it sends only what was missing
 #      (counted against the objects stored), and the backup verifies and restores.
 #   6. bad input: foreign objects in the bucket and inside the prefix, a manifest edited by hand,
@@ -99,7 +99,7 @@ for name, b in backups.items():
     assert b["complete"] and (name + "/xbcloud.manifest") in objects, name
     assert b["objects"] == len(data), (name, b["objects"], len(data))
     assert b["stored_bytes"] == sum(data.values()), (name, b["stored_bytes"], sum(data.values()))
-    cp = s3.get_object(Bucket=bucket, Key=name + "/xtrabackup_checkpoints.00000000000000000000")["Body"].read()
+    cp = s3.get_object(Bucket=bucket, Key=name + "/" + os.environ["META"] + "checkpoints.00000000000000000000")["Body"].read()
     assert ("to_lsn = %d\n" % b["to_lsn"]).encode() in cp, (name, b["to_lsn"])
     full = name.split("/")[1].startswith("full")
     assert b["type"] == ("full" if full else "incremental"), name
@@ -183,10 +183,10 @@ wait "$race_put" || { cat "$TEST_WORK/put-race.log" >&2; fail "the put racing ex
 step "an incremental on a host that kept nothing: its base's checkpoints come from the bucket"
 write 2
 mkdir -p "$TEST_WORK/base-from-bucket"
-"$XBCLOUD" get "${S3[@]}" host1/inc-c-2 xtrabackup_checkpoints 2> "$TEST_WORK/get-cp.log" |
+"$XBCLOUD" get "${S3[@]}" host1/inc-c-2 ${META}checkpoints 2> "$TEST_WORK/get-cp.log" |
   "$XBAK" --extract -C "$TEST_WORK/base-from-bucket" 2> "$TEST_WORK/x-cp.log" ||
-  { cat "$TEST_WORK/get-cp.log" "$TEST_WORK/x-cp.log" >&2; fail "xbcloud get NAME xtrabackup_checkpoints"; }
-assert_eq "xtrabackup_checkpoints" "$(ls "$TEST_WORK/base-from-bucket")" "only the checkpoints were fetched"
+  { cat "$TEST_WORK/get-cp.log" "$TEST_WORK/x-cp.log" >&2; fail "xbcloud get NAME ${META}checkpoints"; }
+assert_eq "${META}checkpoints" "$(ls "$TEST_WORK/base-from-bucket")" "only the checkpoints were fetched"
 backup inc-c-3 "$TEST_WORK/base-from-bucket"
 sb_checksums src > "$TEST_WORK/src-c3.sum"
 "$XBCLOUD" list "${S3[@]}" --json host1 > "$TEST_WORK/list-c3.json"

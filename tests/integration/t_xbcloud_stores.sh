@@ -111,7 +111,7 @@ run_store() { # xa|xg STORE-OPTIONS-ARRAY-NAME azure|gcs PORT
   "$x" list "${opts[@]}" --json host1 > "$TEST_WORK/list-$label.json"
   os_store_ls "$label" "$port" "$box" host1/ > "$TEST_WORK/objects-$label.json"
   python3 - "$TEST_WORK/list-$label.json" "$TEST_WORK/objects-$label.json" "$TEST_WORK" <<'PY' >&2
-import json, re, sys
+import json, os, re, sys
 listing, objects, work = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 sizes = {"host1/" + o["Path"]: o["Size"] for o in objects}
 backups = {b["name"]: b for b in listing["backups"]}
@@ -121,7 +121,7 @@ for name, b in backups.items():
     assert b["complete"] and name + "/xbcloud.manifest" in sizes, name
     assert b["objects"] == len(data), (name, b["objects"], len(data))
     assert b["stored_bytes"] == sum(data.values()), (name, b["stored_bytes"], sum(data.values()))
-    cp = open("%s/lsn-%s/xtrabackup_checkpoints" % (work, name.split("/")[1])).read()
+    cp = open("%s/lsn-%s/%scheckpoints" % (work, name.split("/")[1], os.environ["META"])).read()
     assert "to_lsn = %d\n" % b["to_lsn"] in cp, (name, b["to_lsn"])
 for c in "abc":
     assert backups["host1/inc-%s-1" % c]["base"] == "host1/full-%s" % c

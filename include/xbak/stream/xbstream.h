@@ -200,6 +200,11 @@ struct ExtractOptions {
   bool overwrite = false;       // replace files that already exist in the target
   bool fsync = true;            // fdatasync each file before its rename, fsync dirs at the end
   ExtractFilterFactory filter;  // none: every file as it is
+  // Files (by path in the target) kept as .xbpartial until Finish() finds
+  // every stream ended whole, then renamed: the file whose presence declares
+  // a backup complete (its checkpoints), which with several streams one
+  // reader may deliver while another is still writing, or is cut.
+  std::function<bool(std::string_view rel)> hold_to_end;
 };
 
 // Applies chunks to a target directory. Thread-safe: several readers may feed
@@ -241,6 +246,12 @@ class Extractor {
   std::map<std::string, std::shared_ptr<util::UniqueFd>> dirs_;  // guarded by mu_
   std::map<std::string, std::shared_ptr<OpenFile>> open_;        // guarded by mu_
   std::set<std::string> done_;                                   // guarded by mu_
+  struct Held {
+    std::shared_ptr<util::UniqueFd> dir;
+    std::string name, shown;
+  };
+  std::vector<Held> held_;  // guarded by mu_: complete, not renamed yet (hold_to_end)
+  Status Rename(int dir, const std::string& name, const std::string& shown);
 };
 
 // Extracts one stream (read to its end) into options.target_dir.

@@ -43,7 +43,7 @@ inline std::string SampleStream() {
 inline std::map<std::string, std::string> Files(const std::string& stream) {
   TempDir t;
   auto fd = MemFd(stream);
-  EXPECT_TRUE(stream::ExtractStream(fd.get(), {t.path(), false, false, {}}).ok());
+  EXPECT_TRUE(stream::ExtractStream(fd.get(), {t.path(), false, false, {}, {}}).ok());
   return xbak::testing::TreeContents(t.path());
 }
 

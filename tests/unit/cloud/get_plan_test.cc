@@ -51,6 +51,27 @@ TEST_F(GetPlanTest, EachFileOnOneOutputAndTheOrderTakesFromEveryOutputInTurn) {
   }
 }
 
+// The file whose presence says a backup is complete comes last, under
+// either name, even where a database's files sort after it: a get cut short
+// must not leave an extraction that looks whole.
+TEST_F(GetPlanTest, TheCheckpointsFileIsDownloadedLast) {
+  for (const std::string cp : {"xtrabackup_checkpoints", "mariadb_backup_checkpoints"}) {
+    const std::string stream = PChunk("aaa/t.ibd", Pattern(1000, 1), 0) + EChunk("aaa/t.ibd") +
+                               PChunk(cp, "backup_type = full-backuped\n", 0) + EChunk(cp) +
+                               PChunk("zoo/t.ibd", Pattern(3000, 2), 0) + EChunk("zoo/t.ibd");
+    const std::string name = "cp-" + cp.substr(0, 3);
+    ASSERT_TRUE(Put(name, stream).ok());
+    for (size_t outputs : {size_t{1}, size_t{2}}) {
+      auto plan = Plan(name, outputs);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      ASSERT_EQ(plan->order.size(), 3u);
+      EXPECT_EQ(plan->order.back().entry.path, cp) << outputs << " output(s)";
+      const Object& last = plan->order.back();
+      EXPECT_EQ(last.output_pos + 1, plan->output_counts[last.output]) << "last on its output too";
+    }
+  }
+}
+
 TEST_F(GetPlanTest, DownloadModeFollowsWhatTheManifestHolds) {
   ASSERT_TRUE(Put("v2", SampleStream()).ok());
   ASSERT_TRUE(Put("v1", SampleStream(), nullptr, /*digest_piece_bytes=*/0).ok());

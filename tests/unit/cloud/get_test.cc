@@ -54,7 +54,7 @@ TEST_F(CloudTest, IncompleteBackupIsRefusedThenReadWhenAllowed) {
   EXPECT_FALSE(got->empty());
   TempDir t;
   auto fd = MemFd(*got);
-  Status x = stream::ExtractStream(fd.get(), {t.path(), false, false, {}});
+  Status x = stream::ExtractStream(fd.get(), {t.path(), false, false, {}, {}});
   EXPECT_EQ(x.code(), ErrorCode::kCorrupt);
   EXPECT_NE(x.message().find("db/big.ibd"), std::string::npos) << x.message();
 }

@@ -198,6 +198,35 @@ TEST(Extractor, ManyStreamsIntoOneTarget) {
   EXPECT_EQ(TreeContents(t / "out"), want);
 }
 
+// A held file (the checkpoints) is renamed into place only once every
+// stream ended whole: the stream that carries it ends first here, the other is
+// cut in the middle of a file, and the held file stays partial.
+TEST(Extractor, AHeldFileAppearsOnlyWhenEveryStreamEndedWhole) {
+  TempDir t;
+  const std::string cp = PChunk("mariadb_backup_checkpoints", "to_lsn = 9\n", 0) + EChunk("mariadb_backup_checkpoints");
+  ExtractOptions o;
+  o.fsync = false;
+  o.hold_to_end = [](std::string_view rel) { return rel == "mariadb_backup_checkpoints"; };
+  {
+    util::UniqueFd a = MemFd(PChunk("db/a.ibd", "aa", 0) + EChunk("db/a.ibd") + cp);
+    util::UniqueFd b = MemFd(PChunk("db/b.ibd", "bb", 0));  // cut: no EOF chunk
+    o.target_dir = t / "cut";
+    ASSERT_FALSE(ExtractStreams({a.get(), b.get()}, o).ok());
+    std::map<std::string, std::string> want{{"db/a.ibd", "aa"},
+                                            {"db/b.ibd.xbpartial", "bb"},
+                                            {"mariadb_backup_checkpoints.xbpartial", "to_lsn = 9\n"}};
+    EXPECT_EQ(TreeContents(t / "cut"), want);
+  }
+  util::UniqueFd a = MemFd(PChunk("db/a.ibd", "aa", 0) + EChunk("db/a.ibd") + cp);
+  util::UniqueFd b = MemFd(PChunk("db/b.ibd", "bb", 0) + EChunk("db/b.ibd"));
+  o.target_dir = t / "whole";
+  Status st = ExtractStreams({a.get(), b.get()}, o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::map<std::string, std::string> want{
+      {"db/a.ibd", "aa"}, {"db/b.ibd", "bb"}, {"mariadb_backup_checkpoints", "to_lsn = 9\n"}};
+  EXPECT_EQ(TreeContents(t / "whole"), want);
+}
+
 TEST(Extractor, OneBadStreamStopsTheOthers) {
   TempDir t;
   int p[2];
