@@ -99,8 +99,11 @@ Result<GetPlan> PlanGet(storage::EventLoop& loop, storage::ObjectStore& store, c
   // The checkpoints file, whose presence says a backup is complete, comes
   // last, whatever its name sorts after: a get cut short must not leave an
   // extraction that looks whole.
-  auto is_checkpoints = [](const ManifestEntry& e) { return backupdir::IsMeta(e.path, backupdir::Meta::kCheckpoints); };
-  std::stable_partition(entries.begin(), entries.end(), [&](const ManifestEntry& e) { return !is_checkpoints(e); });
+  auto is_checkpoints = [](const ManifestEntry& e) {
+    return backupdir::IsMeta(e.path, backupdir::Meta::kCheckpoints);
+  };
+  std::stable_partition(entries.begin(), entries.end(),
+                        [&](const ManifestEntry& e) { return !is_checkpoints(e); });
 
   // Files to outputs: each file on one output, outputs balanced by bytes.
   GetPlan plan;

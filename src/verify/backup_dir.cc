@@ -88,7 +88,8 @@ std::string NameIn(const BackupDir& b, backupdir::Meta m) {
     if (b.files.count(MetaName(m, s))) return MetaName(m, s);
   }
   for (auto other : {backupdir::Meta::kCheckpoints, backupdir::Meta::kInfo, backupdir::Meta::kBinlogInfo}) {
-    if (b.files.count(MetaName(other, MetaScheme::kMariadbBackup))) return MetaName(m, MetaScheme::kMariadbBackup);
+    if (b.files.count(MetaName(other, MetaScheme::kMariadbBackup)))
+      return MetaName(m, MetaScheme::kMariadbBackup);
   }
   return MetaName(m, MetaScheme::kXtrabackup);
 }
@@ -114,7 +115,18 @@ void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r) {
   std::string cp_path;
   auto text = ReadMetaFile(*b, NameIn(*b, backupdir::Meta::kCheckpoints), keys, &cp_path);
   if (!text.ok()) {
-    r.Add(cp_path + ": missing or unreadable (" + text.status().message() +
+    // No metadata file at all (a backup killed early): either name may be the one missing.
+    const bool scheme_unknown =
+        cp_path.ends_with(
+            backupdir::MetaName(backupdir::Meta::kCheckpoints, backupdir::MetaScheme::kXtrabackup)) &&
+        !b->files.count(backupdir::MetaName(backupdir::Meta::kInfo, backupdir::MetaScheme::kXtrabackup));
+    r.Add(cp_path +
+          (scheme_unknown ? " (or " +
+                                backupdir::MetaName(backupdir::Meta::kCheckpoints,
+                                                    backupdir::MetaScheme::kMariadbBackup) +
+                                ")"
+                          : std::string()) +
+          ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
   } else {
     auto c = backupdir::ParseCheckpoints(text.value(), cp_path);

@@ -47,7 +47,7 @@ not_complete() {
   if [ -d "$dir" ]; then
     "$XBAK" --verify --target-dir="$dir" > "$W/verify.out" 2>&1 || rc=$?
     [ "$rc" -eq 1 ] || { cat "$W/verify.out" >&2; fail "$label: xbak --verify did not flag the incomplete $dir (exit $rc)"; }
-    grep -q "${META}checkpoints: missing" "$W/verify.out" || fail "$label: verify does not name the missing marker"
+    grep -Eq "${META}checkpoints[^:]*: missing" "$W/verify.out" || fail "$label: verify does not name the missing marker"
   fi
 }
 

@@ -29,40 +29,40 @@ odd_port=$(alloc_port)
 sb_init odd "$odd_port" "version=12.3.1-MariaDB-log"
 sb_start odd
 sb_sql odd "CREATE DATABASE d; CREATE TABLE d.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO d.t VALUES (1,1),(2,2)"
-rc=0; "$XBAK" --backup --defaults-file="$(sb_cnf odd)" --target-dir="$W/odd" 2> "$W/odd.log" || rc=$?
+rc=0; "$XBAK" --backup --defaults-file="$(sb_cnf odd)" --target-dir="$W/odd-bk" 2> "$W/odd.log" || rc=$?
 refused "$rc" "$W/odd.log" "MariaDB 12.3.1 (the server at" "is refused: xbak has not been tested against it" \
   "tested: MariaDB 10.11, MariaDB 11.8" "--no-server-version-check"
-[ ! -e "$W/odd" ] || fail "the refused backup created its target directory"
+[ ! -e "$W/odd-bk" ] || fail "the refused backup created its target directory"
 rc=0; "$XBAK" --backup --defaults-file="$(sb_cnf odd)" --stream=xbstream > "$W/odd.xb" 2> "$W/odd-stream.log" || rc=$?
 refused "$rc" "$W/odd-stream.log" "MariaDB 12.3.1"
 [ ! -s "$W/odd.xb" ] || fail "the refused backup wrote $(stat -c %s "$W/odd.xb") bytes to its stream"
 
 step "--no-server-version-check backs it up; its recorded version is refused by --prepare and --restore"
-xbak --backup --defaults-file="$(sb_cnf odd)" --no-server-version-check --target-dir="$W/odd" 2> "$W/odd.log" ||
+xbak --backup --defaults-file="$(sb_cnf odd)" --no-server-version-check --target-dir="$W/odd-bk" 2> "$W/odd.log" ||
   { cat "$W/odd.log"; fail "backup with --no-server-version-check"; }
 assert_contains "$W/odd.log" "WARNING: MariaDB 12.3.1 .*going on as --no-server-version-check says"
 # 12.x is past 11.1: the names mariadb-backup of that version writes.
-assert_contains "$W/odd/mariadb_backup_info" '^server_version = 12\.3\.1-MariaDB-log$'
-sum_before=$(cd "$W/odd" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)
-rc=0; "$XBAK" --prepare --target-dir="$W/odd" 2> "$W/odd-prep.log" || rc=$?
-refused "$rc" "$W/odd-prep.log" "MariaDB 12.3.1 (the backup in $W/odd) is refused"
-assert_eq "$sum_before" "$(cd "$W/odd" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)" \
+assert_contains "$W/odd-bk/mariadb_backup_info" '^server_version = 12\.3\.1-MariaDB-log$'
+sum_before=$(cd "$W/odd-bk" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)
+rc=0; "$XBAK" --prepare --target-dir="$W/odd-bk" 2> "$W/odd-prep.log" || rc=$?
+refused "$rc" "$W/odd-prep.log" "MariaDB 12.3.1 (the backup in $W/odd-bk) is refused"
+assert_eq "$sum_before" "$(cd "$W/odd-bk" && find . -type f -print0 | sort -z | xargs -0 md5sum | md5sum)" \
   "the refused prepare changed the backup"
-rc=0; "$XBAK" --restore --target-dir="$W/odd" --datadir="$W/odd-restored" 2> "$W/odd-rst.log" || rc=$?
-refused "$rc" "$W/odd-rst.log" "MariaDB 12.3.1 (the backup in $W/odd) is refused"
+rc=0; "$XBAK" --restore --target-dir="$W/odd-bk" --datadir="$W/odd-restored" 2> "$W/odd-rst.log" || rc=$?
+refused "$rc" "$W/odd-rst.log" "MariaDB 12.3.1 (the backup in $W/odd-bk) is refused"
 [ -z "$(ls -A "$W/odd-restored" 2> /dev/null)" ] || fail "the refused restore wrote into the datadir"
-xbak --prepare --no-server-version-check --target-dir="$W/odd" 2> "$W/odd-prep.log" ||
+xbak --prepare --no-server-version-check --target-dir="$W/odd-bk" 2> "$W/odd-prep.log" ||
   { cat "$W/odd-prep.log"; fail "prepare with --no-server-version-check"; }
-assert_contains "$W/odd/mariadb_backup_checkpoints" '^backup_type = log-applied$'
+assert_contains "$W/odd-bk/mariadb_backup_checkpoints" '^backup_type = log-applied$'
 sb_stop odd
 
 step "a server whose redo log xbak does not read (10.6) is refused even with the option"
 old_port=$(alloc_port)
 sb_init old "$old_port" "version=10.6.21-MariaDB-log"
 sb_start old
-rc=0; "$XBAK" --backup --defaults-file="$(sb_cnf old)" --no-server-version-check --target-dir="$W/old" 2> "$W/old.log" || rc=$?
+rc=0; "$XBAK" --backup --defaults-file="$(sb_cnf old)" --no-server-version-check --target-dir="$W/old-bk" 2> "$W/old.log" || rc=$?
 refused "$rc" "$W/old.log" "MariaDB 10.6.21 (the server at" "is not supported: its redo log format (before MariaDB 10.8)"
-[ ! -e "$W/old" ] || fail "the refused backup created its target directory"
+[ ! -e "$W/old-bk" ] || fail "the refused backup created its target directory"
 sb_stop old
 
 step "MariaDB 10.11: a full backup and an incremental under writes and DDL"
@@ -73,13 +73,13 @@ cnf=$(sb_cnf src)
 sb_load_sample src
 sb_load_sysbench src 4 10000
 sb_sql src "CREATE DATABASE ddl; CREATE TABLE ddl.keep (id INT PRIMARY KEY, v TEXT) ENGINE=InnoDB;
-  INSERT INTO ddl.keep SELECT seq, REPEAT('k', 200) FROM seq_1_to_2000"
+  INSERT INTO ddl.keep SELECT seq, REPEAT('k', 200) FROM ddl.seq_1_to_2000"
 ddl_loop() {
   local i=0
   while [ ! -e "$W/stop_ddl" ]; do
     i=$((i + 1))
-    sb_sql src "CREATE TABLE ddl.c$i (id INT PRIMARY KEY, v TEXT) ENGINE=InnoDB AS SELECT seq AS id, REPEAT('c', 99) AS v FROM seq_1_to_300;
-      CREATE TABLE ddl.a$i (id INT PRIMARY KEY) ENGINE=Aria AS SELECT seq AS id FROM seq_1_to_50;
+    sb_sql src "CREATE TABLE ddl.c$i (id INT PRIMARY KEY, v TEXT) ENGINE=InnoDB AS SELECT seq AS id, REPEAT('c', 99) AS v FROM ddl.seq_1_to_300;
+      CREATE TABLE ddl.a$i (id INT PRIMARY KEY) ENGINE=Aria AS SELECT seq AS id FROM ddl.seq_1_to_50;
       ALTER TABLE ddl.c$i ADD COLUMN w INT NOT NULL DEFAULT 3, FORCE, ALGORITHM=COPY;
       RENAME TABLE ddl.c$i TO ddl.r$i; DROP TABLE IF EXISTS ddl.r$((i - 2)), ddl.a$((i - 2))" 2> /dev/null || true
   done
@@ -104,32 +104,30 @@ for b in full inc1; do
 done
 sb_stop src
 
-# start_restored NAME DIR [with118] : a sandbox instance on a restored datadir, started
-start_restored() {
-  local name=$1 dir=$2 port; port=$(alloc_port)
-  sb_init_from_datadir "$name" "$port" "$dir"
-  if [ "${3:-}" = with118 ]; then with118 sb_start "$name"; else sb_start "$name"; fi
+# restore_chain NAME HOW : the chain restored by xbak --restore (from directories or streams) into
+# the datadir of a new sandbox instance NAME (made first: the instance's directory must stay open
+# to the server's user, the datadir xbak makes is not)
+restore_chain() {
+  local name=$1 how=$2 port; port=$(alloc_port)
+  sb_init_from_datadir "$name" "$port" "$W/$name/data"
+  local src=(--target-dir="$W/full" --incremental-dir="$W/inc1")
+  [ "$how" = streams ] && src=(--from-stream="$W/full.xb" --from-stream="$W/inc1.xb")
+  xbak --restore --parallel=2 "${src[@]}" --datadir="$W/$name/data" 2> "$W/$name-restore.log" ||
+    { tail "$W/$name-restore.log"; fail "restore from $how for $name"; }
 }
 user_sums() { sb_checksums "$1" | grep -v '^mysql\.'; }
 
 step "the chain restored onto 10.11 (the reference)"
-xbak --restore --parallel=2 --target-dir="$W/full" --incremental-dir="$W/inc1" --datadir="$W/d10/data" 2> "$W/r10.log" ||
-  { tail "$W/r10.log"; fail "restore for 10.11"; }
-start_restored d10 "$W/d10/data"
+restore_chain d10 dirs
+sb_start d10
 sb_check_all d10
 user_sums d10 > "$W/d10.sum"
 sb_stop d10
 
 for how in dirs streams; do
   step "the chain restored from $how onto MariaDB 11.8, mariadb-upgrade, CHECK TABLE, checksums"
-  if [ "$how" = dirs ]; then
-    xbak --restore --parallel=2 --target-dir="$W/full" --incremental-dir="$W/inc1" --datadir="$W/d11$how/data" \
-      2> "$W/r11$how.log" || { tail "$W/r11$how.log"; fail "restore from $how"; }
-  else
-    xbak --restore --parallel=2 --from-stream="$W/full.xb" --from-stream="$W/inc1.xb" --datadir="$W/d11$how/data" \
-      2> "$W/r11$how.log" || { tail "$W/r11$how.log"; fail "restore from $how"; }
-  fi
-  start_restored "d11$how" "$W/d11$how/data" with118
+  restore_chain "d11$how" "$how"
+  with118 sb_start "d11$how"
   assert_contains "$(sb_errlog "d11$how")" "Version: '11\.8\." "the restored datadir runs MariaDB 11.8"
   with118 mariadb-upgrade --defaults-file="$(sb_cnf "d11$how")" > "$W/upgrade-$how.log" 2>&1 ||
     { tail -n 20 "$W/upgrade-$how.log"; fail "mariadb-upgrade on the restored datadir"; }
