@@ -679,6 +679,17 @@ SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-be
             "pitr-bench": lambda doc, name: section_pitr(doc, name, sys.modules[__name__])}
 
 
+def on_server(section, server):
+    """A section measured against another server (XBAK_SERVER): said in its title and command."""
+    if not server:
+        return section
+    label = server.replace("mariadb-", "MariaDB ")
+    out = [section[0] + f" — {label}"] if section else []
+    for line in section[1:]:
+        out.append(line.replace("Command: `", f"Command: `XBAK_SERVER={server} ", 1))
+    return out
+
+
 def main():
     lines = ["# Benchmarks", "",
              "Every figure here was produced by a script in `benchmarks/`, which starts its own servers on "
@@ -687,13 +698,18 @@ def main():
              "timings on a shared 2-core machine are noisy, so every repetition is listed.", "",
              SUITE_TEXT]
     order = ["micro-bench"] + sorted(k for k in SECTIONS if k != "micro-bench")
-    for fn in sorted(os.listdir(RES), key=lambda f: (order.index(f[:-5]) if f[:-5] in order else len(order), f)):
+    def place(f):  # a suite's other-server runs right after it
+        base = f[:-5].partition("@")[0]
+        return (order.index(base) if base in order else len(order), f)
+
+    for fn in sorted(os.listdir(RES), key=place):
         if not fn.endswith(".json"):
             continue
         name = fn[:-5]
         doc = json.load(open(os.path.join(RES, fn)))
-        if name in SECTIONS:
-            lines += SECTIONS[name](doc, name)
+        base, _, server = name.partition("@")  # NAME@mariadb-11.8: the suite run against that server
+        if base in SECTIONS:
+            lines += on_server(SECTIONS[base](doc, name), server)
     open(OUT, "w").write("\n".join(lines) + "\n")
     print(f"wrote {OUT}")
 

@@ -203,7 +203,8 @@ TEST(Extractor, ManyStreamsIntoOneTarget) {
 // cut in the middle of a file, and the held file stays partial.
 TEST(Extractor, AHeldFileAppearsOnlyWhenEveryStreamEndedWhole) {
   TempDir t;
-  const std::string cp = PChunk("mariadb_backup_checkpoints", "to_lsn = 9\n", 0) + EChunk("mariadb_backup_checkpoints");
+  const std::string cp =
+      PChunk("mariadb_backup_checkpoints", "to_lsn = 9\n", 0) + EChunk("mariadb_backup_checkpoints");
   ExtractOptions o;
   o.fsync = false;
   o.hold_to_end = [](std::string_view rel) { return rel == "mariadb_backup_checkpoints"; };
