@@ -402,7 +402,8 @@ sb_flush() {
 # sb_load_sample NAME : a small, deterministic data set covering the storage variants a backup
 # tool must handle. Schemas: xs_rowfmt (InnoDB DYNAMIC/COMPACT/REDUNDANT/COMPRESSED), xs_app
 # (secondary indexes, BLOB/TEXT incl. off-page, FULLTEXT, partitioned table, view, trigger,
-# stored procedure), xs_engines (Aria, MyISAM, CSV). About 5,000 rows.
+# stored procedure; on MariaDB 11.7+ a VECTOR index), xs_engines (Aria, MyISAM, CSV). About
+# 5,000 rows.
 sb_load_sample() {
   local name=${1:-} t0; t0=$(_sb_now)
   sb_sql "$name" <<'SQL' || { _sb_err "sb_load_sample failed on $name"; return 1; }
@@ -531,6 +532,21 @@ INSERT INTO xs_engines.t_csv
   WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 100)
   SELECT n, MD5(n), DATE_ADD('2022-06-01', INTERVAL n DAY) FROM s;
 SQL
+  # MariaDB 11.7+: a VECTOR index, which InnoDB keeps as a hidden table of its own
+  # (xs_app/embeddings#i#01.ibd).
+  local v major minor
+  v=$(sb_sql "$name" "SELECT SUBSTRING_INDEX(VERSION(), '-', 1)") || return
+  IFS=. read -r major minor _ <<< "$v"
+  if [ "$major" -gt 11 ] || { [ "$major" -eq 11 ] && [ "$minor" -ge 7 ]; }; then
+    sb_sql "$name" "CREATE TABLE xs_app.embeddings (id INT PRIMARY KEY, label VARCHAR(20) NOT NULL,
+        v VECTOR(8) NOT NULL, VECTOR INDEX (v)) ENGINE=InnoDB;
+      SET SESSION max_recursive_iterations = 100000;
+      INSERT INTO xs_app.embeddings
+        WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 600)
+        SELECT n, CONCAT('e', n), VEC_FromText(CONCAT('[', n % 7, ',', n % 11, ',', n % 13, ',', n % 17, ',',
+          n % 19, ',', n % 23, ',', n % 29, ',', n % 31, ']')) FROM s" ||
+      { _sb_err "sb_load_sample: the VECTOR table failed on $name"; return 1; }
+  fi
   _sb_log "loaded sample data into $name in $(_sb_since "$t0") s"
 }
 

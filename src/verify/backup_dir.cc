@@ -109,24 +109,23 @@ Result<std::string> ReadMetaFile(const BackupDir& b, const std::string& name, co
   return sink::ReadEncryptedFile(enc, name, *keys);
 }
 
+// The checkpoints file at `path` is missing: with no metadata file at all (a
+// backup killed early), either name may be the one missing.
+std::string ShownMissing(const BackupDir& b, const std::string& path) {
+  using backupdir::Meta, backupdir::MetaName, backupdir::MetaScheme;
+  const bool scheme_unknown = path.ends_with(MetaName(Meta::kCheckpoints, MetaScheme::kXtrabackup)) &&
+                              !b.files.count(MetaName(Meta::kInfo, MetaScheme::kXtrabackup));
+  return scheme_unknown ? path + " (or " + MetaName(Meta::kCheckpoints, MetaScheme::kMariadbBackup) + ")"
+                        : path;
+}
+
 }  // namespace
 
 void ReadMetadata(BackupDir* b, const crypt::KeyRing* keys, Reporter& r) {
   std::string cp_path;
   auto text = ReadMetaFile(*b, NameIn(*b, backupdir::Meta::kCheckpoints), keys, &cp_path);
   if (!text.ok()) {
-    // No metadata file at all (a backup killed early): either name may be the one missing.
-    const bool scheme_unknown =
-        cp_path.ends_with(
-            backupdir::MetaName(backupdir::Meta::kCheckpoints, backupdir::MetaScheme::kXtrabackup)) &&
-        !b->files.count(backupdir::MetaName(backupdir::Meta::kInfo, backupdir::MetaScheme::kXtrabackup));
-    r.Add(cp_path +
-          (scheme_unknown ? " (or " +
-                                backupdir::MetaName(backupdir::Meta::kCheckpoints,
-                                                    backupdir::MetaScheme::kMariadbBackup) +
-                                ")"
-                          : std::string()) +
-          ": missing or unreadable (" + text.status().message() +
+    r.Add(ShownMissing(*b, cp_path) + ": missing or unreadable (" + text.status().message() +
           "): the backup is incomplete (it is written last)");
   } else {
     auto c = backupdir::ParseCheckpoints(text.value(), cp_path);

@@ -6,12 +6,13 @@
 #    turn by --prepare and --restore (nothing changed, nothing written) unless the option is given
 #    again; a version whose redo log xbak does not read (10.6) is refused even with the option;
 #  - across versions: a chain (full + incremental) of MariaDB 10.11 taken under writes and DDL,
-#    restored by xbak --restore from directories and from streams into datadirs that MariaDB 11.8
+#    restored by xbak --restore from directories and from xbcloud (MinIO) into datadirs that MariaDB 11.8
 #    (from its Debian root, scripts/server-root.sh) starts on; after mariadb-upgrade every table
 #    passes CHECK TABLE EXTENDED and its CHECKSUM equals the same chain restored onto 10.11.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
+require_xbcloud
 [ "$XBAK_SERVER" = mariadb-10.11 ] || fail "this test runs the host's 10.11 beside 11.8 (XBAK_SERVER=$XBAK_SERVER)"
 W=$TEST_WORK
 bin118=$("$XBAK_SRC/scripts/server-root.sh" mariadb-11.8) || fail "no MariaDB 11.8 root"
@@ -102,18 +103,36 @@ for b in full inc1; do
   mkdir -p "$W/$b"
   "$XBAK" --extract -C "$W/$b" < "$W/$b.xb" 2> "$W/x-$b.log" || { cat "$W/x-$b.log"; fail "extract $b"; }
 done
+s3_port=$(alloc_port)
+OS_CONSOLE_PORT=$(alloc_port)
+os_minio_start "$s3_port" "$W/minio"
+os_bucket_create "$s3_port" versions
+S3=(--s3-endpoint="http://127.0.0.1:$s3_port" --s3-bucket=versions --progress-interval=0)
+for b in full inc1; do
+  "$XBCLOUD" put "${S3[@]}" "v1011/$b" < "$W/$b.xb" 2> "$W/put-$b.log" || { cat "$W/put-$b.log"; fail "xbcloud put $b"; }
+done
 sb_stop src
 
-# restore_chain NAME HOW : the chain restored by xbak --restore (from directories or streams) into
+# restore_chain NAME HOW : the chain restored by xbak --restore (from directories, or from xbcloud
+# get into named pipes) into
 # the datadir of a new sandbox instance NAME (made first: the instance's directory must stay open
 # to the server's user, the datadir xbak makes is not)
 restore_chain() {
   local name=$1 how=$2 port; port=$(alloc_port)
   sb_init_from_datadir "$name" "$port" "$W/$name/data"
-  local src=(--target-dir="$W/full" --incremental-dir="$W/inc1")
-  [ "$how" = streams ] && src=(--from-stream="$W/full.xb" --from-stream="$W/inc1.xb")
+  local src=(--target-dir="$W/full" --incremental-dir="$W/inc1") gets=() b g
+  if [ "$how" = xbcloud ]; then
+    src=()
+    for b in full inc1; do
+      mkfifo "$W/$name-$b.pipe"
+      "$XBCLOUD" get "${S3[@]}" "v1011/$b" > "$W/$name-$b.pipe" 2> "$W/$name-get-$b.log" &
+      gets+=($!)
+      src+=(--from-stream="$W/$name-$b.pipe")
+    done
+  fi
   xbak --restore --parallel=2 "${src[@]}" --datadir="$W/$name/data" 2> "$W/$name-restore.log" ||
     { tail "$W/$name-restore.log"; fail "restore from $how for $name"; }
+  for g in "${gets[@]}"; do wait "$g" || fail "an xbcloud get for $name failed"; done
 }
 user_sums() { sb_checksums "$1" | grep -v '^mysql\.'; }
 
@@ -124,7 +143,7 @@ sb_check_all d10
 user_sums d10 > "$W/d10.sum"
 sb_stop d10
 
-for how in dirs streams; do
+for how in dirs xbcloud; do
   step "the chain restored from $how onto MariaDB 11.8, mariadb-upgrade, CHECK TABLE, checksums"
   restore_chain "d11$how" "$how"
   with118 sb_start "d11$how"
@@ -136,4 +155,4 @@ for how in dirs streams; do
   sb_compare_checksums "$W/d10.sum" "$W/d11$how.sum" || fail "11.8 holds other data than 10.11 ($how)"
   sb_stop "d11$how"
 done
-echo "version policy enforced; a 10.11 chain restored onto 11.8 from directories and streams"
+echo "version policy enforced; a 10.11 chain restored onto 11.8 from directories and from xbcloud"
