@@ -23,8 +23,8 @@ std::string_view Suffix(Meta m) {
   return "";
 }
 
-bool Exists(const std::string& dir, Meta m, MetaScheme s) {
-  return util::PathExists(util::JoinPath(dir, MetaName(m, s)));
+bool Exists(const std::string& dir, Meta m, MetaScheme s, std::string_view suffix = {}) {
+  return util::PathExists(util::JoinPath(dir, MetaName(m, s) + std::string(suffix)));
 }
 
 }  // namespace
@@ -42,11 +42,16 @@ MetaScheme SchemeOf(const std::string& dir) {
   return MetaScheme::kXtrabackup;
 }
 
-std::string MetaPath(const std::string& dir, Meta m) {
+std::string StoredMetaName(const std::string& dir, Meta m, std::string_view suffix) {
   for (MetaScheme s : {MetaScheme::kMariadbBackup, MetaScheme::kXtrabackup}) {
-    if (Exists(dir, m, s)) return util::JoinPath(dir, MetaName(m, s));
+    if (Exists(dir, m, s, suffix)) return MetaName(m, s);
   }
-  return util::JoinPath(dir, MetaName(m, SchemeOf(dir)));
+  return "";
+}
+
+std::string MetaPath(const std::string& dir, Meta m) {
+  const std::string stored = StoredMetaName(dir, m);
+  return util::JoinPath(dir, stored.empty() ? MetaName(m, SchemeOf(dir)) : stored);
 }
 
 bool IsMeta(std::string_view rel, Meta m) {

@@ -111,14 +111,11 @@ std::optional<int> ReadKeys(const po::variables_map& vm, const char* mode, crypt
 }
 
 std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::string& basedir, uint64_t* lsn) {
-  if (util::PathExists(backupdir::MetaPath(basedir, backupdir::Meta::kCheckpoints))) return std::nullopt;
-  std::string name, path;
-  for (auto s : {backupdir::MetaScheme::kMariadbBackup, backupdir::MetaScheme::kXtrabackup}) {
-    name = backupdir::MetaName(backupdir::Meta::kCheckpoints, s);
-    path = util::JoinPath(basedir, crypt::EncryptedName(name));
-    if (util::PathExists(path)) break;
-  }
-  if (!util::PathExists(path)) return std::nullopt;
+  if (!backupdir::StoredMetaName(basedir, backupdir::Meta::kCheckpoints).empty()) return std::nullopt;
+  const std::string name =
+      backupdir::StoredMetaName(basedir, backupdir::Meta::kCheckpoints, crypt::kEncryptedSuffix);
+  if (name.empty()) return std::nullopt;
+  const std::string path = util::JoinPath(basedir, crypt::EncryptedName(name));
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, "--incremental-basedir of an encrypted backup", &ring)) return *rc;
   auto text = sink::ReadEncryptedFile(path, name, ring);
@@ -130,12 +127,9 @@ std::optional<int> EncryptedBaseLsn(const po::variables_map& vm, const std::stri
 }
 
 std::optional<int> DecryptForPrepare(const po::variables_map& vm, const std::string& dir, int parallel) {
-  bool encrypted = false;
-  for (auto s : {backupdir::MetaScheme::kMariadbBackup, backupdir::MetaScheme::kXtrabackup}) {
-    encrypted |= util::PathExists(
-        util::JoinPath(dir, crypt::EncryptedName(backupdir::MetaName(backupdir::Meta::kCheckpoints, s))));
+  if (backupdir::StoredMetaName(dir, backupdir::Meta::kCheckpoints, crypt::kEncryptedSuffix).empty()) {
+    return std::nullopt;
   }
-  if (!encrypted) return std::nullopt;
   crypt::KeyRing ring;
   if (auto rc = ReadKeys(vm, ("--prepare of the encrypted backup in " + dir).c_str(), &ring)) return *rc;
   util::LogInfo("decrypting the backup in " + dir + " in place before the prepare");

@@ -187,12 +187,9 @@ Status RunRestore(const RestoreOptions& o) {
   std::vector<std::string> chain{o.full_dir};
   chain.insert(chain.end(), o.incremental_dirs.begin(), o.incremental_dirs.end());
   for (const auto& dir : chain) {
-    bool encrypted = false;
-    for (auto s : {backupdir::MetaScheme::kXtrabackup, backupdir::MetaScheme::kMariadbBackup}) {
-      encrypted |= util::PathExists(
-          util::JoinPath(dir, crypt::EncryptedName(backupdir::MetaName(backupdir::Meta::kCheckpoints, s))));
-    }
-    if (encrypted && !util::PathExists(backupdir::MetaPath(dir, backupdir::Meta::kCheckpoints))) {
+    const bool encrypted =
+        !backupdir::StoredMetaName(dir, backupdir::Meta::kCheckpoints, crypt::kEncryptedSuffix).empty();
+    if (encrypted && backupdir::StoredMetaName(dir, backupdir::Meta::kCheckpoints).empty()) {
       return Error(
           ErrorCode::kUnsupported,
           dir +

@@ -55,6 +55,9 @@ refused "$rc" "$W/odd-rst.log" "MariaDB 12.3.1 (the backup in $W/odd-bk) is refu
 xbak --prepare --no-server-version-check --target-dir="$W/odd-bk" 2> "$W/odd-prep.log" ||
   { cat "$W/odd-prep.log"; fail "prepare with --no-server-version-check"; }
 assert_contains "$W/odd-bk/mariadb_backup_checkpoints" '^backup_type = log-applied$'
+# As a stream too, for xbcloud restore's check below.
+"$XBAK" --backup --defaults-file="$(sb_cnf odd)" --no-server-version-check --stream=xbstream > "$W/odd.xb" \
+  2> "$W/odd-stream.log" || { cat "$W/odd-stream.log"; fail "stream backup with --no-server-version-check"; }
 sb_stop odd
 
 step "a server whose redo log xbak does not read (10.6) is refused even with the option"
@@ -111,6 +114,15 @@ S3=(--s3-endpoint="http://127.0.0.1:$s3_port" --s3-bucket=versions --progress-in
 for b in full inc1; do
   "$XBCLOUD" put "${S3[@]}" "v1011/$b" < "$W/$b.xb" 2> "$W/put-$b.log" || { cat "$W/put-$b.log"; fail "xbcloud put $b"; }
 done
+
+step "xbcloud restore refuses a backup of MariaDB 12.3.1 before it downloads anything"
+"$XBCLOUD" put "${S3[@]}" odd/full < "$W/odd.xb" 2> "$W/put-odd.log" || { cat "$W/put-odd.log"; fail "xbcloud put odd"; }
+rc=0; "$XBCLOUD" restore "${S3[@]}" --latest --datadir="$W/odd-pitr" odd 2> "$W/odd-pitr.log" || rc=$?
+refused "$rc" "$W/odd-pitr.log" "MariaDB 12.3.1 (the backup odd/full) is refused" "--no-server-version-check"
+[ ! -e "$W/odd-pitr" ] || fail "the refused xbcloud restore created the datadir"
+rc=0; "$XBCLOUD" restore "${S3[@]}" --latest --restore-dry-run --no-server-version-check odd 2> "$W/odd-pitr.log" || rc=$?
+grep -q "is refused" "$W/odd-pitr.log" && { cat "$W/odd-pitr.log" >&2; fail "--no-server-version-check did not override"; }
+assert_contains "$W/odd-pitr.log" "WARNING: MariaDB 12.3.1 \(the backup odd/full\)"
 sb_stop src
 
 # restore_chain NAME HOW : the chain restored by xbak --restore (from directories, or from xbcloud

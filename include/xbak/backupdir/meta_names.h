@@ -34,6 +34,9 @@ MetaScheme SchemeOf(const std::string& dir);
 
 // DIR/<name of m>: the name DIR holds it under, else under SchemeOf(dir).
 std::string MetaPath(const std::string& dir, Meta m);
+// The name of `m` that DIR holds a file NAME + suffix of (".xbenc": as an
+// encrypted backup stores it), the new scheme's first; "" when neither.
+std::string StoredMetaName(const std::string& dir, Meta m, std::string_view suffix = {});
 
 // Whether a path relative to a backup's top is `m` under either scheme
 // ("xtrabackup_checkpoints" or "mariadb_backup_checkpoints").

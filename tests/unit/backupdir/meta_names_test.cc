@@ -60,6 +60,16 @@ TEST(MetaNames, ADirectoryIsReadUnderTheNameItHas) {
   EXPECT_EQ(InfoServerVersion(old.path()), "11.8.9-MariaDB");
 }
 
+TEST(MetaNames, AnEncryptedBackupsNameIsFoundByItsSuffix) {
+  const testing::TempDir tmp;
+  ASSERT_TRUE(util::WriteFileAtomic(tmp / "xtrabackup_checkpoints.xbenc", "x").ok());
+  EXPECT_EQ(StoredMetaName(tmp.path(), Meta::kCheckpoints, ".xbenc"), "xtrabackup_checkpoints");
+  EXPECT_EQ(StoredMetaName(tmp.path(), Meta::kCheckpoints), "");
+  ASSERT_TRUE(util::WriteFileAtomic(tmp / "mariadb_backup_checkpoints.xbenc", "x").ok());
+  EXPECT_EQ(StoredMetaName(tmp.path(), Meta::kCheckpoints, ".xbenc"), "mariadb_backup_checkpoints");
+  EXPECT_EQ(StoredMetaName(tmp.path(), Meta::kInfo, ".xbenc"), "");
+}
+
 TEST(MetaNames, ExtraLsnDirKeepsOneScheme) {
   const testing::TempDir tmp;
   ASSERT_TRUE(WriteExtraLsnDir(tmp.path(), MetaScheme::kXtrabackup, "cp-old\n", "info-old\n").ok());
