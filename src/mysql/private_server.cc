@@ -35,6 +35,12 @@ std::string MajorMinor(const std::string& s) {
   return s.substr(p, (end == std::string::npos ? s.size() : end) - p);
 }
 
+Result<std::string> ProgramSeries(const std::string& program) {
+  XBAK_ASSIGN_OR_RETURN(std::string text, util::RunAndCapture({program, "--version"}));
+  const size_t ver = text.find("Ver ");
+  return MajorMinor(text.substr(ver == std::string::npos ? 0 : ver));
+}
+
 Result<std::string> MakePrivateRunDir(const std::string& parent, const std::string& stem) {
   std::string tmp = parent.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : parent;
   std::string templ = util::JoinPath(tmp, stem + "-XXXXXX");

@@ -81,6 +81,28 @@ Status CheckRecordVersion(const cloud::BackupRecord& r, bool no_version_check) {
   return backupdir::CheckServerVersion(*v, no_version_check, "the backup " + r.name);
 }
 
+// The replay server applies the binary logs on the restored datadir: it must
+// be of the backup's series, or it would first upgrade the datadir (before
+// mariadb-upgrade, with the binary logs of the older server still to come).
+// Refused by name, before anything is written.
+Status CheckReplayServer(const std::string& program, const cloud::BackupRecord& last) {
+  const std::string* info = last.summary.Meta(backupdir::Meta::kInfo);
+  const std::string backup_version = info ? backupdir::InfoField(*info, "server_version") : "";
+  if (backup_version.empty()) return Status::Ok();
+  XBAK_ASSIGN_OR_RETURN(const std::string mine, mysql::ProgramSeries(program));
+  const std::string theirs = mysql::MajorMinor(backup_version);
+  if (mine == theirs) return Status::Ok();
+  return Error(
+      ErrorCode::kUnsupported,
+      "the replay server " + program + " is MariaDB " + mine + " but " + last.name + " is of " +
+          backup_version +
+          ": the binary logs are replayed by a server of the backup's version. Give "
+          "--mariadbd=PATH of a MariaDB " +
+          theirs +
+          " server, then start the restored datadir on the newer one and run mariadb-upgrade; nothing "
+          "was written");
+}
+
 // The chain's names, the full backup first, ending at `last`.
 Result<std::vector<const cloud::BackupRecord*>> ChainTo(const cloud::Catalog& cat,
                                                         const cloud::BackupRecord& last) {
@@ -286,6 +308,7 @@ Status RestoreToPoint(storage::EventLoop& loop, storage::ObjectStore& store, con
   XBAK_ASSIGN_OR_RETURN(auto chain, ChainTo(cat, *last.record));
   for (const cloud::BackupRecord* r : chain)
     XBAK_RETURN_IF_ERROR(CheckRecordVersion(*r, o.no_server_version_check));
+  XBAK_RETURN_IF_ERROR(CheckReplayServer(program, *chain.back()));
   util::LogInfo("restoring to " + o.target.Describe() + " from " + Names(chain) +
                 ", then the binary logs from " + last.binlog.file + " at byte " +
                 std::to_string(last.binlog.position) +

@@ -237,10 +237,9 @@ Result<std::string> FindExportServer(const ExportOptions& o, std::string* mine_o
             (o.mariadbd.empty() ? std::string("no mariadbd in PATH, /usr/sbin or /usr/bin") : o.mariadbd) +
             "): install mariadb-server, or give --mariadbd=PATH; nothing was changed");
   }
-  XBAK_ASSIGN_OR_RETURN(std::string version_text, util::RunAndCapture({program, "--version"}));
+  XBAK_ASSIGN_OR_RETURN(const std::string mine, mysql::ProgramSeries(program));
+  *mine_out = mine;
   const std::string backup_version = backupdir::InfoServerVersion(d);
-  const std::string mine = *mine_out = mysql::MajorMinor(
-      version_text.substr(version_text.find("Ver ") == std::string::npos ? 0 : version_text.find("Ver ")));
   if (backup_version.empty()) {
     util::LogWarning(backupdir::MetaPath(d, backupdir::Meta::kInfo) +
                      " does not name the server version; using " + program + " (" + mine + ")");

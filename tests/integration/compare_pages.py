@@ -9,6 +9,11 @@ byte ranges that differ; the exit status is 1 if anything differs. The page
 size is read from each file's FSP flags (ROW_FORMAT=COMPRESSED tables have
 smaller pages).
 
+A full_crc32 PAGE_COMPRESSED page that both sides hold compressed but with other bytes counts as the
+same when both decompress to the same page: the two preparers may run other versions of the
+compression library (mariadb-backup 11.8 in its Debian 13 root links a newer snappy than xbak on
+Debian 12), whose output differs for the same input; such pages are counted apart.
+
 With --keys, a page that one side holds encrypted and the other plain counts as the same when it
 decrypts into the other (key version and checksums aside): whether a preparer writes a page
 encrypted is a choice the format leaves open while a tablespace is being decrypted (see
@@ -55,6 +60,57 @@ def full_crc32_page_compressed(path):
         return False
     flags = struct.unpack(">I", head[38 + 16:38 + 20])[0]
     return bool(flags & 0x10) and ((flags >> 5) & 7) != 0
+
+
+# MariaDB's page_compression algorithms (fil0pagecompress): the codec of each, as the server calls it.
+def _c_decoder(lib, fn):
+    import ctypes
+    import ctypes.util
+    try:
+        so = ctypes.CDLL(ctypes.util.find_library(lib) or f"lib{lib}.so")
+    except OSError:
+        return None
+    f = getattr(so, fn)
+
+    def decode(data, size):
+        out = ctypes.create_string_buffer(size)
+        if fn == "snappy_uncompress":
+            n = ctypes.c_size_t(size)
+            ok = f(data, ctypes.c_size_t(len(data)), out, ctypes.byref(n)) == 0
+        elif fn == "LZ4_decompress_safe":
+            r = f(data, out, ctypes.c_int(len(data)), ctypes.c_int(size))
+            ok, n = r >= 0, ctypes.c_size_t(max(r, 0))
+        else:  # lzo1x_decompress_safe
+            n = ctypes.c_size_t(size)
+            ok = f(data, ctypes.c_size_t(len(data)), out, ctypes.byref(n), None) == 0
+        return out.raw[:n.value] if ok else None
+    return decode
+
+
+def _decoders():
+    import bz2
+    import lzma
+    import zlib
+    return {1: lambda d, n: zlib.decompress(d), 2: _c_decoder("lz4", "LZ4_decompress_safe"),
+            3: _c_decoder("lzo2", "lzo1x_decompress_safe"), 4: lambda d, n: lzma.decompress(d),
+            5: lambda d, n: bz2.decompress(d), 6: _c_decoder("snappy", "snappy_uncompress")}
+
+
+def decompressed(page, algo):
+    """The plain frame of a full_crc32 PAGE_COMPRESSED page (None if it cannot be had)."""
+    written = compressed_size(page)
+    if not written or written >= len(page):
+        return None
+    end = written - 4
+    if algo in (2, 3, 6):  # lz4, lzo, snappy: the payload's end in the byte before the checksum
+        b = page[written - 5]
+        end = (written - 256 + b if b else written) - 5
+    decode = _decoders().get(algo)
+    try:
+        frame = decode(bytes(page[26:end]), len(page)) if decode else None
+    except Exception:
+        return None
+    return frame if frame is not None and len(frame) == len(page) else None
 
 
 def compressed_size(page):
@@ -104,6 +160,7 @@ def main():
     pages = 0
     reported = 0
     beyond = 0
+    recompressed = 0
     for f in sorted(fa & fb):
         pa, pb = os.path.join(a_dir, f), os.path.join(b_dir, f)
         sa, sb = os.path.getsize(pa), os.path.getsize(pb)
@@ -113,6 +170,10 @@ def main():
         # ibdata2.. continue the system tablespace: no page 0 of their own.
         ps = default if f.startswith("ibdata") and f != "ibdata1" else physical_page_size(pa, default)
         pcomp = full_crc32_page_compressed(pa) if not f.startswith("ibdata") else False
+        algo = 0
+        if pcomp:
+            with open(pa, "rb") as h:
+                algo = (struct.unpack(">I", h.read(58)[54:58])[0] >> 5) & 7
         cd, fcrc32, space_id = None, False, 0
         if keys is not None and not (f.startswith("ibdata") and f != "ibdata1"):
             import innodb_crypt
@@ -138,6 +199,11 @@ def main():
                     if wx and wx == wy and x[:wx] == y[:wy]:
                         beyond += 1
                         x = y
+                    elif wx and wy:
+                        dx, dy = decompressed(x, algo), decompressed(y, algo)
+                        if dx is not None and dx == dy:
+                            recompressed += 1
+                            x = y
                 if x != y and cd is not None and n != 0 and len(x) == len(y):
                     import innodb_crypt
                     kx, ky = innodb_crypt.key_version(x, fcrc32), innodb_crypt.key_version(y, fcrc32)
@@ -156,6 +222,8 @@ def main():
                         print(f"{f} page {n} (type {ptype}): differs at {r[:8]}")
                 n += 1
     extra = f" ({beyond} page_compressed pages differ only after their written size)" if beyond else ""
+    if recompressed:
+        extra += f" ({recompressed} page_compressed pages compressed to other bytes, the same once decompressed)"
     if one_side_encrypted:
         extra += f" ({one_side_encrypted} pages encrypted on one side only, the same once decrypted)"
     print(f"compare_pages: {len(fa & fb)} files, {pages} pages, {problems} differences{extra}")

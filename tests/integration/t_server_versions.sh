@@ -123,6 +123,12 @@ refused "$rc" "$W/odd-pitr.log" "MariaDB 12.3.1 (the backup odd/full) is refused
 rc=0; "$XBCLOUD" restore "${S3[@]}" --latest --restore-dry-run --no-server-version-check odd 2> "$W/odd-pitr.log" || rc=$?
 grep -q "is refused" "$W/odd-pitr.log" && { cat "$W/odd-pitr.log" >&2; fail "--no-server-version-check did not override"; }
 assert_contains "$W/odd-pitr.log" "WARNING: MariaDB 12.3.1 \(the backup odd/full\)"
+
+step "xbcloud restore refuses to replay 10.11's binary logs with an 11.8 server"
+rc=0; "$XBCLOUD" restore "${S3[@]}" --latest --mariadbd="$bin118/mariadbd" --datadir="$W/cross-pitr" v1011 \
+  2> "$W/cross-pitr.log" || rc=$?
+refused "$rc" "$W/cross-pitr.log" "is MariaDB 11.8 but v1011/inc1 is of 10.11" "--mariadbd=PATH of a MariaDB 10.11 server"
+[ ! -e "$W/cross-pitr" ] || fail "the refused xbcloud restore created the datadir"
 sb_stop src
 
 # restore_chain NAME HOW : the chain restored by xbak --restore (from directories, or from xbcloud

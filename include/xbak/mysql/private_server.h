@@ -69,6 +69,9 @@ std::string FileTail(const std::string& path, size_t lines = 15);
 // "10.11" from "10.11.19-MariaDB-0+deb12u1-log" or from `mariadbd --version`
 // ("mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu ...").
 std::string MajorMinor(const std::string& version);
+// MajorMinor of a server program, from its --version (a private server must
+// be of the series of the files it starts on: another would upgrade them).
+Result<std::string> ProgramSeries(const std::string& program);
 // A fresh private directory (mkdtemp, 0700) for a server's socket and files,
 // under `parent` ("" for $TMPDIR or /tmp), or under /tmp when that path is too
 // long for a unix socket (at most 107 bytes). `stem`: "xbak-export".
