@@ -51,7 +51,6 @@ std::string ServerVersion::Name() const { return Series() + "." + std::to_string
 Result<ServerVersion> ParseServerVersion(std::string_view text, const std::string& origin,
                                          std::string_view comment) {
   ServerVersion v;
-  v.text = std::string(text);
   std::string_view t = text;
   // MariaDB 10+ behind the protocol's "5.5.5-" prefix, which old clients needed.
   if (t.starts_with("5.5.5-")) t.remove_prefix(6);
@@ -70,13 +69,11 @@ ServerDescription Describe(const ServerVersion& v) {
   ServerDescription d;
   if (v.flavor == Flavor::kMySQL) {
     d.support = Support::kUnreadable;
-    d.own_tool = "xtrabackup";
     d.why = "xbak does not read MySQL's redo log and tablespaces yet (MariaDB only: " + TestedSeries() + ")";
     return d;
   }
   // mariadb-backup 11.1 renamed the metadata files (xtrabackup_* -> mariadb_backup_*).
   d.meta_scheme = Before(v.major, v.minor, 11, 1) ? MetaScheme::kXtrabackup : MetaScheme::kMariadbBackup;
-  d.own_tool = v.major < 11 ? "mariabackup" : "mariadb-backup";
   if (Before(v.major, v.minor, 10, 8)) {
     d.support = Support::kUnreadable;
     d.why = "its redo log format (before MariaDB 10.8) is not one xbak reads; use mariabackup " +
@@ -124,20 +121,23 @@ Status CheckServerVersion(const ServerVersion& v, bool no_version_check, const s
                v.Name() + " (" + what + ") is not supported: " + d.why + ". Nothing was written");
 }
 
+Status CheckRecordedServerVersion(std::string_view info, const std::string& origin, const std::string& what,
+                                  bool no_version_check) {
+  const std::string text = InfoField(info, "server_version");
+  if (text.empty()) {
+    util::LogWarning(origin + " does not name the server version the backup was made from; not checked");
+    return Status::Ok();
+  }
+  auto v = ParseServerVersion(text, origin + ": server_version");
+  if (!v.ok()) return no_version_check ? Status::Ok() : v.status();
+  return CheckServerVersion(*v, no_version_check, what);
+}
+
 Status CheckBackupServerVersion(const std::string& dir, bool no_version_check) {
   const std::string path = MetaPath(dir, Meta::kInfo);
   auto info = util::ReadSmallFile(path);
-  const std::string text = info.ok() ? InfoField(*info, "server_version") : "";
-  if (text.empty()) {
-    util::LogWarning(path + " does not name the server version the backup was made from; not checked");
-    return Status::Ok();
-  }
-  auto v = ParseServerVersion(text, path + ": server_version");
-  if (!v.ok()) {
-    if (no_version_check) return Status::Ok();
-    return v.status();
-  }
-  return CheckServerVersion(*v, no_version_check, "the backup in " + dir);
+  return CheckRecordedServerVersion(info.ok() ? *info : std::string(), path, "the backup in " + dir,
+                                    no_version_check);
 }
 
 }  // namespace xbak::backupdir

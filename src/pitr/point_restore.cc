@@ -70,15 +70,10 @@ bool Before(const Target& t, const Candidate& c) {
 // The version policy (backupdir/server.h) on the server version a backup's
 // manifest records, before anything is downloaded.
 Status CheckRecordVersion(const cloud::BackupRecord& r, bool no_version_check) {
-  const std::string* info = r.summary.Meta(backupdir::Meta::kInfo);
-  const std::string text = info ? backupdir::InfoField(*info, "server_version") : "";
-  if (text.empty()) {
-    util::LogWarning(r.name + " records no server version; not checked");
-    return Status::Ok();
-  }
-  auto v = backupdir::ParseServerVersion(text, r.name + ": server_version");
-  if (!v.ok()) return no_version_check ? Status::Ok() : v.status();
-  return backupdir::CheckServerVersion(*v, no_version_check, "the backup " + r.name);
+  std::string name = "info file";
+  const std::string* info = r.summary.Meta(backupdir::Meta::kInfo, &name);
+  return backupdir::CheckRecordedServerVersion(info ? *info : std::string(), r.name + "/" + name,
+                                               "the backup " + r.name, no_version_check);
 }
 
 // The replay server applies the binary logs on the restored datadir: it must

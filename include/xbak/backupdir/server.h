@@ -24,7 +24,6 @@ enum class Flavor { kMariaDB, kMySQL };
 struct ServerVersion {
   Flavor flavor = Flavor::kMariaDB;
   unsigned major = 0, minor = 0, patch = 0;
-  std::string text;  // as the server or the backup gave it
 
   std::string Series() const;  // "MariaDB 11.8"
   std::string Name() const;    // "MariaDB 11.8.9"
@@ -50,7 +49,6 @@ struct ServerDescription {
   // The metadata file names that server's own backup tool writes, which xbak
   // writes too so that the tool (and operators reading its names) finds them.
   MetaScheme meta_scheme = MetaScheme::kXtrabackup;
-  std::string own_tool;  // "mariabackup" (10.x), "mariadb-backup" (11.x+), "xtrabackup"
 };
 
 ServerDescription Describe(const ServerVersion& v);
@@ -64,10 +62,14 @@ std::string TestedSeries();
 // it helps, the option.
 Status CheckServerVersion(const ServerVersion& v, bool no_version_check, const std::string& what);
 
-// The policy applied to the server version a backup directory records
-// (server_version of its info file, either name). A backup that records none
-// (made by a tool that does not write it) passes with a warning: its redo
-// log's format is still checked where it is read.
+// The policy applied to the server version a backup records: `info` is the
+// text of its info file ("" when it has none), `origin` names that file (or
+// the manifest it came from) in messages, `what` the backup. A backup that
+// records no version (made by a tool that does not write it) passes with a
+// warning: its redo log's format is still checked where it is read.
+Status CheckRecordedServerVersion(std::string_view info, const std::string& origin, const std::string& what,
+                                  bool no_version_check);
+// The same for the backup in DIR (its info file under either name).
 Status CheckBackupServerVersion(const std::string& dir, bool no_version_check);
 
 }  // namespace xbak::backupdir

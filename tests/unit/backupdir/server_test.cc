@@ -48,8 +48,6 @@ TEST(ServerDescription, MetadataNamesAsTheServersOwnTool) {
   EXPECT_EQ(Describe(Parse("11.0.6-MariaDB")).meta_scheme, MetaScheme::kXtrabackup);
   EXPECT_EQ(Describe(Parse("11.1.2-MariaDB")).meta_scheme, MetaScheme::kMariadbBackup);
   EXPECT_EQ(Describe(Parse("11.8.9-MariaDB")).meta_scheme, MetaScheme::kMariadbBackup);
-  EXPECT_EQ(Describe(Parse("10.11.19-MariaDB")).own_tool, "mariabackup");
-  EXPECT_EQ(Describe(Parse("11.8.9-MariaDB")).own_tool, "mariadb-backup");
 }
 
 TEST(VersionPolicy, TestedPassesUntestedIsRefusedUnlessTold) {
