@@ -62,6 +62,9 @@ class BackupRun {
     meta_ = out_.meta.get();
     sink_ = out_.data.get();
     XBAK_RETURN_IF_ERROR(opened);
+    // Once the target exists (left empty), as mariabackup does it: scripts
+    // written for it remove the directory after this refusal.
+    XBAK_RETURN_IF_ERROR(CheckUndoOfBase(o_.incremental_basedir, layout_.undo_tablespaces));
     Status st = StartLogCopy();
     if (st.ok()) st = CopyEverything();
     if (st.ok()) st = FinishRedoLog();
@@ -92,6 +95,7 @@ class BackupRun {
     XBAK_RETURN_IF_ERROR(backupdir::CheckServerVersion(version, o_.no_server_version_check,
                                                        "the server at " + o_.conn.Describe()));
     scheme_ = backupdir::Describe(version).meta_scheme;
+    XBAK_RETURN_IF_ERROR(CheckServerHasInnodb(vars_, o_.conn.Describe()));
     bool log_bin = vars_["log_bin"] == "ON";
     XBAK_RETURN_IF_ERROR(
         CheckPrivileges(*conn_, log_bin, o_.slave_info || o_.safe_slave_backup, o_.safe_slave_backup));
@@ -108,6 +112,14 @@ class BackupRun {
     }
     util::LogInfo("connected to " + vars_["version"] + " at " + o_.conn.Describe() + ", datadir " +
                   layout_.datadir);
+    if (o_.extended_validation) {
+      XBAK_ASSIGN_OR_RETURN(page_keys_, ReadServerKeys(*conn_, vars_));
+    }
+    if (o_.checkpoint_now) {
+      // Returns once the server has written the checkpoint and flushed the pages before it.
+      if (Status st = conn_->Execute("SET GLOBAL innodb_log_checkpoint_now=ON"); !st.ok())
+        util::LogWarning("--innodb-log-checkpoint-now: " + st.message() + "; the backup goes on without it");
+    }
     if (o_.history) XBAK_RETURN_IF_ERROR(EnsureHistoryTable(*conn_));
     if (!o_.incremental_history_name.empty() || !o_.incremental_history_uuid.empty()) {
       XBAK_ASSIGN_OR_RETURN(o_.incremental_lsn,
@@ -302,6 +314,7 @@ class BackupRun {
     to.incremental = o_.incremental;
     to.incremental_lsn = o_.incremental_lsn;
     to.meta_sink = meta_;
+    to.keys = page_keys_ ? &*page_keys_ : nullptr;
     to.throttle = &throttle_;
     return to;
   }
@@ -384,6 +397,10 @@ class BackupRun {
   }
 
   Status CopyOthers() {
+    // Every database, the empty ones too (a directory with no file yet is a
+    // database to the server); a stream carries files only.
+    XBAK_ASSIGN_OR_RETURN(auto dbs, backupdir::ListDatabaseDirs(layout_, filter_));
+    for (const auto& db : dbs) XBAK_RETURN_IF_ERROR(meta_->MakeDir(db));
     XBAK_ASSIGN_OR_RETURN(others_, backupdir::ListOtherFiles(layout_, filter_));
     std::vector<const backupdir::SourceFile*> jobs;
     for (auto& f : others_) {
@@ -404,9 +421,10 @@ class BackupRun {
   }
 
   Status UnderBlockCommit() {
+    XBAK_ASSIGN_OR_RETURN(std::set<std::string> free_logs, FreeAriaLogs(*conn_));
     std::vector<const backupdir::SourceFile*> late;
     for (auto& f : others_) {
-      if (CopiedAtCommit(f)) late.push_back(&f);
+      if (CopiedAtCommit(f) && !free_logs.count(f.rel)) late.push_back(&f);
     }
     XBAK_RETURN_IF_ERROR(CopyPlainList(late));
     // Binary log position and GTID: nothing commits now, so this is exactly
@@ -471,6 +489,7 @@ class BackupRun {
     backupdir::BackupInfo info;
     info.uuid = backupdir::NewUuid();
     info.tool_command = o_.tool_command;
+    info.tool_name = o_.tool_name;
     info.tool_version = XBAK_VERSION;
     info.server_version = vars_["version"];
     info.start_time = start_time_;
@@ -535,9 +554,10 @@ class BackupRun {
   backupdir::MetaScheme scheme_ = backupdir::MetaScheme::kXtrabackup;  // the server's own tool's names
   backupdir::ServerLayout layout_;
   backupdir::TableFilter filter_;
-  BackupOutput out_;            // before log_out_, a file of its data sink
-  sink::Sink* meta_ = nullptr;  // out_.meta: metadata files
-  sink::Sink* sink_ = nullptr;  // out_.data: data files and the redo log
+  BackupOutput out_;                   // before log_out_, a file of its data sink
+  sink::Sink* meta_ = nullptr;         // out_.meta: metadata files
+  std::optional<PageKeys> page_keys_;  // --extended-validation
+  sink::Sink* sink_ = nullptr;         // out_.data: data files and the redo log
   std::unique_ptr<sink::SinkFile> log_out_;
   std::atomic<bool> cancel_{false};  // set by a failed copy thread or copier_
   // After log_out_, which its thread writes to, so it is destroyed first.

@@ -34,9 +34,9 @@ Status AddHistoryRow(mysql::Connection& c, const backupdir::BackupInfo& i) {
       " (uuid, name, tool_name, tool_command, tool_version, ibbackup_version, server_version, start_time, "
       "end_time, lock_time, binlog_pos, innodb_from_lsn, innodb_to_lsn, partial, incremental, format, "
       "compressed) VALUES (" +
-      q(i.uuid) + ", " + (i.name.empty() ? std::string("NULL") : q(i.name)) + ", 'xbak', " +
-      q(i.tool_command) + ", " + q(i.tool_version) + ", " + q(i.tool_version) + ", " + q(i.server_version) +
-      ", " + q(i.start_time) + ", " + q(i.end_time) + ", " + std::to_string(i.lock_time_s) + ", " +
+      q(i.uuid) + ", " + q(i.name) + ", " + q(i.tool_name) + ", " + q(i.tool_command) + ", " +
+      q(i.tool_version) + ", " + q(i.tool_version) + ", " + q(i.server_version) + ", " + q(i.start_time) +
+      ", " + q(i.end_time) + ", " + std::to_string(i.lock_time_s) + ", " +
       q(backupdir::FormatBinlogPos(i.binlog)) + ", " + std::to_string(i.from_lsn) + ", " +
       std::to_string(i.to_lsn) + ", " + yn(i.partial) + ", " + yn(i.incremental) + ", " +
       q(i.format == "file" ? "file" : "mbstream") + ", " + yn(i.compressed) + ")";

@@ -4,6 +4,9 @@
 #include <set>
 #include <vector>
 
+#include "xbak/backupdir/metadata.h"
+#include "xbak/util/file.h"
+
 namespace xbak::backup {
 
 Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin) {
@@ -39,6 +42,40 @@ Result<uint64_t> StatusLsn(mysql::Connection& c, const std::string& name) {
   XBAK_ASSIGN_OR_RETURN(auto v, c.GlobalStatus(name));
   if (!v || v->empty()) return Error(ErrorCode::kServer, "the server has no status variable " + name);
   return static_cast<uint64_t>(std::strtoull(v->c_str(), nullptr, 10));
+}
+
+Status CheckServerHasInnodb(const std::map<std::string, std::string>& vars, const std::string& where) {
+  if (vars.count("innodb_page_size")) return Status::Ok();
+  return Error(ErrorCode::kUnsupported,
+               "the server at " + where +
+                   " runs without InnoDB (skip-innodb): xbak backs up servers with InnoDB "
+                   "only; copy the files of a stopped server, or use mariadb-dump; "
+                   "nothing was written");
+}
+
+Result<std::set<std::string>> FreeAriaLogs(mysql::Connection& c) {
+  std::set<std::string> out;
+  auto rows = c.Query("SHOW ENGINE aria LOGS");
+  if (!rows.ok()) return out;  // no Aria: every log file found is copied
+  for (const auto& r : *rows) {
+    if (r.size() < 3 || !r[1] || r[2].value_or("") != "free") continue;
+    std::string name = *r[1];
+    if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+    out.insert(name);
+  }
+  return out;
+}
+
+Status CheckUndoOfBase(const std::string& basedir, uint32_t undo_tablespaces) {
+  if (basedir.empty() || !util::PathExists(util::JoinPath(basedir, backupdir::kBackupCnfFile)))
+    return Status::Ok();
+  XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf base, backupdir::ReadBackupCnf(basedir));
+  if (!base.undo_tablespaces || *base.undo_tablespaces == undo_tablespaces) return Status::Ok();
+  return Error(ErrorCode::kUnsupported,
+               "--incremental backup is impossible if the server had been restarted with different "
+               "innodb_undo_tablespaces: " +
+                   basedir + " was taken with " + std::to_string(*base.undo_tablespaces) +
+                   ", the server now has " + std::to_string(undo_tablespaces) + "; take a full backup");
 }
 
 }  // namespace xbak::backup

@@ -45,4 +45,31 @@ Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::
   return Status::Ok();
 }
 
+Result<std::optional<PageKeys>> ReadServerKeys(mysql::Connection& c,
+                                               const std::map<std::string, std::string>& vars) {
+  XBAK_ASSIGN_OR_RETURN(auto rows,
+                        c.Query("SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_STATUS "
+                                "= 'ACTIVE' AND PLUGIN_TYPE = 'ENCRYPTION'"));
+  auto var = [&](const char* k) {
+    auto it = vars.find(k);
+    return it == vars.end() ? std::string() : it->second;
+  };
+  if (rows.empty()) return std::optional<PageKeys>();
+  if (rows[0].empty() || rows[0][0].value_or("") != "file_key_management") {
+    util::LogWarning("--extended-validation: the server's keys come from " + rows[0][0].value_or("?") +
+                     ", which xbak does not read; encrypted pages are checked as stored");
+    return std::optional<PageKeys>();
+  }
+  auto keys = innodb::LoadKeyFile({var("file_key_management_filename"), var("file_key_management_filekey")});
+  if (!keys.ok()) {
+    util::LogWarning("--extended-validation: " + keys.status().message() +
+                     "; encrypted pages are checked as stored");
+    return std::optional<PageKeys>();
+  }
+  std::string algorithm = var("file_key_management_encryption_algorithm");
+  XBAK_ASSIGN_OR_RETURN(innodb::CryptMode mode,
+                        innodb::ParseCryptMode(algorithm.empty() ? "aes_cbc" : algorithm));
+  return std::optional<PageKeys>(PageKeys{std::move(keys.value()), mode});
+}
+
 }  // namespace xbak::backup

@@ -174,6 +174,12 @@ Result<ServerLayout> LayoutFromVariables(const std::map<std::string, std::string
   l.compression_level = get("innodb_compression_level");
   if (l.compression_level.empty()) l.compression_level = "6";
   l.version = get("version");
+  const std::string ignored = get("ignore_db_dirs");
+  for (size_t b = 0; b < ignored.size();) {
+    size_t e = std::min(ignored.find(',', b), ignored.size());
+    if (e > b) l.ignore_db_dirs.insert(ignored.substr(b, e - b));
+    b = e + 1;
+  }
   return l;
 }
 
@@ -195,7 +201,9 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
   for (const auto& db : top) {
     std::string dbdir = util::JoinPath(layout.datadir, db);
-    if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
+    if (IsSkippedDatabaseDir(db) || layout.ignore_db_dirs.count(db) || !filter.TakesDatabase(db) ||
+        !IsDir(dbdir))
+      continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     std::set<std::string> remote;  // tables whose .ibd an .isl points at
     for (const auto& n : files) {
@@ -240,12 +248,26 @@ Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilte
   return out;
 }
 
+Result<std::vector<std::string>> ListDatabaseDirs(const ServerLayout& layout, const TableFilter& filter) {
+  std::vector<std::string> out;
+  XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
+  for (const auto& db : top) {
+    if (IsSkippedDatabaseDir(db) || layout.ignore_db_dirs.count(db) || !filter.TakesDatabase(db) ||
+        !IsDir(util::JoinPath(layout.datadir, db)))
+      continue;
+    out.push_back(db);
+  }
+  return out;
+}
+
 Result<std::vector<SourceFile>> ListOtherFiles(const ServerLayout& layout, const TableFilter& filter) {
   std::vector<SourceFile> out;
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
   for (const auto& db : top) {
     std::string dbdir = util::JoinPath(layout.datadir, db);
-    if (IsSkippedDatabaseDir(db) || !filter.TakesDatabase(db) || !IsDir(dbdir)) continue;
+    if (IsSkippedDatabaseDir(db) || layout.ignore_db_dirs.count(db) || !filter.TakesDatabase(db) ||
+        !IsDir(dbdir))
+      continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     bool any_table = false;
     for (const auto& n : files) {

@@ -137,10 +137,10 @@ std::string FormatBinlogPos(const BinlogPosition& b) {
 
 std::string FormatInfo(const BackupInfo& i) {
   std::ostringstream o;
-  o << "uuid = " << i.uuid << "\nname = " << i.name << "\ntool_name = xbak\ntool_command = " << i.tool_command
-    << "\ntool_version = " << i.tool_version << "\nibbackup_version = " << i.tool_version
-    << "\nserver_version = " << i.server_version << "\nstart_time = " << i.start_time
-    << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s
+  o << "uuid = " << i.uuid << "\nname = " << i.name << "\ntool_name = " << i.tool_name
+    << "\ntool_command = " << i.tool_command << "\ntool_version = " << i.tool_version
+    << "\nibbackup_version = " << i.tool_version << "\nserver_version = " << i.server_version
+    << "\nstart_time = " << i.start_time << "\nend_time = " << i.end_time << "\nlock_time = " << i.lock_time_s
     << "\nbinlog_pos = " << FormatBinlogPos(i.binlog);
   o << "\ninnodb_from_lsn = " << i.from_lsn << "\ninnodb_to_lsn = " << i.to_lsn
     << "\npartial = " << (i.partial ? "Y" : "N") << "\nincremental = " << (i.incremental ? "Y" : "N")
@@ -243,6 +243,14 @@ Result<BackupCnf> ReadBackupCnf(const std::string& dir) {
       return Error(ErrorCode::kCorrupt, path + ": bad innodb_compression_level '" + it->second.value + "'");
     }
     c.compression_level = static_cast<int>(v);
+  }
+  if (auto it = m.find("innodb-undo-tablespaces"); it != m.end()) {
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(it->second.value.c_str(), &end, 10);
+    if (end == it->second.value.c_str() || *end != '\0' || v > 127) {
+      return Error(ErrorCode::kCorrupt, path + ": bad innodb_undo_tablespaces '" + it->second.value + "'");
+    }
+    c.undo_tablespaces = static_cast<uint32_t>(v);
   }
   return c;
 }

@@ -7,16 +7,17 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "command_line.h"
 #include "common.h"
 #include "encrypt_options.h"
 #include "xbak/backup/backup.h"
+#include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/backupdir/server.h"
 #include "xbak/prepare/export.h"
@@ -34,36 +35,14 @@
 #include "xbak/util/options_file.h"
 #include "xbak/util/size.h"
 #include "xbak/verify/verify.h"
-#include "xbak_options.h"
+#include "xbak_args.h"
 
 namespace po = boost::program_options;
 
 namespace {
 
-// What an options file may give: the connection from the client groups,
-// paths from the server groups.
-constexpr std::string_view kClientOptions[] = {"user", "password", "host", "port", "socket"};
-constexpr std::string_view kServerOptions[] = {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir",
-                                               "innodb-undo-directory"};
-
+using xbak::cli::Args;
 using xbak::cli::Fail;
-
-// What main() parsed and checked, for the function of the mode.
-struct Args {
-  po::variables_map vm;
-  xbak::prepare::KeyOptions keys;
-  int parallel = 1;
-  int fifo_streams = 1;
-  std::chrono::seconds fifo_timeout{60};
-  std::string tool_command;  // the command line with its secrets wiped (for --history)
-
-  std::string Str(const char* k) const {
-    if (!vm.count(k)) return std::string();
-    // --incremental-dir may repeat (--verify, --restore); other modes take one.
-    if (auto* v = boost::any_cast<std::vector<std::string>>(&vm[k].value())) return v->back();
-    return vm[k].as<std::string>();
-  }
-};
 
 // --target-dir, which `mode` needs: empty, after saying so, when not given.
 std::string RequiredTargetDir(const Args& a, const char* mode) {
@@ -229,6 +208,7 @@ std::optional<int> IncrementalBase(const Args& a, xbak::backup::BackupOptions* o
     o->incremental_lsn = vm["incremental-lsn"].as<uint64_t>();
   } else if (vm.count("incremental-basedir")) {
     o->incremental = true;
+    o->incremental_basedir = a.Str("incremental-basedir");
     if (auto rc = xbak::cli::EncryptedBaseLsn(vm, a.Str("incremental-basedir"), &o->incremental_lsn)) {
       if (*rc != 0) return rc;
     } else {
@@ -262,6 +242,30 @@ std::optional<int> RedoCopy(const Args& a, xbak::backup::BackupOptions* o) {
   return std::nullopt;
 }
 
+// --protocol and TLS of the connection; an exit status when refused.
+std::optional<int> Transport(const Args& a, xbak::mysql::ConnectOptions* c) {
+  const po::variables_map& vm = a.vm;
+  const std::string protocol = a.Str("protocol");
+  std::string p = protocol;
+  for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (p == "tcp") {
+    c->tcp = true;
+  } else if (!p.empty() && p != "socket") {
+    std::cerr << "xbak: --protocol=" << protocol << " is not supported (tcp or socket)\n";
+    return 13;
+  }
+  for (const char* k :
+       {"ssl", "ssl-ca", "ssl-capath", "ssl-cert", "ssl-key", "ssl-cipher", "ssl-verify-server-cert"})
+    if (vm.count(k)) c->ssl = true;
+  c->ssl_ca = a.Str("ssl-ca");
+  c->ssl_capath = a.Str("ssl-capath");
+  c->ssl_cert = a.Str("ssl-cert");
+  c->ssl_key = a.Str("ssl-key");
+  c->ssl_cipher = a.Str("ssl-cipher");
+  c->ssl_verify_server_cert = vm.count("ssl-verify-server-cert") > 0;
+  return std::nullopt;
+}
+
 // --backup.
 int RunBackupMode(const Args& a) {
   const po::variables_map& vm = a.vm;
@@ -273,6 +277,7 @@ int RunBackupMode(const Args& a) {
   o.conn.host = str("host");
   o.conn.port = vm.count("port") ? vm["port"].as<unsigned>() : 0;
   o.conn.socket = str("socket");
+  if (auto rc = Transport(a, &o.conn)) return *rc;
   if (auto rc = BackupOutput(a, &o)) return *rc;
   if (auto rc = IncrementalBase(a, &o)) return *rc;
   if (auto rc = RedoCopy(a, &o)) return *rc;
@@ -280,7 +285,14 @@ int RunBackupMode(const Args& a) {
   o.parallel = a.parallel;
   o.slave_info = vm.count("slave-info") > 0;
   o.page_retries = vm["page-retries"].as<int>();
+  if (vm.count("innodb-log-checkpoint-now")) {
+    const std::string v = a.Str("innodb-log-checkpoint-now");
+    o.checkpoint_now = !(v == "0" || v == "OFF" || v == "off" || v == "FALSE" || v == "false");
+  }
+  o.extended_validation = vm.count("extended-validation") > 0;
   o.lock_wait_timeout_s = vm["lock-wait-timeout"].as<unsigned>();
+  if (vm["lock-wait-timeout"].defaulted() && vm.count("ftwrl-wait-timeout"))
+    o.lock_wait_timeout_s = vm["ftwrl-wait-timeout"].as<unsigned>();
   o.extra_lsndir = str("extra-lsndir");
   o.tables.databases = str("databases");
   o.tables.databases_file = str("databases-file");
@@ -293,6 +305,7 @@ int RunBackupMode(const Args& a) {
   o.no_server_version_check = vm.count("no-server-version-check") > 0;
   o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
   o.tool_command = a.tool_command;
+  o.tool_name = a.tool_name;
   o.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   xbak::Status st = xbak::backup::RunBackup(o);
   return st.ok() ? 0 : Fail(st);
@@ -367,8 +380,14 @@ int RunRestoreMode(const Args& a) {
   ro.full_dir = str("target-dir");
   if (vm.count("from-stream")) ro.streams = vm["from-stream"].as<std::vector<std::string>>();
   if (vm.count("incremental-dir")) ro.incremental_dirs = vm["incremental-dir"].as<std::vector<std::string>>();
-  ro.dirs = {str("datadir"), str("innodb-log-group-home-dir"), str("innodb-data-home-dir"),
-             str("innodb-undo-directory"), vm.count("remote-tablespaces-to-datadir") > 0};
+  ro.dirs = {str("datadir"),
+             str("innodb-log-group-home-dir"),
+             str("innodb-data-home-dir"),
+             str("innodb-undo-directory"),
+             vm.count("remote-tablespaces-to-datadir") > 0,
+             str("aria-log-dir-path"),
+             str("innodb-data-file-path"),
+             {}};
   ro.parallel = parallel;
   ro.use_memory = *use_memory;
   ro.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
@@ -394,133 +413,14 @@ int RunCopyBackMode(const Args& a) {
   o.log_dir = str("innodb-log-group-home-dir");
   o.data_home_dir = str("innodb-data-home-dir");
   o.undo_dir = str("innodb-undo-directory");
+  o.aria_log_dir = str("aria-log-dir-path");
+  o.data_file_path = str("innodb-data-file-path");
   o.move = vm.count("move-back") > 0;
   o.force_non_empty = vm.count("force-non-empty-directories") > 0;
   o.remote_to_datadir = vm.count("remote-tablespaces-to-datadir") > 0;
   o.parallel = parallel;
   xbak::Status st = xbak::restore::RunCopyBack(o);
   return st.ok() ? 0 : Fail(st);
-}
-
-// Parses the command line and the option file into a->vm; an exit status
-// when there is nothing more to do (a parse error, --help, --version).
-std::optional<int> Parse(int argc, char** argv, Args* a) {
-  po::options_description all, visible;
-  xbak::cli::DescribeXbakOptions(&all, &visible);
-  // Wiped only once the parser holds its own copy (wiping first would send the
-  // x's as the password).
-  std::string& tool_command = a->tool_command;
-  po::variables_map& vm = a->vm;
-  try {
-    po::store(po::command_line_parser(xbak::cli::NormalizedArgs(argc, argv)).options(all).run(), vm);
-    tool_command = xbak::cli::WipeSecrets(argc, argv, xbak::cli::kXbakSecrets);
-    auto [file, must] = xbak::util::ChooseOptionFile(argc, argv);
-    if (!file.empty()) {
-      // Connection options from the client groups, paths from the server
-      // groups; [xbak] last so it wins.
-      auto client = xbak::util::ReadOptionFile(file, {"client", "client-server", "xbak"}, must);
-      auto server = xbak::util::ReadOptionFile(file, {"mysqld", "mariadbd", "server", "xbak"}, must);
-      if (!client.ok()) return Fail(client.status());
-      if (!server.ok()) return Fail(server.status());
-      std::vector<std::string> args = xbak::cli::OptionFileArgs(client.value(), kClientOptions);
-      for (std::string& a : xbak::cli::OptionFileArgs(server.value(), kServerOptions))
-        args.push_back(std::move(a));
-      // Command-line values were stored first and win.
-      po::store(po::command_line_parser(args).options(all).run(), vm);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "xbak: " << e.what() << "\n(see xbak --help)\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << xbak::cli::kXbakUsage << visible << "\n";
-    return 0;
-  }
-  if (vm.count("version")) {
-    std::cout << "xbak " << XBAK_VERSION << "\ntested servers: " << xbak::backupdir::TestedSeries() << "\n";
-    return 0;
-  }
-  return std::nullopt;
-}
-
-// What no mode accepts, and the settings every mode shares (into *a); an
-// exit status when the command line is refused.
-std::optional<int> CheckCommon(Args* a) {
-  const po::variables_map& vm = a->vm;
-  xbak::prepare::KeyOptions& key_options = a->keys;
-  if (vm.count("export") && !vm.count("prepare")) {
-    std::cerr << "xbak: --export goes with --prepare (see docs/export.md)\n";
-    return 2;
-  }
-  for (auto [field, k] : {std::pair{&key_options.filename, "file-key-management-filename"},
-                          std::pair{&key_options.filekey, "file-key-management-filekey"},
-                          std::pair{&key_options.algorithm, "file-key-management-encryption-algorithm"}}) {
-    for (const std::string& name : {std::string(k), std::string("loose-") + k}) {
-      if (!vm.count(name)) continue;
-      if (!vm.count("prepare")) {
-        std::cerr << "xbak: --" << name << " goes with --prepare (the backup reads no keys)\n";
-        return 2;
-      }
-      *field = vm[name].as<std::string>();
-    }
-  }
-  if (const char* fk = std::getenv("XBAK_FILE_KEY_MANAGEMENT_FILEKEY"); fk && key_options.filekey.empty()) {
-    key_options.filekey = fk;
-  }
-  if (vm.count("mariadbd") && !vm.count("export")) {
-    std::cerr << "xbak: --mariadbd goes with --prepare --export\n";
-    return 2;
-  }
-  if (!vm.count("backup")) {
-    // A partial backup is chosen when it is taken; anywhere else the options
-    // would be silently ignored (--prepare --export --tables=... exports all).
-    for (const char* k :
-         {"databases", "databases-file", "databases-exclude", "tables", "tables-file", "tables-exclude"}) {
-      if (vm.count(k)) {
-        std::cerr << "xbak: --" << k
-                  << " applies to --backup only (a partial backup is chosen when it is taken; "
-                  << "see docs/partial.md)\n";
-        return 2;
-      }
-    }
-  }
-  if (auto rc = xbak::cli::CheckEncryptionOptions(vm)) return rc;
-  // --decrypt is a mode of its own, or a way of --extract.
-  const size_t decrypt_mode = vm.count("decrypt") && !vm.count("extract") ? 1 : 0;
-  int nmodes = static_cast<int>(vm.count("backup") + vm.count("prepare") + vm.count("copy-back") +
-                                vm.count("restore") + vm.count("move-back") + vm.count("extract") +
-                                vm.count("decompress") + vm.count("verify") + decrypt_mode);
-  if (nmodes != 1) {
-    std::cerr
-        << "xbak: give exactly one of --backup, --prepare, --copy-back, --move-back, --restore, --extract, "
-           "--decompress, --decrypt, --verify (see --help)\n";
-    return 2;
-  }
-  if (vm.count("incremental-dir") && vm["incremental-dir"].as<std::vector<std::string>>().size() > 1 &&
-      !vm.count("verify") && !vm.count("restore")) {
-    std::cerr << "xbak: --incremental-dir may be repeated only with --verify and --restore\n";
-    return 2;
-  }
-  int parallel = vm["parallel"].as<int>();
-  if (parallel < 1 || parallel > 256) {
-    std::cerr << "xbak: --parallel must be between 1 and 256, got " << parallel << "\n";
-    return 2;
-  }
-
-  int fifo_streams = vm["fifo-streams"].as<int>();
-  if (fifo_streams < 1 || fifo_streams > 64) {
-    std::cerr << "xbak: --fifo-streams must be between 1 and 64, got " << fifo_streams << "\n";
-    return 2;
-  }
-  if (fifo_streams > 1 && !vm.count("fifo-dir")) {
-    std::cerr << "xbak: --fifo-streams=" << fifo_streams << " needs --fifo-dir\n";
-    return 2;
-  }
-  a->parallel = parallel;
-  a->fifo_streams = fifo_streams;
-  a->fifo_timeout = std::chrono::seconds(vm["fifo-timeout"].as<unsigned>());
-  return std::nullopt;
 }
 
 }  // namespace
@@ -530,8 +430,8 @@ int main(int argc, char** argv) {
   // not kill us silently with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   Args a;
-  if (auto rc = Parse(argc, argv, &a)) return *rc;
-  if (auto rc = CheckCommon(&a)) return *rc;
+  if (auto rc = xbak::cli::Parse(argc, argv, &a)) return *rc;
+  if (auto rc = xbak::cli::CheckCommon(&a)) return *rc;
   const po::variables_map& vm = a.vm;
   if (vm.count("extract")) return RunExtractMode(a);
   if (vm.count("verify")) return RunVerifyMode(a);

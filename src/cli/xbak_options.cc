@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "compat_options.h"
+
 namespace po = boost::program_options;
 
 namespace xbak::cli {
@@ -50,8 +52,23 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "password,p", po::value<std::string>(), "password (prefer MYSQL_PWD or an option file)")(
       "host,H", po::value<std::string>(), "server host (the server must be on this machine)")(
       "port,P", po::value<unsigned>(), "TCP port")("socket,S", po::value<std::string>(), "unix socket")(
-      "defaults-file", po::value<std::string>(), "read options only from this file")("no-defaults",
-                                                                                     "read no option file");
+      "protocol", po::value<std::string>(),
+      "tcp: connect by TCP even to localhost (127.0.0.1); socket: the unix socket (the default for "
+      "localhost)")(
+      "ssl", "connect with TLS (also implied by any --ssl-* option); fail rather than connect in clear")(
+      "ssl-ca", po::value<std::string>(),
+      "TLS: the CA certificate file; the server's certificate is then verified")(
+      "ssl-capath", po::value<std::string>(), "TLS: a directory of CA certificates (then verified)")(
+      "ssl-cert", po::value<std::string>(), "TLS: the client certificate file")(
+      "ssl-key", po::value<std::string>(), "TLS: the client key file")("ssl-cipher", po::value<std::string>(),
+                                                                       "TLS: the ciphers to allow")(
+      "ssl-verify-server-cert",
+      "TLS: verify the server's certificate and host name even without --ssl-ca (against the system's CAs)")(
+      "defaults-file", po::value<std::string>(), "read options only from this file")(
+      "defaults-extra-file", po::value<std::string>(), "read this file after the global option files")(
+      "defaults-group-suffix", po::value<std::string>(),
+      "also read the groups with this suffix ([client.1], [mysqld.1], ... for .1)")("no-defaults",
+                                                                                    "read no option file");
 
   po::options_description general("Backup and restore");
   general.add_options()("target-dir", po::value<std::string>(), "backup directory")(
@@ -74,10 +91,19 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "temporary table is open in it; started again right after")(
       "safe-slave-backup-timeout", po::value<unsigned>()->default_value(300),
       "seconds --safe-slave-backup waits for the SQL thread's temporary tables to close")(
+      "innodb-log-checkpoint-now", po::value<std::string>()->implicit_value("1"),
+      "--backup: have the server write a log checkpoint first (SET GLOBAL innodb_log_checkpoint_now), so "
+      "that the backup carries less redo log to apply; =0 or OFF: not")(
+      "extended-validation",
+      "--backup: also decrypt each encrypted page (with the server's file_key_management keys, read on "
+      "its host) and check its plain content, which the 4-byte checksum of an encrypted page in the "
+      "formats before full_crc32 may not reveal")(
       "lock-wait-timeout", po::value<unsigned>()->default_value(0),
-      "seconds BACKUP STAGE may wait for a lock (0: server default)")(
-      "log-copy-timeout", po::value<unsigned>()->default_value(60),
-      "fail if the redo log copy makes no progress for this many seconds")(
+      "seconds BACKUP STAGE may wait for a lock before the backup fails (0: the server's lock_wait_timeout)")(
+      "ftwrl-wait-timeout", po::value<unsigned>(),
+      "mariabackup's name for --lock-wait-timeout (xbak takes BACKUP STAGE locks, no FLUSH TABLES WITH READ "
+      "LOCK)")("log-copy-timeout", po::value<unsigned>()->default_value(60),
+               "fail if the redo log copy makes no progress for this many seconds")(
       "page-retries", po::value<int>()->default_value(10), "re-reads of a page with a bad checksum")(
       "tmpdir,t", po::value<std::string>(),
       "--backup: where the redo log copy spools what a slow output (stream, FIFO, upload) has not "
@@ -125,6 +151,11 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
                                                      "copy-back, restore: where ib_logfile0 goes")(
       "innodb-data-home-dir", po::value<std::string>(), "copy-back, restore: where ibdata files go")(
       "innodb-undo-directory", po::value<std::string>(), "copy-back, restore: where undo tablespaces go")(
+      "innodb-data-file-path", po::value<std::string>(),
+      "copy-back, restore: the server's innodb_data_file_path; each system tablespace file goes to the path "
+      "it names there (absolute, or in --innodb-data-home-dir)")(
+      "aria-log-dir-path", po::value<std::string>(),
+      "copy-back, restore: where the Aria logs (aria_log_control, aria_log.N) go")(
       "from-stream", po::value<std::vector<std::string>>(),
       "--restore from xbstreams instead of directories: a file, named pipe or - (stdin), repeated: the "
       "full backup's first, then each incremental's, in order (e.g. pipes fed by xbcloud get)")(
@@ -192,7 +223,23 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
                         "file-key-management-encryption-algorithm"}) {
     loose.add_options()((std::string("loose-") + k).c_str(), po::value<std::string>(), "");
   }
-  visible_out->add(modes).add(conn).add(general).add(partial).add(streaming).add(encryption).add(keys);
+  po::options_description compat("Accepted for mariabackup's command lines (see docs/mariabackup.md)");
+  compat.add_options()("innobackupex",
+                       "innobackupex's command line: the directory as the last argument, --apply-log for "
+                       "--prepare, --backup by default (into DIR/YYYY-MM-DD_hh-mm-ss unless --no-timestamp)")(
+      "apply-log", "innobackupex: --prepare")("incremental",
+                                              "innobackupex: an incremental backup (with "
+                                              "--incremental-basedir)")(
+      "mysqld-args", "the rest of the command line is the server's options: ignored");
+  DescribeCompatOptions(&compat);
+  visible_out->add(modes)
+      .add(conn)
+      .add(general)
+      .add(partial)
+      .add(streaming)
+      .add(encryption)
+      .add(keys)
+      .add(compat);
   all->add(*visible_out).add(loose);
 }
 

@@ -7,6 +7,7 @@
 namespace xbak::mysql {
 
 std::string ConnectOptions::Describe() const {
+  if (tcp && (host.empty() || host == "localhost")) return "127.0.0.1:" + std::to_string(port ? port : 3306);
   if (!host.empty() && host != "localhost") return host + ":" + std::to_string(port ? port : 3306);
   return "socket " + (socket.empty() ? std::string("(default)") : socket);
 }
@@ -20,7 +21,20 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
   mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &rt);
   // Do not let libmariadb read my.cnf files on its own: xbak has already merged
   // the option files the user asked for, and surprises here would be confusing.
+  if (o.tcp) {
+    unsigned proto = MYSQL_PROTOCOL_TCP;
+    mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
+  }
+  if (o.ssl) {
+    auto opt = [](const std::string& v) { return v.empty() ? nullptr : v.c_str(); };
+    mysql_ssl_set(m, opt(o.ssl_key), opt(o.ssl_cert), opt(o.ssl_ca), opt(o.ssl_capath), opt(o.ssl_cipher));
+    my_bool enforce = 1;
+    mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &enforce);
+    my_bool verify = o.ssl_verify_server_cert || !o.ssl_ca.empty() || !o.ssl_capath.empty() ? 1 : 0;
+    mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+  }
   const char* host = o.host.empty() ? nullptr : o.host.c_str();
+  if (o.tcp && host == nullptr) host = "127.0.0.1";
   const char* sock = o.socket.empty() ? nullptr : o.socket.c_str();
   if (mysql_real_connect(m, host, o.user.empty() ? nullptr : o.user.c_str(),
                          o.password.empty() ? nullptr : o.password.c_str(), nullptr, o.port, sock,

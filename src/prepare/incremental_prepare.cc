@@ -137,6 +137,10 @@ struct IncrementalApply {
     return false;
   }
   std::vector<std::string> top;  // FULL's entries after step 6
+  // The partial base's filter, when INC took every table (CheckChain):
+  // what of INC is outside it is left out.
+  std::optional<backupdir::TableFilter> narrow;
+  Status NarrowToBase();
 };
 
 Status IncrementalApply::Run() {
@@ -201,11 +205,16 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     // A table in one and not the other would be half a table after the apply.
     XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ifilter, backupdir::ReadTableFilter(inc));
     XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ffilter, backupdir::ReadTableFilter(full));
-    if (ifilter.Serialize() != ffilter.Serialize()) {
+    if (ifilter.TakesAll() && !ffilter.TakesAll()) {
+      // An incremental of every table onto a partial base: it is applied
+      // through the base's filter (NarrowToBase), as the base's redo was.
+      narrow = std::move(ffilter);
+    } else if (ifilter.Serialize() != ffilter.Serialize()) {
       return Error(ErrorCode::kUnsupported,
                    inc + " was taken with other --databases/--tables options than " + full +
                        " (compare their " + backupdir::kTableFilterFile +
-                       " files): an incremental applies only to a base of the same tables");
+                       " files): an incremental applies only to a base of the same tables, or of "
+                       "fewer (an incremental of every table onto a partial base)");
     }
   }
   identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) + " to_lsn " +
@@ -250,8 +259,28 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
   return Status::Ok();
 }
 
+Status IncrementalApply::NarrowToBase() {
+  if (!narrow) return Status::Ok();
+  const backupdir::TableFilter& f = *narrow;
+  std::erase_if(scan.deltas, [&](const DeltaJob& j) { return !f.TakesFile(j.rel); });
+  std::erase_if(scan.news, [&](const std::string& n) { return !f.TakesSpace(n); });
+  std::erase_if(scan.dels, [&](const std::string& n) { return !f.TakesSpace(n); });
+  std::erase_if(scan.others, [&](const std::string& rel) { return !f.TakesFile(rel); });
+  for (const auto& [from, to] : scan.rens) {
+    if (f.TakesSpace(from) != f.TakesSpace(to)) {
+      return Error(ErrorCode::kUnsupported, "table " + from + " was renamed to " + to + " between " + full +
+                                                " and " + inc +
+                                                ", across the partial base's filter: restore "
+                                                "from a full backup of every table");
+    }
+  }
+  std::erase_if(scan.rens, [&](const auto& r) { return !f.TakesSpace(r.first); });
+  return Status::Ok();
+}
+
 Status IncrementalApply::ReadBase() {
   XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel, o.applied_records));
+  XBAK_RETURN_IF_ERROR(NarrowToBase());
   clock.Mark("listing");
   for (auto& [from, to] : scan.rens) {
     renamed_from[to + ".ibd"] = from + ".ibd";
@@ -495,6 +524,16 @@ Status IncrementalApply::ReplaceOtherFiles() {
   for (const auto& db : top) {
     std::string dbdir = util::JoinPath(full, db);
     if (!util::IsDirectory(dbdir)) continue;
+    const bool foreign = db == "lost+found" || db.starts_with(".") ||
+                         std::find(o.foreign_dirs.begin(), o.foreign_dirs.end(), db) != o.foreign_dirs.end();
+    if (!foreign && !util::IsDirectory(util::JoinPath(inc, db))) {
+      // A database dropped between the backups (the incremental lists every
+      // database directory, whatever its tables): its files above are gone,
+      // and so goes the directory, or the restored server would show it.
+      XBAK_RETURN_IF_ERROR(util::RemoveTree(dbdir));
+      continue;
+    }
+    if (foreign) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
@@ -502,6 +541,12 @@ Status IncrementalApply::ReplaceOtherFiles() {
       if (drop && ::unlink(util::JoinPath(full, rel).c_str()) != 0)
         return ErrnoError("remove", util::JoinPath(full, rel), errno);
     }
+  }
+  // A database created between the backups, even one with nothing in it.
+  XBAK_ASSIGN_OR_RETURN(auto inc_top, util::ListDir(inc));
+  for (const auto& db : inc_top) {
+    if (util::IsDirectory(util::JoinPath(inc, db)) && (!narrow || narrow->TakesDatabase(db)))
+      XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(full, db)));
   }
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(

@@ -84,6 +84,23 @@ Status RefuseCompressed(const std::string& dir) {
   return Status::Ok();
 }
 
+// xtrabackup_binlog_pos_innodb ("./FILE\tPOSITION\n", the one name every
+// version of mariabackup writes) from the backup's binlog position, which
+// BACKUP STAGE BLOCK_COMMIT made exact; nothing for a server without a
+// binary log.
+Status RecordBinlogPosition(const std::string& dir) {
+  const std::string info = backupdir::MetaPath(dir, backupdir::Meta::kBinlogInfo);
+  if (!util::PathExists(info)) return Status::Ok();
+  XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(info, 64 * 1024));
+  XBAK_ASSIGN_OR_RETURN(backupdir::BinlogPosition b, backupdir::ParseBinlogInfo(text, info));
+  if (b.file.empty()) return Status::Ok();
+  const std::string file = b.file.find('/') == std::string::npos ? "./" + b.file : b.file;
+  XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, "xtrabackup_binlog_pos_innodb"),
+                                             file + "\t" + std::to_string(b.position) + "\n"));
+  util::LogInfo("Last binlog file " + file + ", position " + std::to_string(b.position));
+  return Status::Ok();
+}
+
 // "Backup 10.11.19", as mariabackup of the server's version writes it; the
 // "Backup " prefix is what the server looks for.
 std::string LogCreator(const std::string& dir) {
@@ -141,6 +158,10 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
     util::LogInfo(std::to_string(st.ignored_records) +
                   " records of tablespaces dropped during the backup were skipped");
   }
+  // A prepare in place (not a restore's, into a datadir) says where the
+  // binary log stood, as mariabackup does: scripts that provision replicas
+  // read xtrabackup_binlog_pos_innodb or grep the line.
+  if (o.prepared_log.empty()) XBAK_RETURN_IF_ERROR(RecordBinlogPosition(dir));
   return Status::Ok();
 }
 

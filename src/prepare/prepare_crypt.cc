@@ -19,8 +19,10 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
   };
   const std::string plugins = get("plugin-load") + ";" + get("plugin-load-add");
   const bool fkm = plugins.find("file_key_management") != std::string::npos;
+  const bool debug_keys =
+      !fkm && o.filename.empty() && plugins.find("debug_key_management") != std::string::npos;
   std::string filename = o.filename.empty() ? get("file-key-management-filename") : o.filename;
-  if (filename.empty() && !fkm) {
+  if (filename.empty() && !fkm && !debug_keys) {
     // Another ENCRYPTION plugin (hashicorp, aws_key_management) or none.
     return std::shared_ptr<const PrepareCrypt>();
   }
@@ -42,6 +44,12 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
     util::LogWarning(cnf_path +
                      " does not say innodb_encrypt_tables: pages of tablespaces in the default mode "
                      "(not ENCRYPTED=YES) that the log changes are written back unencrypted");
+  }
+  if (debug_keys) {
+    // The test plugin's keys need no file (key_file.h).
+    c->keys_ = innodb::DebugKeyManagementKeys();
+    c->origin_ = "debug_key_management";
+    return std::shared_ptr<const PrepareCrypt>(std::move(c));
   }
   const std::string from = o.filename.empty() ? " (file_key_management_filename in " + cnf_path + ")" : "";
   if (filename.empty()) {

@@ -53,9 +53,15 @@ Status CheckBackup(const CopyBackOptions& o) {
 struct CopyBack {
   explicit CopyBack(const CopyBackOptions& opts)
       : o(opts),
-        dirs(
-            RestoreDirs{opts.datadir, opts.log_dir, opts.data_home_dir, opts.undo_dir, opts.remote_to_datadir}
-                .Resolved()),
+        dirs(RestoreDirs{
+            opts.datadir,
+            opts.log_dir,
+            opts.data_home_dir,
+            opts.undo_dir,
+            opts.remote_to_datadir,
+            opts.aria_log_dir,
+            opts.data_file_path,
+            {}}.Resolved()),
         log_dir(dirs.log_dir),
         home(dirs.data_home_dir),
         undo(dirs.undo_dir),
@@ -103,7 +109,7 @@ Status CopyBack::CheckDestination() {
     util::LogWarning("resuming the interrupted restore into " + o.datadir);
   }
   // Plan everything first and check it, so that a refusal writes nothing.
-  for (const std::string& d : {o.datadir, log_dir, home, undo}) {
+  for (const std::string& d : dirs.All()) {
     XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(d));
     if (!empty && !o.force_non_empty && !resuming) {
       return Error(ErrorCode::kAlreadyExists, "destination " + d +
@@ -154,6 +160,15 @@ Status CopyBack::Plan() {
       }
       remote_dirs.insert(dir);
     }
+    if (rel.find('/') == std::string::npos && dirs.system_paths.count(rel)) {
+      // A system tablespace file where --innodb-data-file-path puts it: its
+      // directory may hold other things, the file itself must not exist.
+      if (!resuming && util::PathExists(it.dest)) {
+        return Error(ErrorCode::kAlreadyExists,
+                     it.dest + " exists already; existing files are never overwritten");
+      }
+      remote_dirs.insert(it.dest.substr(0, it.dest.rfind('/')));
+    }
     // Without --force-non-empty-directories every destination directory was found empty or
     // absent (CheckDestination, and above for DATA DIRECTORYs): nothing to look for, and
     // 100,000 tables would be 100,000 failing stats.
@@ -172,7 +187,7 @@ Status CopyBack::Plan() {
 }
 
 Status CopyBack::Place() {
-  for (const std::string& d : {o.datadir, log_dir, home, undo}) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
+  for (const std::string& d : dirs.All()) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
   if (!resuming) {
     XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(marker, identity));
     XBAK_RETURN_IF_ERROR(util::SyncDir(o.datadir));
@@ -194,7 +209,7 @@ Status CopyBack::Place() {
       },
       &cancel));
   // Make the files and the new directory entries durable.
-  std::vector<std::string> written = {o.datadir, log_dir, home, undo};
+  std::vector<std::string> written = dirs.All();
   for (auto& it : items) written.push_back(it.dest.substr(0, it.dest.rfind('/')));
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());

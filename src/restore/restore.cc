@@ -213,7 +213,10 @@ Status CheckNewDestination(const RestoreOptions& o, const RestoreDirs& dirs,
   // Nothing of what is there may be overwritten: every directory the
   // restore writes into must be empty (or not exist yet).
   std::set<std::string> targets;
-  if (!streamed) targets = {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir};
+  if (!streamed) {
+    const auto all = dirs.All();
+    targets.insert(all.begin(), all.end());
+  }
   for (const auto& [rel, path] : remote) targets.insert(path.substr(0, path.rfind('/')));
   for (const std::string& t : targets) {
     XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(t));
@@ -282,6 +285,7 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
   ip.superseded = std::move(superseded);
   ip.checked_log = std::move(checked_log);
   ip.applied_records = streamed;
+  ip.foreign_dirs = {kStagingDir};
   return prepare::RunIncrementalPrepare(ip).With("applying " + inc.dir);
 }
 
@@ -305,8 +309,7 @@ Status Finish(const RestoreDirs& dirs, const std::vector<Link>& chain, bool stre
     // crash starts the restore over): all of it is made durable here, before
     // the prepared log replaces the placeholder.
     XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, kStagingDir)));
-    XBAK_RETURN_IF_ERROR(
-        util::SyncFilesystems({dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}));
+    XBAK_RETURN_IF_ERROR(util::SyncFilesystems(dirs.All()));
   }
   if (!util::PathExists(staged)) {
     // Fine only if an earlier run put it in place already.
@@ -443,8 +446,7 @@ Status RestoreChain(const RestoreOptions& o, bool streamed) {
     XBAK_RETURN_IF_ERROR(CheckNewDestination(o, dirs, remote, full, streamed, &full_log));
   }
   // From here the datadir is ours, and marked unfinished first.
-  for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
-    XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
+  for (const std::string& t : dirs.All()) XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
   if (!resuming) XBAK_RETURN_IF_ERROR(journal.Write());  // (streamed: over the caller's)
   XBAK_RETURN_IF_ERROR(WritePlaceholderLog(dirs));
   util::LogInfo("restoring " + full.dir +

@@ -54,9 +54,23 @@ Status Walk(const std::string& root, const std::string& rel,
 
 RestoreDirs RestoreDirs::Resolved() const {
   RestoreDirs r = *this;
-  if (r.log_dir.empty()) r.log_dir = datadir;
-  if (r.data_home_dir.empty()) r.data_home_dir = datadir;
-  if (r.undo_dir.empty()) r.undo_dir = datadir;
+  // A relative directory is the server's, relative to its datadir (the server
+  // runs in it): innodb_undo_directory=./ is the datadir itself.
+  for (std::string* d : {&r.log_dir, &r.data_home_dir, &r.undo_dir, &r.aria_log_dir}) {
+    if (d->empty() || *d == "." || *d == "./") {
+      *d = datadir;
+    } else if ((*d)[0] != '/') {
+      *d = util::JoinPath(datadir, d->starts_with("./") ? d->substr(2) : *d);
+    }
+  }
+  r.system_paths.clear();
+  if (auto files = backupdir::ParseDataFiles(data_file_path); !data_file_path.empty() && files.ok()) {
+    for (const auto& f : *files) {
+      const size_t slash = f.name.rfind('/');
+      const std::string base = slash == std::string::npos ? f.name : f.name.substr(slash + 1);
+      r.system_paths[base] = f.name.starts_with("/") ? f.name : util::JoinPath(r.data_home_dir, f.name);
+    }
+  }
   return r;
 }
 
@@ -94,8 +108,11 @@ std::string RestoreDestination(const std::string& rel, const RestoreDirs& dirs,
     return "";
   if (!top && name.ends_with(innodb::kIslSuffix) && dirs.remote_to_datadir) return "";  // the .ibd comes home
   if (top && name == "ib_logfile0") return util::JoinPath(dirs.log_dir, rel);
+  if (auto sys = dirs.system_paths.find(name); top && sys != dirs.system_paths.end()) return sys->second;
   if (top && name.rfind("ibdata", 0) == 0) return util::JoinPath(dirs.data_home_dir, rel);
   if (top && backupdir::IsUndoTablespaceName(name)) return util::JoinPath(dirs.undo_dir, rel);
+  if (top && (name == "aria_log_control" || name.starts_with("aria_log.")))
+    return util::JoinPath(dirs.aria_log_dir, rel);
   if (!dirs.remote_to_datadir) {
     auto r = remote.find(rel);
     if (r != remote.end()) return r->second;  // back to its DATA DIRECTORY

@@ -48,11 +48,12 @@ Status StartOver(const RestoreDirs& dirs) {
     if (n != kRestoreMarkerFile) XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(dirs.datadir, n)));
   }
   // The files it may have put in directories of their own.
-  for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+  for (const std::string& d : {dirs.log_dir, dirs.data_home_dir, dirs.undo_dir, dirs.aria_log_dir}) {
     if (d == dirs.datadir || !util::IsDirectory(d)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(d));
     for (const auto& f : files) {
-      if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0)
+      if (f.rfind("ib_logfile0", 0) == 0 || f.rfind("ibdata", 0) == 0 || f.rfind("undo", 0) == 0 ||
+          f.rfind("aria_log", 0) == 0)
         XBAK_RETURN_IF_ERROR(util::RemoveTree(util::JoinPath(d, f)));
     }
   }
@@ -217,7 +218,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
     again = true;
   } else {
     XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(dirs.datadir, kRestoreMarkerFile));
-    for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir}) {
+    for (const std::string& t : dirs.All()) {
       XBAK_ASSIGN_OR_RETURN(bool empty, util::IsEmptyOrMissingDir(t));
       if (!empty) {
         return Error(ErrorCode::kAlreadyExists,
@@ -225,8 +226,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
       }
     }
   }
-  for (const std::string& t : {dirs.datadir, dirs.log_dir, dirs.data_home_dir, dirs.undo_dir})
-    XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
+  for (const std::string& t : dirs.All()) XBAK_RETURN_IF_ERROR(util::MakeDirs(t));
   if (again) {
     XBAK_RETURN_IF_ERROR(StartOver(dirs));
   } else {

@@ -140,9 +140,11 @@ Result<std::unique_ptr<Decompressor>> Decompressor::Create(CompressOptions::Algo
 
 Status DecompressBackup(const DecompressOptions& options) {
   DecodeRun run{"--decompress", "decompress", options.target_dir, options.parallel, options.remove_original};
+  std::string qpress;  // the first file of mariabackup's older format, refused
   XBAK_ASSIGN_OR_RETURN(
       std::vector<DecodeJob> jobs,
-      FindDecodeJobs(run, [](const std::string& path, uint64_t size) -> std::optional<DecodeJob> {
+      FindDecodeJobs(run, [&qpress](const std::string& path, uint64_t size) -> std::optional<DecodeJob> {
+        if (path.ends_with(".qp") && qpress.empty()) qpress = path;
         const auto algo = CompressedWith(path);
         if (!algo) return std::nullopt;
         return DecodeJob{path, path.substr(0, path.size() - CompressSuffix(*algo).size()), size,
@@ -151,6 +153,13 @@ Status DecompressBackup(const DecompressOptions& options) {
                            return std::unique_ptr<FileDecoder>(std::move(d));
                          }};
       }));
+  if (!qpress.empty()) {
+    // Left as it is, the backup would look decompressed and lack the file.
+    return Error(ErrorCode::kUnsupported,
+                 qpress +
+                     " is compressed with qpress (mariabackup --compress), which xbak "
+                     "does not read: decompress it with qpress -d; nothing was decompressed");
+  }
   return RunDecodeJobs(run, std::move(jobs));
 }
 

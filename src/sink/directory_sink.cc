@@ -63,6 +63,16 @@ class DirectorySink : public Sink {
     return std::unique_ptr<SinkFile>(std::make_unique<DirectoryFile>(std::move(f), partial, full));
   }
 
+  Status MakeDir(const std::string& relpath) override {
+    if (relpath.empty() || relpath.front() == '/' || relpath.find("..") != std::string::npos) {
+      return Error(ErrorCode::kInvalidArgument, "refusing unsafe backup path '" + relpath + "'");
+    }
+    const std::string dir = util::JoinPath(root_, relpath);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (dirs_.insert(dir).second) XBAK_RETURN_IF_ERROR(util::MakeDirs(dir));
+    return Status::Ok();
+  }
+
   Status Flush() override {
     std::set<std::string> dirs;
     {

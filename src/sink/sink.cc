@@ -7,6 +7,7 @@ class SinkRef : public Sink {
  public:
   explicit SinkRef(Sink& s) : s_(s) {}
   Result<std::unique_ptr<SinkFile>> Create(const std::string& rel) override { return s_.Create(rel); }
+  Status MakeDir(const std::string& rel) override { return s_.MakeDir(rel); }
   Status Flush() override { return s_.Flush(); }
   std::string Describe() const override { return s_.Describe(); }
 

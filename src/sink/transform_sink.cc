@@ -251,6 +251,8 @@ class TransformingSink : public Sink {
     return std::unique_ptr<SinkFile>(std::move(file));
   }
 
+  Status MakeDir(const std::string& relpath) override { return inner_->MakeDir(relpath); }
+
   Status Flush() override {
     {
       std::lock_guard<std::mutex> lock(shared_->mu);

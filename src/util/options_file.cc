@@ -39,10 +39,10 @@ std::string CleanValue(const std::string& raw) {
 constexpr int kMaxIncludeDepth = 10;
 
 Status ParseInto(const std::string& text, const std::string& origin, const std::vector<std::string>& groups,
-                 OptionMap* out, int depth);
+                 OrderedOptions* out, int depth);
 
-Status ReadInto(const std::string& path, const std::vector<std::string>& groups, OptionMap* out, int depth,
-                bool must_exist) {
+Status ReadInto(const std::string& path, const std::vector<std::string>& groups, OrderedOptions* out,
+                int depth, bool must_exist) {
   if (depth > kMaxIncludeDepth) {
     return Error(ErrorCode::kInvalidArgument, "option file " + path + ": !include nested too deeply");
   }
@@ -54,12 +54,25 @@ Status ReadInto(const std::string& path, const std::vector<std::string>& groups,
   return ParseInto(text.value(), path, groups, out, depth);
 }
 
+// !includedir DIR: its *.cnf files in name order; a missing directory is
+// ignored, as the mysql programs do.
+Status IncludeDir(const std::string& dir, const std::vector<std::string>& groups, OrderedOptions* out,
+                  int depth) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return Status::Ok();
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n.size() > 4 && (n.ends_with(".cnf"))) names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) XBAK_RETURN_IF_ERROR(ReadInto(dir + "/" + n, groups, out, depth + 1, true));
+  return Status::Ok();
+}
+
 Status ParseInto(const std::string& text, const std::string& origin, const std::vector<std::string>& groups,
-                 OptionMap* out, int depth) {
-  // Options of each group are gathered separately so that the group order, not
-  // the file order, decides precedence (later groups in `groups` win).
-  std::vector<OptionMap> per_group(groups.size());
-  int current = -1;
+                 OrderedOptions* out, int depth) {
+  std::string current;  // the group being read, empty if not one of `groups`
   size_t line_no = 0;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -71,16 +84,7 @@ Status ParseInto(const std::string& text, const std::string& origin, const std::
     if (t.empty() || t[0] == '#' || t[0] == ';') continue;
     std::string where = origin + ":" + std::to_string(line_no);
     if (t.rfind("!includedir", 0) == 0) {
-      std::string dir = Trim(t.substr(11));
-      std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-      if (!d) continue;  // as the mysql clients do: a missing include dir is ignored
-      std::vector<std::string> names;
-      while (struct dirent* e = ::readdir(d.get())) {
-        std::string n = e->d_name;
-        if (n.size() > 4 && (n.ends_with(".cnf"))) names.push_back(n);
-      }
-      std::sort(names.begin(), names.end());
-      for (const auto& n : names) XBAK_RETURN_IF_ERROR(ReadInto(dir + "/" + n, groups, out, depth + 1, true));
+      XBAK_RETURN_IF_ERROR(IncludeDir(Trim(t.substr(11)), groups, out, depth));
       continue;
     }
     if (t.rfind("!include", 0) == 0) {
@@ -93,37 +97,51 @@ Status ParseInto(const std::string& text, const std::string& origin, const std::
         return Error(ErrorCode::kInvalidArgument, where + ": group header without ']'");
       }
       std::string g = Trim(t.substr(1, close - 1));
-      auto it = std::find(groups.begin(), groups.end(), g);
-      current = it == groups.end() ? -1 : static_cast<int>(it - groups.begin());
+      current = std::find(groups.begin(), groups.end(), g) == groups.end() ? "" : g;
       continue;
     }
-    if (current < 0) continue;
+    if (current.empty()) continue;
     size_t eq = t.find('=');
     std::string key = NormaliseKey(Trim(eq == std::string::npos ? t : t.substr(0, eq)));
     std::string value = eq == std::string::npos ? "" : CleanValue(t.substr(eq + 1));
     if (key.empty()) return Error(ErrorCode::kInvalidArgument, where + ": option without a name");
-    per_group[current][key] = OptionValue{value, where};
-  }
-  for (auto& g : per_group) {
-    for (auto& [k, v] : g) (*out)[k] = v;
+    out->push_back(OrderedOption{key, value, eq != std::string::npos, where, current});
   }
   return Status::Ok();
 }
 
+// The options as one map: later groups of `groups` win, then later lines.
+OptionMap ByGroupOrder(const OrderedOptions& in, const std::vector<std::string>& groups) {
+  OptionMap out;
+  for (const std::string& g : groups) {
+    for (const OrderedOption& o : in) {
+      if (o.group == g) out[o.key] = OptionValue{o.value, o.origin};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-Result<OptionMap> ReadOptionFile(const std::string& path, const std::vector<std::string>& groups,
-                                 bool must_exist) {
-  OptionMap out;
+Result<OrderedOptions> ReadOptionsInOrder(const std::string& path, const std::vector<std::string>& groups,
+                                          bool must_exist) {
+  OrderedOptions out;
   XBAK_RETURN_IF_ERROR(ReadInto(path, groups, &out, 0, must_exist));
   return out;
 }
 
+Result<OptionMap> ReadOptionFile(const std::string& path, const std::vector<std::string>& groups,
+                                 bool must_exist) {
+  auto in = ReadOptionsInOrder(path, groups, must_exist);
+  if (!in.ok()) return in.status();
+  return ByGroupOrder(in.value(), groups);
+}
+
 Result<OptionMap> ParseOptionText(const std::string& text, const std::string& origin,
                                   const std::vector<std::string>& groups) {
-  OptionMap out;
-  XBAK_RETURN_IF_ERROR(ParseInto(text, origin, groups, &out, 0));
-  return out;
+  OrderedOptions in;
+  XBAK_RETURN_IF_ERROR(ParseInto(text, origin, groups, &in, 0));
+  return ByGroupOrder(in, groups);
 }
 
 OptionFileChoice ChooseOptionFile(int argc, const char* const* argv) {

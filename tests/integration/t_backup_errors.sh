@@ -81,7 +81,7 @@ sb_flush src
 ibd="$(sb_datadir src)/c/t.ibd"
 # Flip one byte in the middle of page 3 (the clustered index root), behind the server's back.
 printf '\xff' | dd of="$ibd" bs=1 seek=$((3 * 16384 + 8000)) conv=notrunc status=none
-expect_fail corrupt "corrupt page in .*c/t.ibd: page 3 .*stored 0x[0-9a-f]+,? computed 0x[0-9a-f]+" \
+expect_fail corrupt "Database page corruption detected in .*c/t.ibd: page 3 .*stored 0x[0-9a-f]+,? computed 0x[0-9a-f]+" \
   "$XBAK" --backup --defaults-file="$cnf" --page-retries=2 --target-dir="$TEST_WORK/corrupt"
 [ ! -e "$TEST_WORK/corrupt/${META}checkpoints" ] || fail "corrupt backup has checkpoints"
 sb_stop src

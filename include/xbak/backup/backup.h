@@ -24,6 +24,17 @@ namespace xbak::backup {
 
 struct BackupOptions {
   mysql::ConnectOptions conn;
+  // Ask the server for a log checkpoint before the copy starts (SET GLOBAL
+  // innodb_log_checkpoint_now=ON), so that the backup carries and its prepare
+  // applies less redo log.
+  bool checkpoint_now = false;
+  std::string tool_name = "xbak";  // as the info file and --history record it
+  // --extended-validation: encrypted pages decrypted with the server's keys
+  // and their plain content checked too (tablespace_copy.h's PageKeys).
+  bool extended_validation = false;
+  // --incremental-basedir, when the base LSN came from a backup directory:
+  // its backup-my.cnf is checked against the server (innodb_undo_tablespaces).
+  std::string incremental_basedir;
   std::string target_dir;  // destination directory (ignored with --stream)
   std::string stream;      // "" (directory) or "xbstream" (to stdout or FIFOs)
   int fifo_streams = 1;    // >1: N named pipes in fifo_dir instead of stdout

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
+#include "xbak/backup/tablespace_copy.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/mysql/connection.h"
 #include "xbak/util/status.h"
@@ -19,5 +21,13 @@ namespace xbak::backup {
 // itself) is not: prepare then needs it from the user, and a warning says so.
 Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars,
                          backupdir::ServerSettings* s);
+
+// --extended-validation: the keys of the server's file_key_management (its
+// key file and FILE: filekey, read here on the server's host) and its
+// encryption algorithm. nullopt, after a warning, when the server encrypts
+// with no such plugin or its key file cannot be read: encrypted pages are
+// then checked as stored only.
+Result<std::optional<PageKeys>> ReadServerKeys(mysql::Connection& c,
+                                               const std::map<std::string, std::string>& vars);
 
 }  // namespace xbak::backup

@@ -10,12 +10,23 @@
 #include <string>
 
 #include "xbak/backupdir/layout.h"
+#include "xbak/innodb/key_file.h"
+#include "xbak/innodb/page_crypt.h"
 #include "xbak/sink/sink.h"
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
 #include "xbak/util/throttle.h"
 
 namespace xbak::backup {
+
+// --extended-validation: the server's keys, to check an encrypted page's
+// plain content too. Its post-encryption checksum (pages of the formats
+// before full_crc32) covers 4 bytes and can match a page corrupted before
+// encryption; full_crc32 pages carry a CRC-32C of the whole encrypted page.
+struct PageKeys {
+  innodb::EncryptionKeys keys;
+  innodb::CryptMode mode = innodb::CryptMode::kCbc;
+};
 
 struct TablespaceCopyOptions {
   uint32_t page_size = 16384;  // the server's innodb_page_size (logical)
@@ -32,6 +43,7 @@ struct TablespaceCopyOptions {
   sink::Sink* meta_sink = nullptr;
   // --throttle: every read takes its bytes from this shared budget.
   util::Throttle* throttle = nullptr;
+  const PageKeys* keys = nullptr;  // --extended-validation of encrypted pages
   // Tests: runs after page 0 was first read, before the copy reads the file
   // (the moment the server may flush a new table's page 0).
   std::function<void()> after_first_read;

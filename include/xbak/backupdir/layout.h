@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct ServerLayout {
   std::string checksum_algorithm;
   std::string compression_level;
   std::string version;  // @@version
+  // @@ignore_db_dirs: directories of the datadir the server does not take for
+  // databases, which a backup leaves out as mariabackup does.
+  std::set<std::string> ignore_db_dirs;
 };
 
 // Builds the layout from the server's variables; `datadir_override` (from
@@ -89,6 +93,10 @@ struct InnodbFiles {
 // is listed at the path its .isl names, as db/t.ibd inside the backup.
 // `filter` leaves out the tables a partial backup does not take.
 Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilter& filter = {});
+
+// The database directories of the datadir a backup takes (the filter's),
+// empty ones included: a directory is a database to the server.
+Result<std::vector<std::string>> ListDatabaseDirs(const ServerLayout& layout, const TableFilter& filter = {});
 
 // Lists the non-InnoDB files a backup must copy: table definitions and
 // non-transactional engines' files in each database directory, and the Aria

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,7 +66,8 @@ Result<BinlogPosition> ParseBinlogInfo(std::string_view text, const std::string&
 
 struct BackupInfo {
   std::string uuid;
-  std::string name;  // --history=NAME
+  std::string name;                // --history=NAME
+  std::string tool_name = "xbak";  // the name it was run as ("mariabackup" through such a link)
   std::string tool_command;
   std::string tool_version;
   std::string server_version;
@@ -122,6 +124,8 @@ struct BackupCnf {
   // innodb_compression_level (0..9): the level PAGE_COMPRESSED pages are
   // written back with, as the server's recovery would.
   int compression_level = 6;
+  // innodb_undo_tablespaces when the backup was taken (none if not recorded).
+  std::optional<uint32_t> undo_tablespaces;
 };
 Result<BackupCnf> ReadBackupCnf(const std::string& dir);
 // ReadBackupCnf(dir)->page_size.

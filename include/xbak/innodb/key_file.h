@@ -27,14 +27,22 @@ class EncryptionKeys {
 
  private:
   friend Result<EncryptionKeys> ParseKeyFile(const std::string& text, const std::string& origin);
+  friend EncryptionKeys DebugKeyManagementKeys();
   std::string origin_;
-  std::map<uint32_t, std::vector<uint8_t>> keys_;
+  std::map<uint32_t, std::vector<uint8_t>> keys_;  // file_key_management: every key is version 1
+  std::vector<std::vector<uint8_t>> versions_;     // debug_key_management: key 1, version v at [v]
 };
 
 // Parses the plain text of a key file as the plugin does (a later line with
 // the same id wins; key id 1 must exist). Errors name `origin`, the line and
 // the column.
 Result<EncryptionKeys> ParseKeyFile(const std::string& text, const std::string& origin);
+
+// The keys of MariaDB's debug_key_management plugin, which its test suites
+// (mariabackup's among them) run with: key id 1 only, each version v its own
+// 16-byte key, v in big-endian order and 12 zero bytes, no file. Versions up
+// to 4095.
+EncryptionKeys DebugKeyManagementKeys();
 
 // Reads the file (decrypting it when it starts with "Salted__"; then a
 // filekey is required) and parses it.

@@ -21,6 +21,16 @@ struct ConnectOptions {
   std::string host;      // empty: local socket
   unsigned port = 0;
   std::string socket;
+  // TCP even to localhost (--protocol=tcp; by default localhost means the
+  // socket, as for every mysql client).
+  bool tcp = false;
+  // TLS (--ssl, or any --ssl-* option): the connection fails rather than go
+  // in clear. The server's certificate is verified when a CA is given or
+  // ssl_verify_server_cert is set; a local server (socket, loopback) is
+  // otherwise trusted as the mysql clients do.
+  bool ssl = false;
+  std::string ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher;
+  bool ssl_verify_server_cert = false;
   unsigned connect_timeout_s = 10;
   // Applied to every statement so a hung server cannot hang the backup.
   unsigned read_timeout_s = 600;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/prepare/redo_apply.h"
@@ -45,6 +46,10 @@ struct IncrementalPrepareOptions {
   // INC is a staged incremental of `xbak --restore --from-stream`: its
   // NAME.xbapplied records are deltas written as they arrived (ScanIncremental).
   bool applied_records = false;
+  // Top-level directories of target_dir that are not the backup's (a restore
+  // from streams unpacks them into one there): never taken for a database
+  // dropped between the backups.
+  std::vector<std::string> foreign_dirs;
 };
 
 Status RunIncrementalPrepare(const IncrementalPrepareOptions& opts);

@@ -1,10 +1,10 @@
 // Where each file of a prepared backup goes when it is restored: the rules
 // `--copy-back`, `--move-back` and `--restore` share. The redo log goes to
 // innodb_log_group_home_dir, ibdata files to innodb_data_home_dir, undo
-// tablespaces to innodb_undo_directory, a DATA DIRECTORY table's .ibd to the
-// place its .isl names (or, with --remote-tablespaces-to-datadir, into the
-// datadir without its .isl), everything else to the same path in the datadir;
-// the backup's own metadata (xtrabackup_*, backup-my.cnf, deltas) nowhere.
+// tablespaces to innodb_undo_directory, the Aria logs to aria_log_dir_path, a DATA DIRECTORY table's .ibd to
+// the place its .isl names (or, with --remote-tablespaces-to-datadir, into the datadir without its .isl),
+// everything else to the same path in the datadir; the backup's own metadata (xtrabackup_*, backup-my.cnf,
+// deltas) nowhere.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,17 @@ struct RestoreDirs {
   std::string data_home_dir;  // default: datadir
   std::string undo_dir;       // default: datadir
   bool remote_to_datadir = false;
+  std::string aria_log_dir;  // aria_log_dir_path: aria_log_control and aria_log.N (default: datadir)
+  // innodb_data_file_path, when given for the restore: each file of the
+  // system tablespace goes to the path it names (an absolute one as it is, a
+  // relative one in data_home_dir), whatever its name.
+  std::string data_file_path;
+  std::map<std::string, std::string> system_paths;  // Resolved(): file name -> destination
 
-  // The four directories, defaults filled in.
+  // The directories, defaults filled in (a relative one is the datadir's).
   RestoreDirs Resolved() const;
+  // Every directory a restore writes into (the datadir first).
+  std::vector<std::string> All() const { return {datadir, log_dir, data_home_dir, undo_dir, aria_log_dir}; }
 };
 
 // Every regular file and directory under `root`, as '/'-separated paths

@@ -29,6 +29,14 @@ class Sink {
   // Creates `relpath` (a path relative to the backup root, '/'-separated, no
   // "..") for writing. Thread-safe: copy threads call it concurrently.
   virtual Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) = 0;
+  // Creates the directory `relpath` (a database with no file in it). A
+  // stream has no entry for a directory: it carries files only, as the
+  // xbstream format of xtrabackup and mariabackup does, so this does nothing
+  // there.
+  virtual Status MakeDir(const std::string& relpath) {
+    (void)relpath;
+    return Status::Ok();
+  }
   // Makes everything written so far durable (fsync / flush of the stream).
   virtual Status Flush() = 0;
   // Human-readable description for messages, e.g. "directory /backups/full".

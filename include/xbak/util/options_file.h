@@ -21,6 +21,22 @@ struct OptionValue {
 
 using OptionMap = std::map<std::string, OptionValue>;
 
+// One line of an option file, in file order (what the mysql programs see:
+// a later line wins over an earlier one whatever their groups).
+struct OrderedOption {
+  std::string key;  // normalised: '_' -> '-'
+  std::string value;
+  bool has_value = false;  // "key = value" (even empty: "password="), not a bare "key"
+  std::string origin;      // FILE:LINE
+  std::string group;
+};
+using OrderedOptions = std::vector<OrderedOption>;
+
+// The options of the listed groups of `path` (and of the files it includes),
+// in file order. A missing file is an error only if `must_exist`.
+Result<OrderedOptions> ReadOptionsInOrder(const std::string& path, const std::vector<std::string>& groups,
+                                          bool must_exist = true);
+
 // Reads `path` and returns the options of the listed groups, later groups and
 // later lines overriding earlier ones (as the mysql clients do). A missing file
 // is an error only if `must_exist`.

@@ -199,7 +199,7 @@ TEST_F(RestoreTest, FromStreamsTheSameFilesAsFromDirectoriesAndAFailedRunStartsO
 }
 
 TEST(RestorePlaces, EachFileGoesWhereTheServerLooksForIt) {
-  RestoreDirs d = RestoreDirs{"/d", "/log", "", "/undo", false}.Resolved();
+  RestoreDirs d = RestoreDirs{"/d", "/log", "", "/undo", false, "/aria", "", {}}.Resolved();
   std::map<std::string, std::string> remote = {{"db/r.ibd", "/remote/db/r.ibd"}};
   EXPECT_EQ(RestoreDestination("ib_logfile0", d, remote), "/log/ib_logfile0");
   EXPECT_EQ(RestoreDestination("ibdata1", d, remote), "/d/ibdata1");  // data home defaults to the datadir
@@ -211,6 +211,19 @@ TEST(RestorePlaces, EachFileGoesWhereTheServerLooksForIt) {
     EXPECT_EQ(RestoreDestination(meta, d, remote), "") << meta;
   }
   EXPECT_EQ(RestoreDestination("db/t.ibd.delta", d, remote), "");
+  EXPECT_EQ(RestoreDestination("aria_log_control", d, remote), "/aria/aria_log_control");
+  EXPECT_EQ(RestoreDestination("aria_log.00000001", d, remote), "/aria/aria_log.00000001");
+  EXPECT_EQ(RestoreDestination("db/aria_log.frm", d, remote), "/d/db/aria_log.frm");
+  // A relative directory is the datadir's, as the server resolves it.
+  RestoreDirs rel =
+      RestoreDirs{"/d", "./", "logs", "./undo", false, "", "/abs/sys1:6M;sys2:1M:autoextend", {}}.Resolved();
+  EXPECT_EQ(rel.log_dir, "/d");
+  EXPECT_EQ(rel.data_home_dir, "/d/logs");
+  EXPECT_EQ(rel.undo_dir, "/d/undo");
+  EXPECT_EQ(rel.aria_log_dir, "/d");
+  // innodb_data_file_path given for the restore: each system file where it names.
+  EXPECT_EQ(RestoreDestination("sys1", rel, remote), "/abs/sys1");
+  EXPECT_EQ(RestoreDestination("sys2", rel, remote), "/d/logs/sys2");
   d.remote_to_datadir = true;
   EXPECT_EQ(RestoreDestination("db/r.ibd", d, remote), "/d/db/r.ibd");
   EXPECT_EQ(RestoreDestination("db/r.isl", d, remote), "");

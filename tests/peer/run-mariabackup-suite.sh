@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# MariaDB's own test suite for mariabackup (mysql-test/suite/mariabackup, from Debian's
+# mariadb-test and mariadb-test-data packages, the server's version) run with xbak in
+# mariabackup's place: mtr takes the tools from --client-bindir, a directory of links to the
+# host's clients where mariabackup, mariadb-backup and mbstream are xbak. Nothing of the suite or
+# of mtr is edited or filtered: every test a release server can run, with every combination;
+# mtr itself skips those that need a debug build, --big-test, qpress, another OS or engine.
+#
+#   tests/peer/run-mariabackup-suite.sh [--control] [--parallel=N] [--big-test] [TEST ...]
+#     --control    the real mariabackup in the same harness (a harness problem is not xbak's)
+#     --parallel   mtr workers (default: the number of CPUs)
+#     TEST ...     only these tests (e.g. full_backup incremental_backup), default the whole suite
+#
+# Environment: XBAK (the xbak binary; default ./build/xbak), XBAK_WORK (scratch space, default
+# /tmp), XBAK_PEER_VARDIR (mtr's --vardir; default under XBAK_WORK). Prints one line per failed
+# run, then "N passed, M failed, K skipped"; exit status 0 only if none failed.
+# The expected failures with xbak, each with its reason, are listed in docs/peer-suite.md.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+control=0
+parallel=$(nproc)
+mtr_extra=()
+tests=()
+for a in "$@"; do
+  case "$a" in
+    --control) control=1 ;;
+    --parallel=*) parallel=${a#--parallel=} ;;
+    --big-test) mtr_extra+=(--big-test) ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run-mariabackup-suite: unknown option '$a'" >&2; exit 2 ;;
+    *) tests+=("mariabackup.$a") ;;
+  esac
+done
+
+mtr_dir=/usr/share/mysql/mysql-test
+if [ ! -x "$mtr_dir/mariadb-test-run.pl" ] || [ ! -d "$mtr_dir/suite/mariabackup" ]; then
+  echo "run-mariabackup-suite: installing mariadb-test (mtr and suite/mariabackup)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mariadb-test >&2
+fi
+
+xbak=${XBAK:-$repo/build/xbak}
+[ "$control" = 1 ] || [ -x "$xbak" ] || { echo "run-mariabackup-suite: no xbak at $xbak (build first)" >&2; exit 2; }
+work=${XBAK_WORK:-/tmp}
+label=$([ "$control" = 1 ] && echo mariabackup || echo xbak)
+bindir=$work/peer-bindir-$label
+vardir=${XBAK_PEER_VARDIR:-$work/peer-var-$label}
+rm -rf "$bindir" "$vardir"
+mkdir -p "$bindir"
+# Every client mtr may look for, as the host has it; then the tool under test in mariabackup's
+# place. xbak answers to each of the three names as that program does.
+for f in /usr/bin/*; do ln -s "$f" "$bindir/${f##*/}"; done
+if [ "$control" != 1 ]; then
+  # A copy: a rebuild of xbak while the suite runs does not change the tool under test.
+  cp "$xbak" "$bindir/xbak"
+  for name in mariabackup mariadb-backup mbstream; do ln -sf xbak "$bindir/$name"; done
+fi
+
+log=$work/peer-$label.log
+echo "run-mariabackup-suite: $label in mariabackup's place, $parallel workers, log $log" >&2
+set +e
+(cd "$mtr_dir" && ./mariadb-test-run.pl --client-bindir="$bindir" --vardir="$vardir" \
+  --parallel="$parallel" --force --max-test-fail=0 --retry=0 --suite=mariabackup \
+  "${mtr_extra[@]}" "${tests[@]}") > "$log" 2>&1
+rc=$?
+set -e
+
+# mtr prints one result line per test and combination: "mariabackup.NAME 'COMB' [w1] [ RESULT ]".
+summary=0
+python3 - "$log" "$label" <<'EOF' || summary=1
+import re, sys
+log, label = sys.argv[1], sys.argv[2]
+res = {}
+pat = re.compile(r"^(mariabackup\.\S+(?: '[^']*')?)\s+(?:w\d+\s+)?\[ (pass|fail|skipped|disabled) \]")
+for line in open(log, errors="replace"):
+    m = pat.match(line)
+    if m:
+        res[m.group(1)] = m.group(2)
+count = lambda r: sum(1 for v in res.values() if v == r)
+failed = sorted(k for k, v in res.items() if v == "fail")
+for k in failed:
+    print(f"FAILED {k}")
+print(f"{label}: {count('pass')} passed, {len(failed)} failed, {count('skipped') + count('disabled')} skipped")
+sys.exit(1 if failed or not res else 0)
+EOF
+[ "$summary" = 0 ] || exit 1
+# mtr's own status: failures are counted above; anything else (a harness error) fails the run.
+if [ "$rc" != 0 ]; then tail -20 "$log" >&2; exit 1; fi
