@@ -34,6 +34,12 @@
 #                                   that scripts/server-root.sh makes once; docs/servers.md), with
 #                                   every cell of the layout matrix. CI's normal pass runs the
 #                                   tests labelled mariadb-11.8 (a few cells) on every change.
+#   scripts/run-tests.sh --peer     opt-in, not in CI: the normal build, then MariaDB's own test suite
+#                                   for mariabackup (Debian's mariadb-test, installed if missing) with
+#                                   xbak in mariabackup's place, then with the real mariabackup as the
+#                                   control (tests/peer/run-mariabackup-suite.sh; about 12 minutes on 2
+#                                   cores); fails on any failure tests/peer/expected-failures.txt does
+#                                   not explain (docs/mariabackup.md)
 #   scripts/run-tests.sh ... -- ARGS   extra ctest arguments, e.g. -- -R reference
 #
 # Environment: XBAK_SKIP_DEPS=1 (skip scripts/install-deps.sh), XBAK_PORT_RANGE (ports for the
@@ -61,6 +67,7 @@ while [ $# -gt 0 ]; do
     --soak) passes=(soak) ;;
     --kills) passes=(kills) ;;
     --server=*) passes=(server); other_server=${1#--server=} ;;
+    --peer) passes=(peer) ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; ctest_extra=("$@"); break ;;
     *) echo "run-tests: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -90,7 +97,7 @@ if [ "${XBAK_SKIP_DEPS:-0}" != 1 ]; then
   banner "dependencies"
   scripts/install-deps.sh
 fi
-if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != fuzz ]; then
+if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != fuzz ] && [ "${passes[*]}" != peer ]; then
   # MinIO and toxiproxy for the xbcloud tests: built once (about 4 minutes), then cached.
   banner "object-storage test servers (MinIO, toxiproxy)"
   scripts/build-go-tools.sh
@@ -133,6 +140,14 @@ run_pass() { # NAME
       --no-tests=error -j"$(nproc)" -L '^integration$' -LE "^$other_server\$" -E '^integration\.t_server_versions$' \
       --output-junit "$repo/build/ctest-$other_server.xml" "${ctest_extra[@]}"
     return
+  fi
+  if [ "$name" = peer ]; then
+    banner "[peer] build (./build), then MariaDB's suite/mariabackup with xbak, then with mariabackup"
+    build_normal || return 1
+    local peer_rc=0
+    XBAK="$repo/build/xbak" tests/peer/run-mariabackup-suite.sh || peer_rc=1
+    tests/peer/run-mariabackup-suite.sh --control || peer_rc=1
+    return $peer_rc
   fi
   if [ "$name" = fuzz ]; then
     banner "[fuzz] every libFuzzer target for ${XBAK_FUZZ_SECONDS:-7} s (scripts/run-fuzz.sh)"
@@ -185,7 +200,14 @@ run_pass() { # NAME
   cmake -S "$repo" -B "$build" -G Ninja "${cmake_args[@]}" > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; echo "run-tests: cmake configure failed" >&2; return 1; }
   banner "[$name] build (-j$(nproc))"
-  cmake --build "$build" -j"$(nproc)" || { echo "run-tests: build failed ($build)" >&2; return 1; }
+  local targets=()
+  if [ "$name" = tsan ]; then
+    # TSan runs the unit tests only: their executables, not xbak's and xbcloud's.
+    mapfile -t targets < <(ninja -C "$build" -t targets all | sed -n 's/^\(unit_[a-z0-9_]*\): phony$/\1/p')
+    [ "${#targets[@]}" -gt 0 ] || { echo "run-tests: no unit test targets in $build" >&2; return 1; }
+    targets=(--target "${targets[@]}")
+  fi
+  cmake --build "$build" -j"$(nproc)" "${targets[@]}" || { echo "run-tests: build failed ($build)" >&2; return 1; }
   ctest_args=(--test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)"
     --output-junit "$repo/$build/ctest-results.xml")
   junit_files+=("$name:$repo/$build/ctest-results.xml")

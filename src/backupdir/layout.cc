@@ -252,7 +252,9 @@ Result<std::vector<std::string>> ListDatabaseDirs(const ServerLayout& layout, co
   std::vector<std::string> out;
   XBAK_ASSIGN_OR_RETURN(auto top, util::ListDir(layout.datadir));
   for (const auto& db : top) {
-    if (IsSkippedDatabaseDir(db) || layout.ignore_db_dirs.count(db) || !filter.TakesDatabase(db) ||
+    // A table filter takes a database's directory with the tables it takes;
+    // only a database taken whole is taken even when it has none.
+    if (IsSkippedDatabaseDir(db) || layout.ignore_db_dirs.count(db) || !filter.TakesDatabaseWhole(db) ||
         !IsDir(util::JoinPath(layout.datadir, db)))
       continue;
     out.push_back(db);

@@ -77,7 +77,7 @@ std::string Lower(std::string s) {
 
 void DescribeCompatOptions(po::options_description* desc) {
   for (const Compat& c : kCompat) {
-    const std::string help = std::string("accepted for mariabackup's command lines, no effect: ") + c.why;
+    const std::string help = std::string("no effect: ") + c.why;
     if (c.takes_value)
       desc->add_options()(c.name, po::value<std::string>(), help.c_str());
     else

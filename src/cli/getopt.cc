@@ -96,9 +96,10 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
       }
     }
   }
-  const std::string shown = "--" + name + (value ? "=" + *value : "");
+  // Messages name the option, never its value: a mistyped --pasword=X must
+  // not print the password.
   if (l.ambiguous) {
-    return GetoptError{GetoptCode::kAmbiguous, origin + ": ambiguous option '" + shown + "'"};
+    return GetoptError{GetoptCode::kAmbiguous, origin + ": ambiguous option '--" + name + "'"};
   }
   if (!l.found) {
     if (loose || !strict) {
@@ -107,7 +108,7 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
     }
     if (value)
       return GetoptError{GetoptCode::kUnknownVariable,
-                         origin + ": unknown variable '" + name + "=" + *value + "'"};
+                         origin + ": unknown variable '" + name + "=...' (the value is not shown)"};
     return GetoptError{GetoptCode::kUnknownOption, origin + ": unknown option '--" + name + "'"};
   }
   const po::option_description& d = *l.found;
@@ -116,9 +117,8 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
     if (value) {
       std::optional<bool> on = SwitchValue(*value);
       if (!on) {
-        return GetoptError{
-            GetoptCode::kArgumentInvalid,
-            origin + ": option '--" + d.long_name() + "' takes ON or OFF (1 or 0), got '" + *value + "'"};
+        return GetoptError{GetoptCode::kArgumentInvalid,
+                           origin + ": option '--" + d.long_name() + "' takes ON or OFF (1 or 0)"};
       }
       g.off = off ? *on : !*on;
     }

@@ -21,6 +21,10 @@ struct Args {
   std::chrono::seconds fifo_timeout{60};
   std::string tool_command;  // the command line with its secrets wiped (for --history)
   std::string tool_name;     // the name xbak was run as (for --history)
+  // --datadir given on the command line (not only by an option file): a
+  // backup takes the running server's datadir over an option file's, which
+  // may be another server's (/etc/mysql/my.cnf's [mysqld]), as mariabackup does.
+  bool datadir_on_command_line = false;
 
   std::string Str(const char* k) const {
     if (!vm.count(k)) return std::string();

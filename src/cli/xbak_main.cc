@@ -281,7 +281,9 @@ int RunBackupMode(const Args& a) {
   if (auto rc = BackupOutput(a, &o)) return *rc;
   if (auto rc = IncrementalBase(a, &o)) return *rc;
   if (auto rc = RedoCopy(a, &o)) return *rc;
-  o.datadir = str("datadir");
+  // The running server says where its files are; only --datadir on the
+  // command line overrides it (a server seen at another path, in a container).
+  if (a.datadir_on_command_line) o.datadir = str("datadir");
   o.parallel = a.parallel;
   o.slave_info = vm.count("slave-info") > 0;
   o.page_retries = vm["page-retries"].as<int>();

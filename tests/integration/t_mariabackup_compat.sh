@@ -3,7 +3,8 @@
 # (and MariaDB's own test suite, tests/peer/run-mariabackup-suite.sh) use it. Run through a link
 # named mariabackup:
 #  - option files: an empty "password=", the groups mariabackup reads ([client], [mariabackup],
-#    the .N twins of --defaults-group-suffix) and not [mariadb-client] nor [mysqld]'s user;
+#    the .N twins of --defaults-group-suffix) and not [mariadb-client] nor [mysqld]'s user; at
+#    --backup the running server's datadir, not an option file's;
 #    an unknown option in xbak's own groups is refused;
 #  - my_getopt's exit codes: 7 for an unknown --x=v, 2 for --x, 13 for a bad value; under xbak's own
 #    name 2 for all; --mysqld-args ends xbak's options; -? is --help;
@@ -56,6 +57,7 @@ user=nobody
 password=wrong
 [mysqld]
 user=mysql
+datadir=/nonexistent/another-server
 EOF
 expect_rc 0 suffix "$MB" --defaults-file="$W/mb.cnf" --defaults-group-suffix=.2 --backup \
   --innodb-log-checkpoint-now --innodb-log-write-ahead-size=10000 --target-dir="$W/b1" --mysqld-args --no-such-server-option

@@ -94,8 +94,9 @@ struct InnodbFiles {
 // `filter` leaves out the tables a partial backup does not take.
 Result<InnodbFiles> ListInnodbFiles(const ServerLayout& layout, const TableFilter& filter = {});
 
-// The database directories of the datadir a backup takes (the filter's),
-// empty ones included: a directory is a database to the server.
+// The database directories of the datadir a backup takes whole (all of them
+// without a filter), empty ones included: a directory is a database to the
+// server. @@ignore_db_dirs are not databases.
 Result<std::vector<std::string>> ListDatabaseDirs(const ServerLayout& layout, const TableFilter& filter = {});
 
 // Lists the non-InnoDB files a backup must copy: table definitions and

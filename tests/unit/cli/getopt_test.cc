@@ -73,6 +73,10 @@ TEST(Getopt, UnknownOptionsGiveMyGetoptCodes) {
   ASSERT_EQ(Code(p), 0);
   EXPECT_EQ(p.vm["target-dir"].as<std::string>(), "/t");
   EXPECT_EQ(Code(Parse({"--safe-slave=1"})), 3);
+  // A mistyped secret is not echoed.
+  auto typo = Parse({"--pasword=s3cret"}, {}, true);
+  ASSERT_TRUE(typo.err);
+  EXPECT_EQ(typo.err->message.find("s3cret"), std::string::npos) << typo.err->message;
   auto u = Parse({}, {{"unknown-option", "XXX", true, "c.cnf:2", "mariabackup"}});
   EXPECT_EQ(Code(u), 7);
   EXPECT_NE(u.err->message.find("c.cnf:2"), std::string::npos);  // names where it was set

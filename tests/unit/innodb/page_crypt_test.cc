@@ -76,6 +76,22 @@ TEST(KeyFile, PlainAndOpensslEncryptedFilesGiveTheSameKeys) {
   EXPECT_NE(none.status().message().find("file_key_management_filekey"), std::string::npos);
 }
 
+TEST(KeyFile, DebugKeyManagementKeysAreTheirVersionBigEndian) {
+  // MariaDB's debug_key_management test plugin: key id 1, version v -> BE32(v) and 12 zero bytes.
+  EncryptionKeys k = DebugKeyManagementKeys();
+  auto v2 = k.Get(1, 2);
+  ASSERT_TRUE(v2.ok());
+  std::vector<uint8_t> want(16, 0);
+  want[3] = 2;
+  EXPECT_EQ(**v2, want);
+  auto v258 = k.Get(1, 258);
+  ASSERT_TRUE(v258.ok());
+  EXPECT_EQ((**v258)[2], 1);
+  EXPECT_EQ((**v258)[3], 2);
+  EXPECT_FALSE(k.Get(2, 1).ok());  // key id 1 only
+  EXPECT_FALSE(k.Get(1, 0).ok());
+}
+
 TEST(KeyFile, ParsesAsThePluginDoesAndNamesLineAndColumn) {
   auto ok = ParseKeyFile(
       "1;00112233445566778899aabbccddeeff # c\r\n\r\n  \t# x\n5;00112233445566778899AABBCCDDEEFF", "k");
