@@ -140,6 +140,30 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
   return std::nullopt;
 }
 
+namespace {
+
+// The server settings some modes take: a bad --innodb-data-file-path, or
+// --innodb-force-recovery anywhere but --prepare (mariabackup's words).
+std::optional<int> CheckServerSettings(const Args& args) {
+  const po::variables_map& vm = args.vm;
+  const Args* a = &args;
+  if (vm.count("innodb-data-file-path")) {
+    if (auto f = xbak::backupdir::ParseDataFiles(a->Str("innodb-data-file-path")); !f.ok()) {
+      std::cerr << "xbak: --innodb-data-file-path: " << f.status().message() << "\n";
+      return 2;
+    }
+  }
+  if (vm.count("innodb-force-recovery") && !vm.count("prepare")) {
+    // A recovery setting: it means nothing to a backup or a restore.
+    std::cerr << "xbak: --innodb-force-recovery should only be used with "
+              << (vm.count("innobackupex") ? "\"--apply-log\"" : "\"--prepare\"") << "\n";
+    return 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<int> CheckCommon(Args* a) {
   const po::variables_map& vm = a->vm;
   xbak::prepare::KeyOptions& key_options = a->keys;
@@ -162,18 +186,7 @@ std::optional<int> CheckCommon(Args* a) {
   if (const char* fk = std::getenv("XBAK_FILE_KEY_MANAGEMENT_FILEKEY"); fk && key_options.filekey.empty()) {
     key_options.filekey = fk;
   }
-  if (vm.count("innodb-data-file-path")) {
-    if (auto f = xbak::backupdir::ParseDataFiles(a->Str("innodb-data-file-path")); !f.ok()) {
-      std::cerr << "xbak: --innodb-data-file-path: " << f.status().message() << "\n";
-      return 2;
-    }
-  }
-  if (vm.count("innodb-force-recovery") && !vm.count("prepare")) {
-    // A recovery setting: it means nothing to a backup or a restore.
-    std::cerr << "xbak: --innodb-force-recovery should only be used with "
-              << (vm.count("innobackupex") ? "\"--apply-log\"" : "\"--prepare\"") << "\n";
-    return 1;
-  }
+  if (auto rc = CheckServerSettings(*a)) return rc;
   if (vm.count("mariadbd") && !vm.count("export")) {
     std::cerr << "xbak: --mariadbd goes with --prepare --export\n";
     return 2;
