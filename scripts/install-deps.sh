@@ -16,6 +16,9 @@ PKGS=(
   mariadb-server mariadb-client mariadb-backup sysbench galera-4
   mariadb-plugin-provider-lz4 mariadb-plugin-provider-lzma mariadb-plugin-provider-bzip2
   mariadb-plugin-provider-lzo mariadb-plugin-provider-snappy
+  # MariaDB's own test suite (mtr, suite/mariabackup): tests/peer runs it with xbak in
+  # mariabackup's place (a part in every CI run, the whole with scripts/run-tests.sh --peer)
+  mariadb-test
   # test tooling (zstd, lz4: the command-line tools, for the --compress interop tests;
   # python3-cryptography: compare_pages.py --keys decrypts pages; strace: t_restore kills a
   # restore at chosen system calls)

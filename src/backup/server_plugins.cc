@@ -1,5 +1,6 @@
 #include "xbak/backup/server_plugins.h"
 
+#include "xbak/util/file.h"
 #include "xbak/util/log.h"
 
 namespace xbak::backup {
@@ -60,7 +61,13 @@ Result<std::optional<PageKeys>> ReadServerKeys(mysql::Connection& c,
                      ", which xbak does not read; encrypted pages are checked as stored");
     return std::optional<PageKeys>();
   }
-  auto keys = innodb::LoadKeyFile({var("file_key_management_filename"), var("file_key_management_filekey")});
+  // The plugin opens them from the server's working directory, its datadir.
+  auto on_server = [&](std::string path) {
+    return path.empty() || path[0] == '/' ? path : util::JoinPath(var("datadir"), path);
+  };
+  std::string filekey = var("file_key_management_filekey");
+  if (filekey.rfind("FILE:", 0) == 0) filekey = "FILE:" + on_server(filekey.substr(5));
+  auto keys = innodb::LoadKeyFile({on_server(var("file_key_management_filename")), filekey});
   if (!keys.ok()) {
     util::LogWarning("--extended-validation: " + keys.status().message() +
                      "; encrypted pages are checked as stored");

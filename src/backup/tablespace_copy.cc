@@ -217,7 +217,12 @@ class TablespaceCopy {
     Status st = innodb::DecryptPage(plain_.data(), flags_, result_->space_id, *aes, opts_.keys->mode);
     if (!st.ok()) return c;  // a format DecryptPage does not read (older PAGE_COMPRESSED): checked as stored
     innodb::PageCheck d = innodb::CheckPage(plain_.data(), flags_, page_no);
-    if (d.verdict == innodb::PageVerdict::kCorrupt) d.detail = "after decryption: " + d.detail;
+    if (d.verdict == innodb::PageVerdict::kCorrupt) {
+      d.detail =
+          "after decryption (--extended-validation; if every encrypted page fails so, the key file "
+          "read is not the server's): " +
+          d.detail;
+    }
     return d;
   }
 

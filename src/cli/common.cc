@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "xbak/util/log.h"
 
@@ -32,7 +33,9 @@ std::string OptionName(const std::string& a) {
 
 bool NamesSecret(const std::string& a, const SecretOption& secret) {
   if (a.rfind("--", 0) != 0) return false;
-  const std::string name = OptionName(a);
+  // Case folded: the parser takes --Password as --password (getopt.h).
+  std::string name = OptionName(a);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return name.size() >= secret.shortest && secret.name.starts_with(name);
 }
 

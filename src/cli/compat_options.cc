@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <string_view>
 
 namespace po = boost::program_options;
@@ -92,8 +94,8 @@ std::optional<CompatError> CheckCompatOptions(const po::variables_map& vm) {
                                                           "nosync", "o_direct", "o_direct_no_fsync"};
     const std::string v = vm["innodb-flush-method"].as<std::string>();
     const std::string l = Lower(v);
-    const bool number =
-        !l.empty() && std::all_of(l.begin(), l.end(), ::isdigit) && std::stoul(l) < kMethods.size();
+    const bool number = l.size() == 1 && std::isdigit(static_cast<unsigned char>(l[0])) &&
+                        static_cast<size_t>(l[0] - '0') < kMethods.size();
     if (!number && std::find(kMethods.begin(), kMethods.end(), l) == kMethods.end()) {
       return CompatError{13, "invalid value '" + v +
                                  "' for innodb-flush-method (fsync, O_DSYNC, littlesync, "
@@ -104,10 +106,10 @@ std::optional<CompatError> CheckCompatOptions(const po::variables_map& vm) {
     // The server takes a power of 2 from 512 to 4096, and clamps one out of
     // range (my_getopt); one in range that is no power of 2 stops its InnoDB.
     const std::string v = vm["innodb-log-write-ahead-size"].as<std::string>();
-    unsigned long long n = 0;
-    try {
-      n = std::stoull(v);
-    } catch (...) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || end == v.c_str() || *end != '\0' || errno == ERANGE) {
       return CompatError{13, "invalid value '" + v + "' for innodb-log-write-ahead-size (a number)"};
     }
     if (n >= 512 && n <= 4096 && (n & (n - 1)) != 0) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 namespace po = boost::program_options;
 
@@ -127,6 +128,12 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
   } else if (value) {
     g.value = std::move(value);
   } else if (!ValueOptional(d)) {
+    if (next == nullptr && origin != kCommandLineOrigin) {
+      // A bare "password" line, on which the mysql clients prompt: xbak
+      // asks nothing, and the option stays unset.
+      out->warnings.push_back(origin + ": '" + d.long_name() + "' without a value, ignored");
+      return std::nullopt;
+    }
     if (next == nullptr) {
       return GetoptError{GetoptCode::kArgumentRequired,
                          origin + ": option '--" + d.long_name() + "' requires an argument"};
@@ -145,7 +152,7 @@ std::optional<GetoptError> TakeShort(const po::options_description& desc, const 
   for (size_t i = 1; i < arg.size(); i++) {
     const char c = arg[i];
     if (c == '?') {  // my_getopt's help
-      out->options.push_back(GivenOption{"help", std::nullopt, "command line"});
+      out->options.push_back(GivenOption{"help", std::nullopt, kCommandLineOrigin});
       continue;
     }
     const po::option_description* d = FindShort(desc, c);
@@ -153,7 +160,7 @@ std::optional<GetoptError> TakeShort(const po::options_description& desc, const 
       return GetoptError{GetoptCode::kUnknownOption,
                          "command line: unknown option '-" + std::string(1, c) + "'"};
     }
-    GivenOption g{d->long_name(), std::nullopt, "command line"};
+    GivenOption g{d->long_name(), std::nullopt, kCommandLineOrigin};
     if (!IsSwitch(*d)) {
       if (i + 1 < arg.size()) {
         g.value = arg.substr(i + 1);
@@ -193,7 +200,7 @@ std::optional<GetoptError> ReadCommandLine(const po::options_description& desc,
       std::optional<std::string> value;
       if (eq != std::string::npos) value = a.substr(eq + 1);
       err = TakeLong(desc, a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2), value, next,
-                     &used_next, "command line", true, prefixes, out);
+                     &used_next, kCommandLineOrigin, true, prefixes, out);
     } else if (a.size() > 1 && a[0] == '-') {
       err = TakeShort(desc, a, next, &used_next, out);
     } else {
@@ -225,12 +232,17 @@ std::optional<GetoptError> StoreGiven(const po::options_description& desc, const
   // Which occurrences boost is to store: every one of a repeatable option
   // (its value a vector: boost appends), else the last.
   std::map<std::string, size_t> last;
-  for (size_t i = 0; i < given.options.size(); i++) last[given.options[i].name] = i;
+  std::set<std::string> on_command_line;  // a repeatable option given there drops the files' values
+  for (size_t i = 0; i < given.options.size(); i++) {
+    last[given.options[i].name] = i;
+    if (given.options[i].origin == kCommandLineOrigin) on_command_line.insert(given.options[i].name);
+  }
   po::parsed_options parsed(&desc);
   for (size_t i = 0; i < given.options.size(); i++) {
     const GivenOption& g = given.options[i];
     const po::option_description& d = desc.find(g.name, false);
     if (!Repeatable(d) && last[g.name] != i) continue;
+    if (Repeatable(d) && g.origin != kCommandLineOrigin && on_command_line.count(g.name)) continue;
     if (g.off) continue;
     po::option o;
     o.string_key = g.name;

@@ -33,6 +33,9 @@ struct GetoptError {
   std::string message;  // names the option and where it was given
 };
 
+// GivenOption::origin of the options of the command line (a file's are FILE:LINE).
+inline constexpr const char* kCommandLineOrigin = "command line";
+
 // One option as given, under its long name.
 struct GivenOption {
   std::string name;

@@ -114,7 +114,7 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
   }
   if (!err) err = xbak::cli::StoreGiven(all, given, &a->vm);
   for (const auto& g : given.options) {
-    if (g.name == "datadir" && g.origin == "command line") a->datadir_on_command_line = true;
+    if (g.name == "datadir" && g.origin == xbak::cli::kCommandLineOrigin) a->datadir_on_command_line = true;
   }
   if (err) {
     std::cerr << "xbak: " << err->message << "\n(see xbak --help)\n";

@@ -30,8 +30,12 @@ Result<std::unique_ptr<Connection>> Connection::Open(const ConnectOptions& o) {
     mysql_ssl_set(m, opt(o.ssl_key), opt(o.ssl_cert), opt(o.ssl_ca), opt(o.ssl_capath), opt(o.ssl_cipher));
     my_bool enforce = 1;
     mysql_optionsv(m, MYSQL_OPT_SSL_ENFORCE, &enforce);
-    my_bool verify = o.ssl_verify_server_cert || !o.ssl_ca.empty() || !o.ssl_capath.empty() ? 1 : 0;
-    mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    // Verified when asked for (or a CA given); otherwise the library's own
+    // default stands (libmariadb 3.4 verifies all but local connections).
+    if (o.ssl_verify_server_cert || !o.ssl_ca.empty() || !o.ssl_capath.empty()) {
+      my_bool verify = 1;
+      mysql_optionsv(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    }
   }
   const char* host = o.host.empty() ? nullptr : o.host.c_str();
   if (o.tcp && host == nullptr) host = "127.0.0.1";

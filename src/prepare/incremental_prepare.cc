@@ -137,10 +137,8 @@ struct IncrementalApply {
     return false;
   }
   std::vector<std::string> top;  // FULL's entries after step 6
-  // The partial base's filter, when INC took every table (CheckChain):
-  // what of INC is outside it is left out.
-  std::optional<backupdir::TableFilter> narrow;
-  Status NarrowToBase();
+  // A top-level directory of FULL that is not a database of the backup's.
+  bool IsForeignDir(const std::string& db) const;
 };
 
 Status IncrementalApply::Run() {
@@ -205,16 +203,11 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
     // A table in one and not the other would be half a table after the apply.
     XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ifilter, backupdir::ReadTableFilter(inc));
     XBAK_ASSIGN_OR_RETURN(backupdir::TableFilter ffilter, backupdir::ReadTableFilter(full));
-    if (ifilter.TakesAll() && !ffilter.TakesAll()) {
-      // An incremental of every table onto a partial base: it is applied
-      // through the base's filter (NarrowToBase), as the base's redo was.
-      narrow = std::move(ffilter);
-    } else if (ifilter.Serialize() != ffilter.Serialize()) {
+    if (ifilter.Serialize() != ffilter.Serialize()) {
       return Error(ErrorCode::kUnsupported,
                    inc + " was taken with other --databases/--tables options than " + full +
                        " (compare their " + backupdir::kTableFilterFile +
-                       " files): an incremental applies only to a base of the same tables, or of "
-                       "fewer (an incremental of every table onto a partial base)");
+                       " files): an incremental applies only to a base of the same tables");
     }
   }
   identity = "incremental " + inc + " from_lsn " + std::to_string(icp.from_lsn) + " to_lsn " +
@@ -259,28 +252,8 @@ Status IncrementalApply::CheckChain(bool* redo_only) {
   return Status::Ok();
 }
 
-Status IncrementalApply::NarrowToBase() {
-  if (!narrow) return Status::Ok();
-  const backupdir::TableFilter& f = *narrow;
-  std::erase_if(scan.deltas, [&](const DeltaJob& j) { return !f.TakesFile(j.rel); });
-  std::erase_if(scan.news, [&](const std::string& n) { return !f.TakesSpace(n); });
-  std::erase_if(scan.dels, [&](const std::string& n) { return !f.TakesSpace(n); });
-  std::erase_if(scan.others, [&](const std::string& rel) { return !f.TakesFile(rel); });
-  for (const auto& [from, to] : scan.rens) {
-    if (f.TakesSpace(from) != f.TakesSpace(to)) {
-      return Error(ErrorCode::kUnsupported, "table " + from + " was renamed to " + to + " between " + full +
-                                                " and " + inc +
-                                                ", across the partial base's filter: restore "
-                                                "from a full backup of every table");
-    }
-  }
-  std::erase_if(scan.rens, [&](const auto& r) { return !f.TakesSpace(r.first); });
-  return Status::Ok();
-}
-
 Status IncrementalApply::ReadBase() {
   XBAK_ASSIGN_OR_RETURN(scan, ScanIncremental(inc, o.parallel, o.applied_records));
-  XBAK_RETURN_IF_ERROR(NarrowToBase());
   clock.Mark("listing");
   for (auto& [from, to] : scan.rens) {
     renamed_from[to + ".ibd"] = from + ".ibd";
@@ -512,6 +485,31 @@ Status IncrementalApply::ApplyDeltas() {
   return Status::Ok();
 }
 
+bool IncrementalApply::IsForeignDir(const std::string& db) const {
+  if (db == "lost+found" || db.starts_with(".") || db.starts_with("#")) return true;
+  if (util::JoinPath(full, db) == inc) return true;  // an incremental kept inside its base
+  return std::find(o.foreign_dirs.begin(), o.foreign_dirs.end(), db) != o.foreign_dirs.end();
+}
+
+// The directory of a dropped database, once its table files are gone: its
+// db.opt and the directory removed; anything else there (a file or directory
+// no table of the server's) keeps it, with a warning.
+Status DropDatabaseDir(const std::string& dbdir) {
+  XBAK_ASSIGN_OR_RETURN(auto left, util::ListDir(dbdir));
+  for (const auto& f : left) {
+    if (f != "db.opt" || util::IsDirectory(util::JoinPath(dbdir, f))) {
+      util::LogWarning(dbdir + ": a database dropped between the backups, kept for " + f +
+                       ", which is no table's; remove it by hand");
+      return Status::Ok();
+    }
+  }
+  if (!left.empty() && ::unlink(util::JoinPath(dbdir, "db.opt").c_str()) != 0)
+    return ErrnoError("remove", util::JoinPath(dbdir, "db.opt"), errno);
+  if (::rmdir(dbdir.c_str()) != 0) return ErrnoError("remove directory", dbdir, errno);
+  util::LogInfo("removed " + dbdir + ": a database dropped between the backups");
+  return Status::Ok();
+}
+
 Status IncrementalApply::ReplaceOtherFiles() {
   std::set<std::string> known(newfiles.begin(), newfiles.end());
   // Not a void delta's name: a file there now is one the markers moved
@@ -523,17 +521,7 @@ Status IncrementalApply::ReplaceOtherFiles() {
   XBAK_ASSIGN_OR_RETURN(top, util::ListDir(full));
   for (const auto& db : top) {
     std::string dbdir = util::JoinPath(full, db);
-    if (!util::IsDirectory(dbdir)) continue;
-    const bool foreign = db == "lost+found" || db.starts_with(".") ||
-                         std::find(o.foreign_dirs.begin(), o.foreign_dirs.end(), db) != o.foreign_dirs.end();
-    if (!foreign && !util::IsDirectory(util::JoinPath(inc, db))) {
-      // A database dropped between the backups (the incremental lists every
-      // database directory, whatever its tables): its files above are gone,
-      // and so goes the directory, or the restored server would show it.
-      XBAK_RETURN_IF_ERROR(util::RemoveTree(dbdir));
-      continue;
-    }
-    if (foreign) continue;
+    if (!util::IsDirectory(dbdir) || IsForeignDir(db)) continue;
     XBAK_ASSIGN_OR_RETURN(auto files, util::ListDir(dbdir));
     for (const auto& f : files) {
       std::string rel = db + "/" + f;
@@ -541,11 +529,18 @@ Status IncrementalApply::ReplaceOtherFiles() {
       if (drop && ::unlink(util::JoinPath(full, rel).c_str()) != 0)
         return ErrnoError("remove", util::JoinPath(full, rel), errno);
     }
+    // A database dropped between the backups: the incremental has no
+    // directory for it, and its tables went above; its directory goes too,
+    // or the restored server would show it. Only one that held files and is
+    // left with none of anything else (an empty one may be in a streamed
+    // incremental, which carries no empty directory, and stays).
+    if (!files.empty() && !util::IsDirectory(util::JoinPath(inc, db)))
+      XBAK_RETURN_IF_ERROR(DropDatabaseDir(dbdir));
   }
   // A database created between the backups, even one with nothing in it.
   XBAK_ASSIGN_OR_RETURN(auto inc_top, util::ListDir(inc));
   for (const auto& db : inc_top) {
-    if (util::IsDirectory(util::JoinPath(inc, db)) && (!narrow || narrow->TakesDatabase(db)))
+    if (util::IsDirectory(util::JoinPath(inc, db)) && !IsForeignDir(db))
       XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(full, db)));
   }
   std::atomic<bool> cancel{false};

@@ -285,7 +285,12 @@ Status ApplyIncremental(const RestoreOptions& o, const RestoreDirs& dirs, const 
   ip.superseded = std::move(superseded);
   ip.checked_log = std::move(checked_log);
   ip.applied_records = streamed;
+  // The restore's own directories inside the datadir: never a database.
   ip.foreign_dirs = {kStagingDir};
+  for (const std::string& d : dirs.All()) {
+    if (d.size() > dirs.datadir.size() + 1 && d.starts_with(dirs.datadir + "/"))
+      ip.foreign_dirs.push_back(d.substr(dirs.datadir.size() + 1));
+  }
   return prepare::RunIncrementalPrepare(ip).With("applying " + inc.dir);
 }
 

@@ -215,6 +215,18 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
                    "an interrupted restore from backup directories is in " + dirs.datadir + " (" + journal +
                        "): finish it with the command that started it, or empty it");
     }
+    // Only the directories it found empty are its own: a re-run that would
+    // write (and first clean) other ones is refused.
+    std::string dirs_line = "dirs:";
+    for (const std::string& t : dirs.All()) dirs_line += " " + t;
+    if (text.find("\n" + dirs_line + "\n") == std::string::npos &&
+        text.find("\ndirs:") != std::string::npos) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "an interrupted restore from streams into " + dirs.datadir +
+                       " wrote into other directories (" + journal +
+                       " lists them); re-run it with the same --datadir and --innodb-*/--aria-* "
+                       "directories, or empty them");
+    }
     again = true;
   } else {
     XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(dirs.datadir, kRestoreMarkerFile));
@@ -232,6 +244,9 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
   } else {
     std::string text = kStreamRestoreJournalHead;
     for (const auto& s : o.streams) text += "stream: " + s + "\n";
+    text += "dirs:";
+    for (const std::string& t : dirs.All()) text += " " + t;
+    text += "\n";
     XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(journal, text));
     XBAK_RETURN_IF_ERROR(util::SyncDir(dirs.datadir));
   }

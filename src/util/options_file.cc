@@ -1,12 +1,15 @@
 #include "xbak/util/options_file.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 
 #include "xbak/util/file.h"
+#include "xbak/util/log.h"
 
 namespace xbak::util {
 namespace {
@@ -46,6 +49,13 @@ Status ReadInto(const std::string& path, const std::vector<std::string>& groups,
   if (depth > kMaxIncludeDepth) {
     return Error(ErrorCode::kInvalidArgument, "option file " + path + ": !include nested too deeply");
   }
+  if (!must_exist && ::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), R_OK) != 0 &&
+      errno == EACCES) {
+    // As the mysql programs do: a file of the default chain (or of an
+    // !includedir) this user may not read is skipped, not fatal.
+    LogWarning("option file " + path + " is not readable by this user; skipped");
+    return Status::Ok();
+  }
   auto text = ReadSmallFile(path, 4 << 20);
   if (!text.ok()) {
     if (!must_exist && text.status().code() == ErrorCode::kNotFound) return Status::Ok();
@@ -66,7 +76,7 @@ Status IncludeDir(const std::string& dir, const std::vector<std::string>& groups
     if (n.size() > 4 && (n.ends_with(".cnf"))) names.push_back(n);
   }
   std::sort(names.begin(), names.end());
-  for (const auto& n : names) XBAK_RETURN_IF_ERROR(ReadInto(dir + "/" + n, groups, out, depth + 1, true));
+  for (const auto& n : names) XBAK_RETURN_IF_ERROR(ReadInto(dir + "/" + n, groups, out, depth + 1, false));
   return Status::Ok();
 }
 

@@ -108,6 +108,24 @@ TEST(Getopt, LastValueWinsRepeatableOnesAccumulate) {
   EXPECT_EQ(p.vm["incremental-dir"].as<std::vector<std::string>>(), (std::vector<std::string>{"/i1", "/i2"}));
 }
 
+TEST(Getopt, TheCommandLineReplacesAFilesRepeatableValues) {
+  auto p = Parse({"--incremental-dir=/cmd"}, {{"incremental-dir", "/file", true, "f:1", "xtrabackup"}});
+  ASSERT_EQ(Code(p), 0);
+  EXPECT_EQ(p.vm["incremental-dir"].as<std::vector<std::string>>(), (std::vector<std::string>{"/cmd"}));
+  auto f = Parse({}, {{"incremental-dir", "/f1", true, "f:1", "xtrabackup"},
+                      {"incremental-dir", "/f2", true, "f:2", "xtrabackup"}});
+  EXPECT_EQ(f.vm["incremental-dir"].as<std::vector<std::string>>(), (std::vector<std::string>{"/f1", "/f2"}));
+}
+
+TEST(Getopt, ABareValueOptionInAFileIsIgnoredWithAWarning) {
+  // "password" alone, on which the mysql clients prompt.
+  auto p = Parse({"--backup"}, {{"password", "", false, "my.cnf:4", "client"}}, false);
+  ASSERT_EQ(Code(p), 0);
+  EXPECT_EQ(p.vm.count("password"), 0u);
+  ASSERT_EQ(p.given.warnings.size(), 1u);
+  EXPECT_NE(p.given.warnings[0].find("my.cnf:4"), std::string::npos);
+}
+
 TEST(Getopt, OptionalValueAndShortClusters) {
   auto p = Parse({"--history", "--backup"});
   ASSERT_EQ(Code(p), 0);
