@@ -188,6 +188,21 @@ class Unpacker {
   std::vector<std::thread> threads_;
 };
 
+// The directories an interrupted restore from streams wrote into, as its
+// journal lists them: only those it found empty are its own (StartOver
+// cleans them), so a re-run that would write into other ones is refused.
+Status CheckJournalDirs(const std::string& text, const RestoreDirs& dirs, const std::string& journal) {
+  std::string dirs_line = "dirs:";
+  for (const std::string& t : dirs.All()) dirs_line += " " + t;
+  if (text.find("\n" + dirs_line + "\n") != std::string::npos || text.find("\ndirs:") == std::string::npos)
+    return Status::Ok();
+  return Error(ErrorCode::kInvalidArgument,
+               "an interrupted restore from streams into " + dirs.datadir +
+                   " wrote into other directories (" + journal +
+                   " lists them); re-run it with the same --datadir and --innodb-*/--aria-* directories, or "
+                   "empty them");
+}
+
 }  // namespace
 
 Status RunRestoreFromStreams(const RestoreOptions& o) {
@@ -215,18 +230,7 @@ Status RunRestoreFromStreams(const RestoreOptions& o) {
                    "an interrupted restore from backup directories is in " + dirs.datadir + " (" + journal +
                        "): finish it with the command that started it, or empty it");
     }
-    // Only the directories it found empty are its own: a re-run that would
-    // write (and first clean) other ones is refused.
-    std::string dirs_line = "dirs:";
-    for (const std::string& t : dirs.All()) dirs_line += " " + t;
-    if (text.find("\n" + dirs_line + "\n") == std::string::npos &&
-        text.find("\ndirs:") != std::string::npos) {
-      return Error(ErrorCode::kInvalidArgument,
-                   "an interrupted restore from streams into " + dirs.datadir +
-                       " wrote into other directories (" + journal +
-                       " lists them); re-run it with the same --datadir and --innodb-*/--aria-* "
-                       "directories, or empty them");
-    }
+    XBAK_RETURN_IF_ERROR(CheckJournalDirs(text, dirs, journal));
     again = true;
   } else {
     XBAK_RETURN_IF_ERROR(DropLoneMarkerTemp(dirs.datadir, kRestoreMarkerFile));
