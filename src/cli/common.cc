@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "xbak/util/ascii.h"
 #include "xbak/util/log.h"
 
 namespace xbak::cli {
@@ -34,8 +35,7 @@ std::string OptionName(const std::string& a) {
 bool NamesSecret(const std::string& a, const SecretOption& secret) {
   if (a.rfind("--", 0) != 0) return false;
   // Case folded: the parser takes --Password as --password (getopt.h).
-  std::string name = OptionName(a);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name = util::AsciiLower(OptionName(a));
   return name.size() >= secret.shortest && secret.name.starts_with(name);
 }
 

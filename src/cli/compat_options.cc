@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "xbak/util/ascii.h"
+
 namespace po = boost::program_options;
 
 namespace xbak::cli {
@@ -70,11 +72,6 @@ constexpr Compat kCompat[] = {
     {"no-timestamp", false, "innobackupex: xbak writes into the directory given"},
 };
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 void DescribeCompatOptions(po::options_description* desc) {
@@ -93,7 +90,7 @@ std::optional<CompatError> CheckCompatOptions(const po::variables_map& vm) {
     constexpr std::array<std::string_view, 6> kMethods = {"fsync",  "o_dsync",  "littlesync",
                                                           "nosync", "o_direct", "o_direct_no_fsync"};
     const std::string v = vm["innodb-flush-method"].as<std::string>();
-    const std::string l = Lower(v);
+    const std::string l = util::AsciiLower(v);
     const bool number = l.size() == 1 && std::isdigit(static_cast<unsigned char>(l[0])) &&
                         static_cast<size_t>(l[0] - '0') < kMethods.size();
     if (!number && std::find(kMethods.begin(), kMethods.end(), l) == kMethods.end()) {

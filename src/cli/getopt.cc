@@ -1,19 +1,15 @@
 #include "getopt.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
+
+#include "xbak/util/ascii.h"
 
 namespace po = boost::program_options;
 
 namespace xbak::cli {
 namespace {
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string Dashed(std::string s) {
   std::replace(s.begin(), s.end(), '_', '-');
@@ -22,7 +18,7 @@ std::string Dashed(std::string s) {
 
 // What my_getopt takes as a switch's value: ON/OFF, TRUE/FALSE, YES/NO, 1/0.
 std::optional<bool> SwitchValue(const std::string& v) {
-  const std::string l = Lower(v);
+  const std::string l = util::AsciiLower(v);
   if (l == "1" || l == "on" || l == "true" || l == "yes" || l == "enable") return true;
   if (l == "0" || l == "off" || l == "false" || l == "no" || l == "disable") return false;
   return std::nullopt;
@@ -80,8 +76,8 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
   Lookup l = Find(desc, name, prefixes);
   // innobackupex's command lines spell some names capitalised (--Apply_log);
   // mariabackup takes them. No xbak option differs from another by case.
-  if (!l.found && !l.ambiguous && Lower(name) != name) {
-    name = Lower(name);
+  if (!l.found && !l.ambiguous && util::AsciiLower(name) != name) {
+    name = util::AsciiLower(name);
     l = Find(desc, name, prefixes);
   }
   bool off = false;
@@ -123,8 +119,6 @@ std::optional<GetoptError> TakeLong(const po::options_description& desc, std::st
       }
       g.off = off ? *on : !*on;
     }
-  } else if (off) {
-    return GetoptError{GetoptCode::kUnknownOption, origin + ": unknown option '--" + name + "'"};
   } else if (value) {
     g.value = std::move(value);
   } else if (!ValueOptional(d)) {

@@ -30,6 +30,7 @@
 #include "xbak/sink/decrypt.h"
 #include "xbak/sink/fifo.h"
 #include "xbak/stream/xbstream.h"
+#include "xbak/util/ascii.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
@@ -246,8 +247,7 @@ std::optional<int> RedoCopy(const Args& a, xbak::backup::BackupOptions* o) {
 std::optional<int> Transport(const Args& a, xbak::mysql::ConnectOptions* c) {
   const po::variables_map& vm = a.vm;
   const std::string protocol = a.Str("protocol");
-  std::string p = protocol;
-  for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string p = xbak::util::AsciiLower(protocol);
   if (p == "tcp") {
     c->tcp = true;
   } else if (!p.empty() && p != "socket") {

@@ -4,6 +4,8 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include "xbak/util/ascii.h"
+
 namespace xbak::mysql {
 
 std::string ConnectOptions::Describe() const {
@@ -155,9 +157,7 @@ Result<std::map<std::string, std::string>> Connection::GlobalVariables() {
   std::map<std::string, std::string> vars;
   for (auto& r : rows) {
     if (r.size() >= 2 && r[0]) {
-      std::string k = *r[0];
-      for (auto& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      vars[k] = r[1].value_or("");
+      vars[util::AsciiLower(*r[0])] = r[1].value_or("");
     }
   }
   return vars;

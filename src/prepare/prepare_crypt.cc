@@ -4,6 +4,7 @@
 
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/log_crypt.h"
+#include "xbak/util/ascii.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
 #include "xbak/util/options_file.h"
@@ -34,8 +35,7 @@ Result<std::shared_ptr<const PrepareCrypt>> PrepareCrypt::Load(const std::string
     return mode.status().With(o.algorithm.empty() ? cnf_path : "--file-key-management-encryption-algorithm");
   }
   c->mode_ = *mode;
-  std::string et = get("innodb-encrypt-tables");
-  for (auto& ch : et) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string et = util::AsciiLower(get("innodb-encrypt-tables"));
   c->encrypt_tables_ = !(et.empty() || et == "0" || et == "off" || et == "false" || et == "no");
   if (et.empty()) {
     // A backup-my.cnf written before the server had the plugin (the full
