@@ -134,7 +134,7 @@ t_conf=$SECONDS
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-  -DXBAK_UNIT_ONLY=$unit_only -DXBAK_BENCHMARKS=OFF > "$build/configure.log" 2>&1 ||
+  -DXBAK_UNIT_ONLY=$unit_only -DXBAK_BENCHMARKS=OFF -DXBAK_UNITY="${XBAK_UNITY:-ON}" > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; echo "cross-aarch64: cmake configure failed" >&2; exit 1; }
 say "build (-j$jobs)"
 cmake --build "$build" -j"$jobs"

@@ -14,6 +14,7 @@ mkdir -p build-fuzz
 # -O1 and line tables only, as libFuzzer's documentation and OSS-Fuzz build: faster to build than
 # -O2 -g, and the stack traces keep their lines.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DXBAK_FUZZ=ON -DXBAK_TESTS=OFF -DXBAK_BENCHMARKS=OFF \
+  -DXBAK_UNITY="${XBAK_UNITY:-ON}" \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
   "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" > build-fuzz/configure.log 2>&1 ||
   { cat build-fuzz/configure.log >&2; exit 1; }

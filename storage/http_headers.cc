@@ -3,14 +3,15 @@
 #include <cctype>
 
 namespace xbak::storage {
-namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimHeaderValue(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
+
+namespace {
 
 // Takes a decimal number (at least one digit, below 2^63) from the front of *s.
 std::optional<uint64_t> TakeNumber(std::string_view* s) {
@@ -35,7 +36,7 @@ bool TakeChar(std::string_view* s, char c) {
 }  // namespace
 
 std::optional<ContentRange> ParseContentRange(std::string_view value) {
-  std::string_view s = Trim(value);
+  std::string_view s = TrimHeaderValue(value);
   if (s.size() < 6 || s.substr(0, 6) != "bytes ") return std::nullopt;
   s.remove_prefix(6);
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -55,7 +56,7 @@ std::optional<ContentRange> ParseContentRange(std::string_view value) {
 }
 
 std::string NormalizeEtag(std::string_view value) {
-  std::string_view s = Trim(value);
+  std::string_view s = TrimHeaderValue(value);
   if (s.size() >= 2 && s.substr(0, 2) == "W/") s.remove_prefix(2);
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
   std::string out(s);

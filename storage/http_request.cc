@@ -134,13 +134,6 @@ bool HeaderValue(std::string_view line, std::string_view name, std::string* valu
   return true;
 }
 
-std::string Trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == '\n'))
-    v.remove_suffix(1);
-  return std::string(v);
-}
-
 }  // namespace
 
 size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
@@ -157,11 +150,11 @@ size_t ReadHeader(char* data, size_t size, size_t nitems, void* userp) {
     r->content_range = ParseContentRange(v);
   } else if (HeaderValue(line, "etag:", &v)) {
     r->etag = NormalizeEtag(v);
-    r->etag_raw = Trim(v);
+    r->etag_raw = std::string(TrimHeaderValue(v));
   } else if (HeaderValue(line, "content-md5:", &v)) {
-    r->answer_md5 = Trim(v);
+    r->answer_md5 = std::string(TrimHeaderValue(v));
   } else if (HeaderValue(line, "x-goog-generation:", &v)) {
-    r->generation = Trim(v);
+    r->generation = std::string(TrimHeaderValue(v));
   }
   return size * nitems;
 }

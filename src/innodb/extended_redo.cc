@@ -34,7 +34,7 @@ size_t VarintLength(uint8_t first) {
 }
 
 // mlog_decode_varint for the lengths apply() allows (1..3 bytes).
-uint32_t DecodeVarint(const uint8_t* p) {
+uint32_t DecodeShortVarint(const uint8_t* p) {
   const uint32_t i = p[0];
   if (i < 0x80) return i;
   if (i < 0xc0) return 0x80 + ((i & 0x3f) << 8 | p[1]);
@@ -53,7 +53,7 @@ struct ArgReader {
     if (left == 0) return false;
     const size_t ll = VarintLength(*p);
     if (ll > max_len || (must_leave_some ? ll >= left : ll > left)) return false;
-    *out = DecodeVarint(p);
+    *out = DecodeShortVarint(p);
     p += ll;
     left -= ll;
     return true;
@@ -143,7 +143,7 @@ Status DecodeDeleteDynamic(uint8_t* page, size_t page_size, const uint8_t* args,
       VarintLength(*r.p) > 3 || VarintLength(*r.p) != r.left) {
     return Corrupt("DELETE_ROW_FORMAT_DYNAMIC", "malformed or truncated arguments");
   }
-  data_size = DecodeVarint(r.p);
+  data_size = DecodeShortVarint(r.p);
   return DeleteDynamic(page, page_size, prev, hdr_size, data_size);
 }
 
@@ -191,7 +191,7 @@ Status ApplyExtendedRecord(uint8_t* page, size_t page_size, const uint8_t* body,
       if (left < 1 || left > 3 || VarintLength(args[0]) != left) {
         return Error(ErrorCode::kCorrupt, "DELETE_ROW_FORMAT_REDUNDANT: malformed arguments");
       }
-      return DeleteRedundant(page, page_size, DecodeVarint(args));
+      return DeleteRedundant(page, page_size, DecodeShortVarint(args));
     }
     case ExtendedType::kDeleteRowFormatDynamic:
       return DecodeDeleteDynamic(page, page_size, args, left);

@@ -86,7 +86,7 @@ class ChunkPool {
 
 class TransformingFile;
 
-struct Shared {
+struct TransformShared {
   std::shared_ptr<ChunkPool> pool;
   std::mutex mu;
   std::set<TransformingFile*> open;  // guarded by mu: for Flush
@@ -94,7 +94,7 @@ struct Shared {
 
 class TransformingFile : public SinkFile {
  public:
-  TransformingFile(std::shared_ptr<Shared> shared, std::shared_ptr<const FileTransform> transform,
+  TransformingFile(std::shared_ptr<TransformShared> shared, std::shared_ptr<const FileTransform> transform,
                    std::unique_ptr<SinkFile> inner, std::string name, size_t chunk_bytes, size_t max_jobs)
       : shared_(std::move(shared)),
         transform_(std::move(transform)),
@@ -217,7 +217,7 @@ class TransformingFile : public SinkFile {
     shared_->open.erase(this);
   }
 
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<TransformShared> shared_;
   std::shared_ptr<const FileTransform> transform_;
   std::unique_ptr<SinkFile> inner_;
   const std::string name_;
@@ -236,7 +236,7 @@ class TransformingFile : public SinkFile {
 class TransformingSink : public Sink {
  public:
   TransformingSink(std::unique_ptr<Sink> inner, std::unique_ptr<TransformSpec> spec,
-                   std::shared_ptr<Shared> shared)
+                   std::shared_ptr<TransformShared> shared)
       : inner_(std::move(inner)), spec_(std::move(spec)), shared_(std::move(shared)) {}
 
   Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) override {
@@ -269,7 +269,7 @@ class TransformingSink : public Sink {
  private:
   std::unique_ptr<Sink> inner_;
   std::unique_ptr<TransformSpec> spec_;
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<TransformShared> shared_;
 };
 
 }  // namespace
@@ -277,7 +277,7 @@ class TransformingSink : public Sink {
 Result<std::unique_ptr<Sink>> MakeTransformingSink(std::unique_ptr<Sink> inner,
                                                    std::unique_ptr<TransformSpec> spec) {
   if (!inner) return Error(ErrorCode::kInvalidArgument, "a transforming sink needs an inner sink");
-  auto shared = std::make_shared<Shared>();
+  auto shared = std::make_shared<TransformShared>();
   XBAK_ASSIGN_OR_RETURN(shared->pool, ChunkPool::Create(*spec));
   return std::unique_ptr<Sink>(
       std::make_unique<TransformingSink>(std::move(inner), std::move(spec), std::move(shared)));

@@ -253,7 +253,7 @@ class XbstreamFile;
 
 // Everything the sink and its files share. Files hold a shared_ptr to it, so a
 // file may outlive the Sink object without dangling.
-struct Shared {
+struct XbstreamShared {
   // Declared before `outputs`, so destroyed after them: the writer threads
   // are joined before the fds they write to are closed.
   std::vector<util::UniqueFd> owned;
@@ -267,7 +267,7 @@ struct Shared {
 
 class XbstreamFile : public SinkFile {
  public:
-  XbstreamFile(std::shared_ptr<Shared> shared, size_t writer, std::string path)
+  XbstreamFile(std::shared_ptr<XbstreamShared> shared, size_t writer, std::string path)
       : shared_(std::move(shared)), out_(*shared_->outputs[writer]), index_(writer), path_(std::move(path)) {}
 
   ~XbstreamFile() override { Deregister(); }
@@ -326,7 +326,7 @@ class XbstreamFile : public SinkFile {
     if (shared_->open.erase(this) != 0) --shared_->open_per_writer[index_];
   }
 
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<XbstreamShared> shared_;
   Output& out_;
   const size_t index_;
   const std::string path_;
@@ -338,7 +338,7 @@ class XbstreamFile : public SinkFile {
 
 class XbstreamSink : public BufferedStreamSink {
  public:
-  explicit XbstreamSink(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+  explicit XbstreamSink(std::shared_ptr<XbstreamShared> shared) : shared_(std::move(shared)) {}
 
   Result<std::unique_ptr<SinkFile>> Create(const std::string& relpath) override {
     Result<std::string> norm = stream::NormalizeXbstreamPath(relpath);
@@ -409,7 +409,7 @@ class XbstreamSink : public BufferedStreamSink {
   }
 
  private:
-  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<XbstreamShared> shared_;
 };
 
 Status CheckOutputFd(int fd) {
@@ -426,7 +426,7 @@ Status CheckOutputFd(int fd) {
 
 Result<std::unique_ptr<Sink>> MakeXbstreamSink(std::vector<int> fds) {
   if (fds.empty()) return Error(ErrorCode::kInvalidArgument, "xbstream sink needs at least one output fd");
-  auto shared = std::make_shared<Shared>();
+  auto shared = std::make_shared<XbstreamShared>();
   for (int fd : fds) {
     XBAK_RETURN_IF_ERROR(CheckOutputFd(fd));
     shared->outputs.push_back(std::make_unique<DirectOutput>(fd, "fd " + std::to_string(fd)));
@@ -445,7 +445,7 @@ Result<std::unique_ptr<BufferedStreamSink>> MakeBufferedXbstreamSink(std::vector
     return Error(ErrorCode::kInvalidArgument, "xbstream sink: " + std::to_string(options.names.size()) +
                                                   " names for " + std::to_string(fds.size()) + " fds");
   }
-  auto shared = std::make_shared<Shared>();
+  auto shared = std::make_shared<XbstreamShared>();
   // Taken over first, so that they are closed even when a check below fails.
   shared->owned = std::move(options.owned);
   for (size_t i = 0; i < fds.size(); ++i) {

@@ -10,6 +10,10 @@
 
 namespace xbak::storage {
 
+// `value` without the optional white space around a header field's value (RFC 9110 5.5: spaces and
+// tabs), and without a line's CR LF.
+std::string_view TrimHeaderValue(std::string_view value);
+
 // Content-Range of a 206 answer: "bytes FIRST-LAST/SIZE" or "bytes FIRST-LAST/*"
 // (RFC 9110 14.4), FIRST <= LAST < SIZE, decimal numbers below 2^63.
 struct ContentRange {

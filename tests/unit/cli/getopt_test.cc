@@ -12,7 +12,7 @@ namespace po = boost::program_options;
 namespace xbak::cli {
 namespace {
 
-po::options_description Desc() {
+po::options_description GetoptDesc() {
   po::options_description d;
   d.add_options()("backup", "")("prepare", "")("password,p", po::value<std::string>(), "")(
       "user,u", po::value<std::string>(), "")("target-dir", po::value<std::string>(), "")(
@@ -31,7 +31,7 @@ struct Parsed {
 };
 
 Parsed Parse(std::vector<std::string> args, util::OrderedOptions file = {}, bool strict = true) {
-  static const po::options_description d = Desc();
+  static const po::options_description d = GetoptDesc();
   Parsed p;
   p.err = ReadFileOptions(d, file, strict, true, &p.given);
   if (!p.err) p.err = ReadCommandLine(d, args, &p.given, "mysqld-args");

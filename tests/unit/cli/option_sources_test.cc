@@ -20,7 +20,7 @@ namespace {
 constexpr std::string_view kClient[] = {"user", "password", "host", "port", "socket"};
 constexpr std::string_view kServer[] = {"datadir", "innodb-flush-method"};
 
-po::options_description Desc() {
+po::options_description SourcesDesc() {
   po::options_description d;
   d.add_options()("backup", "")("user", po::value<std::string>(), "")(
       "password", po::value<std::string>(), "")("socket", po::value<std::string>(), "")(
@@ -41,7 +41,7 @@ Gathered Gather(const std::string& cnf_text, std::vector<std::string> args, test
   const std::string cnf = *dir / "my.cnf";
   std::ofstream(cnf) << cnf_text;
   args.insert(args.begin(), "--defaults-file=" + cnf);
-  static const po::options_description d = Desc();
+  static const po::options_description d = SourcesDesc();
   Gathered g;
   GivenOptions given;
   g.err = GatherOptions(d, args, XbakGroups(), kClient, kServer, true, &given);
@@ -114,7 +114,7 @@ TEST(OptionSources, TheChainOfFiles) {
 
 TEST(OptionSources, AMissingDefaultsFileIsAnError) {
   GivenOptions given;
-  auto err = GatherOptions(Desc(), std::vector<std::string>{"--defaults-file=/nonexistent/my.cnf"},
+  auto err = GatherOptions(SourcesDesc(), std::vector<std::string>{"--defaults-file=/nonexistent/my.cnf"},
                            XbakGroups(), kClient, kServer, true, &given);
   ASSERT_TRUE(err);
   EXPECT_NE(err->message.find("/nonexistent/my.cnf"), std::string::npos);

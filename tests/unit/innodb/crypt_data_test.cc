@@ -23,7 +23,7 @@ TEST(CryptData, OffsetFollowsThePageAndExtentSizes) {
   EXPECT_EQ(CryptDataOffset(65536, 65536), 41148u);
 }
 
-SpaceFlags Flags(uint32_t logical, uint32_t physical, bool full_crc32) {
+SpaceFlags SizedFlags(uint32_t logical, uint32_t physical, bool full_crc32) {
   SpaceFlags f;
   f.logical_size = logical;
   f.physical_size = physical;
@@ -40,7 +40,7 @@ TEST(CryptData, ReadsTheFieldsOfARealPage0) {
                           0xb6, 0xe9, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x01};
   std::vector<uint8_t> page(16384, 0);
   std::memcpy(page.data() + 10428, real, sizeof real);
-  auto c = ReadCryptData(page.data(), Flags(16384, 16384, true));
+  auto c = ReadCryptData(page.data(), SizedFlags(16384, 16384, true));
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->scheme, 1);
   EXPECT_EQ(c->iv[0], 0x44);
@@ -53,25 +53,25 @@ TEST(CryptData, ReadsTheFieldsOfARealPage0) {
   // ENCRYPTED=NO: the same record, scheme 0, mode 2.
   page[10428 + 6] = 0;
   page[10428 + 32] = 2;
-  c = ReadCryptData(page.data(), Flags(16384, 16384, true));
+  c = ReadCryptData(page.data(), SizedFlags(16384, 16384, true));
   ASSERT_TRUE(c.has_value());
   EXPECT_FALSE(c->MayEncrypt());
 
   // Elsewhere (a compressed table's page 0 has it at its own offset) or absent.
-  EXPECT_FALSE(ReadCryptData(page.data(), Flags(16384, 8192, false)).has_value());
+  EXPECT_FALSE(ReadCryptData(page.data(), SizedFlags(16384, 8192, false)).has_value());
   std::vector<uint8_t> plain(16384, 0);
-  EXPECT_FALSE(ReadCryptData(plain.data(), Flags(16384, 16384, true)).has_value());
+  EXPECT_FALSE(ReadCryptData(plain.data(), SizedFlags(16384, 16384, true)).has_value());
   // The magic that an earlier xbak looked for is not MariaDB's.
   std::memcpy(plain.data() + 10428, "sCrYpT\x01\x10", 8);
-  EXPECT_FALSE(ReadCryptData(plain.data(), Flags(16384, 16384, true)).has_value());
+  EXPECT_FALSE(ReadCryptData(plain.data(), SizedFlags(16384, 16384, true)).has_value());
 }
 
 TEST(CryptData, PageKeyVersionIsWhereTheFormatKeepsIt) {
   std::vector<uint8_t> page(16384, 0);
   util::StoreBE32(page.data(), 7);
   util::StoreBE32(page.data() + 26, 9);
-  EXPECT_EQ(PageKeyVersion(page.data(), Flags(16384, 16384, true)), 7u);
-  EXPECT_EQ(PageKeyVersion(page.data(), Flags(16384, 16384, false)), 9u);
+  EXPECT_EQ(PageKeyVersion(page.data(), SizedFlags(16384, 16384, true)), 7u);
+  EXPECT_EQ(PageKeyVersion(page.data(), SizedFlags(16384, 16384, false)), 9u);
 }
 
 // The 27-byte WRITE that write_page0 logs after the magic (seen in a real log:
@@ -115,7 +115,7 @@ TEST(CryptData, EncryptsOnWriteAsTheServersFlush) {
 
 TEST(CryptData, APageClaimsEncryptionByItsKeyVersion) {
   std::vector<uint8_t> page(16384, 0);
-  const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
+  const SpaceFlags fc = SizedFlags(16384, 16384, true), old = SizedFlags(16384, 16384, false);
   EXPECT_FALSE(ClaimsEncryption(page.data(), fc, 7, 3));
   util::StoreBE32(page.data(), 1);  // full_crc32: key version at 0
   EXPECT_TRUE(ClaimsEncryption(page.data(), fc, 7, 3));
@@ -129,7 +129,7 @@ TEST(CryptData, APageClaimsEncryptionByItsKeyVersion) {
 
 TEST(CryptData, PagesNeverEncrypted) {
   std::vector<uint8_t> page(16384, 0);
-  const SpaceFlags fc = Flags(16384, 16384, true), old = Flags(16384, 16384, false);
+  const SpaceFlags fc = SizedFlags(16384, 16384, true), old = SizedFlags(16384, 16384, false);
   util::StoreBE16(page.data() + kFilPageType, kPageTypeIndex);
   EXPECT_TRUE(PageTypeMayEncrypt(page.data(), fc, 7, 3));
   EXPECT_FALSE(PageTypeMayEncrypt(page.data(), fc, 7, 0));  // page 0

@@ -108,7 +108,7 @@ TEST(Delta, FullLastBlockHasNoTerminator) {
   EXPECT_EQ(util::LoadBE32(d.data() + 4 * 1023), 1022u);
 }
 
-Status ReadAll(const std::vector<uint8_t>& bytes, uint32_t ps) {
+Status ReadAllDeltas(const std::vector<uint8_t>& bytes, uint32_t ps) {
   TempFile tf;
   tf.Write(bytes);
   auto f = util::File::OpenRead(tf.path());
@@ -124,24 +124,24 @@ TEST(Delta, BadInputIsNamedWithOffset) {
   auto good = BuildDelta(4096, {1, 2, 3});
   auto bad_magic = good;
   bad_magic[0] = 'Q';
-  Status st = ReadAll(bad_magic, 4096);
+  Status st = ReadAllDeltas(bad_magic, 4096);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("at byte 0"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("magic"), std::string::npos);
 
   auto truncated = good;
   truncated.resize(good.size() - 100);
-  st = ReadAll(truncated, 4096);
+  st = ReadAllDeltas(truncated, 4096);
   EXPECT_NE(st.message().find("truncated"), std::string::npos) << st.message();
 
   auto cut_list = good;  // header says 3 pages but the list terminator is gone and garbage follows
   util::StoreBE32(cut_list.data() + 16, 0x7FFFFFF0);
-  st = ReadAll(cut_list, 4096);
+  st = ReadAllDeltas(cut_list, 4096);
   EXPECT_NE(st.message().find("past any sane"), std::string::npos) << st.message();
 
   auto no_last = BuildDelta(4096, {1});
   util::StoreBE32(no_last.data(), kDeltaMagicMore);  // claims more blocks follow; none do
-  st = ReadAll(no_last, 4096);
+  st = ReadAllDeltas(no_last, 4096);
   EXPECT_NE(st.message().find("without its last"), std::string::npos) << st.message();
 }
 

@@ -19,7 +19,7 @@ namespace {
 
 std::string TestData(const std::string& name) { return std::string(XBAK_TESTDATA) + "/" + name; }
 
-std::vector<uint8_t> FromHex(const std::string& h) {
+std::vector<uint8_t> HexBytes(const std::string& h) {
   std::vector<uint8_t> out;
   for (size_t i = 0; i + 1 < h.size(); i += 2)
     out.push_back(static_cast<uint8_t>(std::stoi(h.substr(i, 2), nullptr, 16)));
@@ -47,14 +47,14 @@ std::map<std::string, std::string> ReadVector(const std::string& name) {
   return v;
 }
 
-EncryptionKeys Keys() {
+EncryptionKeys PlainKeys() {
   auto k = LoadKeyFile({TestData("keys_plain.txt"), ""});
   EXPECT_TRUE(k.ok()) << k.status().message();
   return k.ok() ? std::move(k.value()) : EncryptionKeys();
 }
 
 TEST(KeyFile, PlainAndOpensslEncryptedFilesGiveTheSameKeys) {
-  EncryptionKeys plain = Keys();
+  EncryptionKeys plain = PlainKeys();
   EXPECT_EQ(plain.size(), 4u);  // ids 1, 2, 3 and 100
   auto enc = LoadKeyFile({TestData("keys_encrypted.bin"), "secretpw"});
   ASSERT_TRUE(enc.ok()) << enc.status().message();
@@ -113,17 +113,17 @@ TEST(KeyFile, ParsesAsThePluginDoesAndNamesLineAndColumn) {
 
 void DecryptsRealPage(const std::string& vector_file) {
   auto v = ReadVector(vector_file);
-  std::vector<uint8_t> page = FromHex(v["page_hex"]);
+  std::vector<uint8_t> page = HexBytes(v["page_hex"]);
   ASSERT_EQ(page.size(), 16384u);
   auto flags = DecodeSpaceFlags(static_cast<uint32_t>(std::stoul(v["fsp_flags"], nullptr, 16)));
   ASSERT_TRUE(flags.ok());
   std::vector<uint8_t> page0(16384, 0);
-  auto area = FromHex(v["page0_crypt_area_at_10428"]);
+  auto area = HexBytes(v["page0_crypt_area_at_10428"]);
   std::copy(area.begin(), area.end(), page0.begin() + 10428);
   auto crypt = ReadCryptData(page0.data(), *flags);
   ASSERT_TRUE(crypt.has_value());
   EXPECT_EQ(crypt->key_id, std::stoul(v["key_id"]));
-  EncryptionKeys keys = Keys();
+  EncryptionKeys keys = PlainKeys();
   auto plugin_key = keys.Get(crypt->key_id, 1);
   ASSERT_TRUE(plugin_key.ok());
   auto key = DeriveKey(**plugin_key, crypt->iv.data());
@@ -140,7 +140,7 @@ void DecryptsRealPage(const std::string& vector_file) {
   // The research's plaintext hash leaves the key version and the stored
   // checksums as they were on disk; compare the decrypted bytes in that form.
   std::vector<uint8_t> as_research = page;
-  std::vector<uint8_t> stored = FromHex(v["page_hex"]);
+  std::vector<uint8_t> stored = HexBytes(v["page_hex"]);
   if (flags->full_crc32) {
     std::copy(stored.begin(), stored.begin() + 4, as_research.begin());
     std::copy(stored.end() - 4, stored.end(), as_research.end() - 4);

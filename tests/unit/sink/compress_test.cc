@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "stream/stream_test_util.h"
+#include "util/shell.h"
 #include "xbak/sink/decompress.h"
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
@@ -22,15 +23,12 @@ using testing::TempDir;
 using testing::TreeContents;
 using Algo = CompressOptions::Algo;
 
-int Shell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using testing::Shell;
 bool HaveTool(const char* name) { return Shell(std::string("command -v ") + name + " >/dev/null 2>&1") == 0; }
 const char* Tool(Algo a) { return a == CompressOptions::kZstd ? "zstd" : "lz4"; }
 std::string Sfx(Algo a) { return std::string(CompressSuffix(a)); }
 
-std::map<std::string, std::string> SampleFiles() {
+std::map<std::string, std::string> CompressSamples() {
   std::string mixed = testing::Pattern(1 << 20, 5) + std::string(3 << 20, '\0') + testing::Pattern(333333, 6);
   return {
       {"ibdata1", mixed},                                  // several frames, compressible
@@ -90,7 +88,7 @@ class CompressTest : public ::testing::TestWithParam<std::tuple<Algo, int>> {
 
 TEST_P(CompressTest, RoundTripThroughDecompressBackup) {
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = CompressSamples();
   WriteCompressed(t / "b", files, Options());
   auto stored = TreeContents(t / "b");
   ASSERT_EQ(stored.size(), files.size());
@@ -117,7 +115,7 @@ TEST_P(CompressTest, RoundTripThroughDecompressBackup) {
 
 TEST_P(CompressTest, RemoveOriginalLeavesOnlyTheDecompressedFiles) {
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = CompressSamples();
   WriteCompressed(t / "b", files, Options());
   DecompressOptions d;
   d.target_dir = t / "b";
@@ -130,7 +128,7 @@ TEST_P(CompressTest, RemoveOriginalLeavesOnlyTheDecompressedFiles) {
 TEST_P(CompressTest, CommandLineToolDecompressesOurFiles) {
   if (!HaveTool(Tool(algo()))) GTEST_SKIP() << Tool(algo()) << " not installed";
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = CompressSamples();
   WriteCompressed(t / "b", files, Options());
   for (const auto& [name, data] : files) {
     const std::string in = t / ("b/" + name + Sfx(algo()));
@@ -230,7 +228,7 @@ TEST_P(CompressTest, TruncatedAndEmptyFilesAreErrors) {
 TEST_P(CompressTest, ThroughAnXbstreamAndBack) {
   // The streaming case: compress into an xbstream, extract, decompress.
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = CompressSamples();
   util::UniqueFd out = testing::MemFd("");
   {
     auto xb = MakeXbstreamSink(out.get());

@@ -19,7 +19,7 @@ namespace {
 using testing::TempDir;
 using testing::TreeContents;
 
-std::shared_ptr<const crypt::Key> TestKey(char fill) {
+std::shared_ptr<const crypt::Key> KeyOf(char fill) {
   return std::shared_ptr<const crypt::Key>(
       crypt::Key::FromBytes(std::string(crypt::kKeyBytes, fill), "k").value());
 }
@@ -42,7 +42,7 @@ const std::map<std::string, std::string> kFiles = {
 void WriteEncrypted(std::unique_ptr<Sink> inner, char key = 'k',
                     const std::map<std::string, std::string>& files = kFiles) {
   EncryptOptions o;
-  o.key = TestKey(key);
+  o.key = KeyOf(key);
   o.threads = 2;
   o.chunk_size = 65536;
   o.backup_id = crypt::NewBackupId().value();
@@ -77,8 +77,8 @@ TEST(DecryptBackupTest, AWrongKeyIsRefusedBeforeAnythingIsWritten) {
   auto wrong = Ring('w');
   Status st = DecryptBackup({t / "b", 2, true}, wrong);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("was encrypted with key id " + crypt::KeyIdHex(TestKey('k')->id()) +
-                              "; the key given has id " + crypt::KeyIdHex(TestKey('w')->id())),
+  EXPECT_NE(st.message().find("was encrypted with key id " + crypt::KeyIdHex(KeyOf('k')->id()) +
+                              "; the key given has id " + crypt::KeyIdHex(KeyOf('w')->id())),
             std::string::npos)
       << st.message();
   EXPECT_EQ(TreeContents(t / "b"), before);

@@ -24,7 +24,7 @@ std::shared_ptr<const crypt::Key> TestKey(char fill = 'k') {
   return std::shared_ptr<const crypt::Key>(std::move(k).value());
 }
 
-std::map<std::string, std::string> SampleFiles() {
+std::map<std::string, std::string> EncryptSamples() {
   return {
       {"ibdata1", testing::Pattern(3 << 20, 5) + "MARKER-ROW-ibdata1" + std::string(100000, '\0')},
       {"db/t1.ibd", "MARKER-ROW-t1" + testing::Pattern(65536 * 5 + 17, 2)},
@@ -79,7 +79,7 @@ TEST(EncryptingSinkTest, EveryFileDecryptsToItselfAndNothingIsInClearText) {
   ASSERT_TRUE(base.ok());
   auto sink = MakeEncryptingSink(std::move(base).value(), o);
   ASSERT_TRUE(sink.ok()) << sink.status().message();
-  const auto files = SampleFiles();
+  const auto files = EncryptSamples();
   WriteAll(**sink, files);
   EXPECT_NE((*sink)->Describe().find("encrypted (AES256, key id " + crypt::KeyIdHex(o.key->id()) + ")"),
             std::string::npos);
@@ -112,7 +112,7 @@ TEST(EncryptingSinkTest, BelowCompressionAFileIsCompressedThenEncrypted) {
   c.threads = 2;
   auto sink = MakeCompressingSink(std::move(enc).value(), c);
   ASSERT_TRUE(sink.ok());
-  const auto files = SampleFiles();
+  const auto files = EncryptSamples();
   WriteAll(**sink, files);
   crypt::KeyRing ring;
   ring.Add(crypt::Key::FromBytes(std::string(crypt::kKeyBytes, 'k'), "ring").value());

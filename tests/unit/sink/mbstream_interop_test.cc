@@ -1,11 +1,11 @@
 // Byte compatibility with MariaDB's own mbstream, both directions. Skipped
 // where mariadb-backup is not installed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 
 #include "stream/stream_test_util.h"
+#include "util/shell.h"
 #include "xbak/sink/xbstream_sink.h"
 #include "xbak/stream/xbstream.h"
 
@@ -17,12 +17,9 @@ using testing::TreeContents;
 
 constexpr const char* kMbstream = "/usr/bin/mbstream";
 
-int Shell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using testing::Shell;
 
-std::map<std::string, std::string> SampleFiles() {
+std::map<std::string, std::string> MbstreamSamples() {
   return {
       {"ibdata1", testing::Pattern(12 << 20, 1)},  // above mbstream's 10 MiB buffer
       {"db/t1.ibd", testing::Pattern(65536 * 3 + 5, 2)},
@@ -38,7 +35,7 @@ std::map<std::string, std::string> SampleFiles() {
 TEST(MbstreamInterop, MbstreamExtractsOurStream) {
   if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = MbstreamSamples();
   {
     auto out = util::File::CreateNew(t / "s.xb");
     ASSERT_TRUE(out.ok());
@@ -76,7 +73,7 @@ TEST(MbstreamInterop, MbstreamExtractsOurStream) {
 TEST(MbstreamInterop, WeExtractMbstreamsStream) {
   if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
   TempDir t;
-  const auto files = SampleFiles();
+  const auto files = MbstreamSamples();
   std::string args;
   for (const auto& [path, data] : files) {
     testing::WriteFile(t / ("src/" + path), data);

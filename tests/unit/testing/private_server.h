@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/shell.h"
 #include "util/temp_dir.h"
 #include "xbak/util/process.h"
 
@@ -34,11 +35,6 @@ namespace xbak::testing {
 // PATH, /usr/sbin and /usr/bin (FindExecutable), then where source builds install.
 inline std::string FindServerTool(const std::string& name) {
   return util::FindExecutable({name, "/usr/local/sbin/" + name, "/usr/local/mysql/bin/" + name});
-}
-
-inline int Shell(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 // Runs `cmd`, its stdout into *out; its exit status (-1 if it could not run).

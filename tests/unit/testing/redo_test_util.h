@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/page_format.h"
 #include "testing/redo_records.h"
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/redo_log.h"
@@ -17,8 +18,8 @@
 
 namespace xbak::testing::redo {
 
-constexpr uint32_t kPs = 4096;
-constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
+using xbak::testing::kFlags;
+using xbak::testing::kPs;
 constexpr uint32_t kSpace = 7;
 constexpr uint64_t kStartLsn = 20000;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "testing/meta_files.h"
+#include "testing/page_format.h"
 #include "util/temp_dir.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/delta.h"
@@ -22,9 +23,6 @@
 #include "xbak/util/file.h"
 
 namespace xbak::testing {
-
-constexpr uint32_t kPs = 4096;
-constexpr uint32_t kFlags = 0x13;  // full_crc32, 4 KiB pages
 
 inline std::vector<uint8_t> MakePage(uint32_t space, uint32_t no, uint8_t fill, uint32_t fsp_size = 0) {
   std::vector<uint8_t> p(kPs, 0);
