@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "xbak/backupdir/metadata.h"
 #include "xbak/util/log.h"
@@ -28,27 +29,38 @@ Result<std::string> SlaveInfo(mysql::Connection& c) {
   XBAK_ASSIGN_OR_RETURN(auto gtid, c.QueryValue("SELECT @@GLOBAL.gtid_slave_pos"));
   XBAK_ASSIGN_OR_RETURN(auto rows, c.QueryNamed("SHOW ALL SLAVES STATUS"));
   if (rows.empty()) {
-    util::LogWarning(
-        "--slave-info: this server is not a replica (SHOW ALL SLAVES STATUS is empty); "
-        "no replication position written");
+    // mariabackup's words, which scripts grep for: no xtrabackup_slave_info is written.
+    util::LogInfo(
+        "Failed to get master binlog coordinates from SHOW SLAVE STATUS.This means that the server is not a "
+        "replication slave. Ignoring the --slave-info option");
     return std::string();
   }
   std::string sql;
+  std::vector<std::string> said;  // the position in the log line mariabackup writes
   bool any_gtid = false;
   for (auto& r : rows) any_gtid = any_gtid || (r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty());
   std::string slave_pos = gtid.value_or("");
-  if (!slave_pos.empty() && any_gtid) sql += "SET GLOBAL gtid_slave_pos = '" + slave_pos + "';\n";
+  if (!slave_pos.empty() && any_gtid) {
+    sql += "SET GLOBAL gtid_slave_pos = '" + slave_pos + "';\n";
+    said.push_back("gtid_slave_pos '" + slave_pos + "'");
+  }
   for (auto& r : rows) {
     std::string name = r["Connection_name"];
     std::string prefix = "CHANGE MASTER " + (name.empty() ? std::string() : "'" + name + "' ");
     bool uses_gtid = r["Using_Gtid"] != "No" && !r["Using_Gtid"].empty();
     if (!slave_pos.empty() && uses_gtid) {
       sql += prefix + "TO master_use_gtid = slave_pos;\n";
+      said.push_back("master '" + name + "' master_use_gtid = slave_pos");
     } else {
       sql += prefix + "TO MASTER_LOG_FILE='" + r["Relay_Master_Log_File"] +
              "', MASTER_LOG_POS=" + r["Exec_Master_Log_Pos"] + ";\n";
+      said.push_back("master '" + name + "' filename '" + r["Relay_Master_Log_File"] + "' position '" +
+                     r["Exec_Master_Log_Pos"] + "'");
     }
   }
+  std::string line = "MySQL slave binlog position: ";
+  for (size_t i = 0; i < said.size(); i++) line += (i ? "; " : "") + said[i];
+  util::LogInfo(line);
   return sql;
 }
 

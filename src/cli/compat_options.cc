@@ -25,7 +25,6 @@ constexpr Compat kCompat[] = {
     // itself and takes the layout from the running server or backup-my.cnf.
     {"innodb-flush-method", true, "server setting; xbak does its own I/O"},
     {"innodb-log-write-ahead-size", true, "server setting; xbak writes whole pages"},
-    {"innodb-force-recovery", true, "server setting; --prepare recovers fully or refuses"},
     {"innodb-page-size", true, "the server's layout is taken from the server or backup-my.cnf"},
     {"innodb-log-file-size", true, "the server's layout is taken from the server or backup-my.cnf"},
     {"innodb-log-buffer-size", true, "server setting"},

@@ -38,7 +38,7 @@ constexpr std::string_view kClientOptions[] = {"user",
                                                "ssl-verify-server-cert"};
 constexpr std::string_view kServerOptions[] = {"datadir", "innodb-log-group-home-dir", "innodb-data-home-dir",
                                                "innodb-undo-directory", "aria-log-dir-path",
-                                               "innodb-data-file-path", "tmpdir",
+                                               "innodb-data-file-path", "tmpdir", "innodb-force-recovery",
                                                // checked as the server checks them (compat_options.h)
                                                "innodb-flush-method", "innodb-log-write-ahead-size"};
 
@@ -114,6 +114,7 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
   }
   if (!err) err = xbak::cli::StoreGiven(all, given, &a->vm);
   for (const auto& g : given.options) {
+    if (g.name == "innodb-force-recovery") a->force_recovery_origin = g.origin;  // the last one wins
     if (g.name == "datadir" && g.origin == xbak::cli::kCommandLineOrigin) a->datadir_on_command_line = true;
   }
   if (err) {
@@ -143,7 +144,8 @@ std::optional<int> Parse(int argc, char** argv, Args* a) {
 namespace {
 
 // The server settings some modes take: a bad --innodb-data-file-path, or
-// --innodb-force-recovery anywhere but --prepare (mariabackup's words).
+// --innodb-force-recovery on the command line of any mode but --prepare (mariabackup's words; an
+// option file's, a server setting, means nothing to the other modes).
 std::optional<int> CheckServerSettings(const Args& args) {
   const po::variables_map& vm = args.vm;
   const Args* a = &args;
@@ -153,7 +155,8 @@ std::optional<int> CheckServerSettings(const Args& args) {
       return 2;
     }
   }
-  if (vm.count("innodb-force-recovery") && !vm.count("prepare")) {
+  if (a->force_recovery_origin == xbak::cli::kCommandLineOrigin &&
+      vm["innodb-force-recovery"].as<int>() > 0 && !vm.count("prepare")) {
     // A recovery setting: it means nothing to a backup or a restore.
     std::cerr << "xbak: --innodb-force-recovery should only be used with "
               << (vm.count("innobackupex") ? "\"--apply-log\"" : "\"--prepare\"") << "\n";

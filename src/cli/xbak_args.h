@@ -25,6 +25,8 @@ struct Args {
   // backup takes the running server's datadir over an option file's, which
   // may be another server's (/etc/mysql/my.cnf's [mysqld]), as mariabackup does.
   bool datadir_on_command_line = false;
+  // Where --innodb-force-recovery's value came from: "command line" or FILE:LINE (getopt.h).
+  std::string force_recovery_origin;
 
   std::string Str(const char* k) const {
     if (!vm.count(k)) return std::string();

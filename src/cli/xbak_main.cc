@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "common.h"
 #include "encrypt_options.h"
+#include "getopt.h"
 #include "xbak/backup/backup.h"
 #include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
@@ -313,6 +315,35 @@ int RunBackupMode(const Args& a) {
   return st.ok() ? 0 : Fail(st);
 }
 
+// --innodb-force-recovery at --prepare: only the server's first level (SRV_FORCE_IGNORE_CORRUPT) means
+// anything to a redo apply; higher ones act as it, as mariabackup's do (and a negative one as 0, as
+// my_getopt adjusts it). Taken from the command line or from the backup's own backup-my.cnf: a
+// host's option file may hold the setting that brought a damaged server up, which must not make a
+// restore skip pages unasked. Said in mariabackup's words.
+bool ForceRecovery(const Args& a, const std::string& target_dir) {
+  const po::variables_map& vm = a.vm;
+  const int level = vm.count("innodb-force-recovery") ? vm["innodb-force-recovery"].as<int>() : 0;
+  if (level <= 0) return false;
+  const std::string& origin = a.force_recovery_origin;
+  if (origin != xbak::cli::kCommandLineOrigin) {
+    const std::string file = origin.substr(0, origin.rfind(':'));
+    std::error_code e1, e2;
+    const auto own = std::filesystem::weakly_canonical(xbak::util::JoinPath(target_dir, "backup-my.cnf"), e1);
+    if (e1 || own != std::filesystem::weakly_canonical(file, e2) || e2) {
+      xbak::util::LogWarning("innodb_force_recovery in " + origin +
+                             " ignored: at --prepare it is taken from the command line or the backup's "
+                             "backup-my.cnf only");
+      return false;
+    }
+  }
+  xbak::util::LogInfo(
+      "innodb_force_recovery = 1: a page the redo log cannot be applied to is left as it was, "
+      "named in a warning" +
+      (level > 1 ? " (" + std::to_string(level) + " asked for: --prepare goes no further than 1)"
+                 : std::string()));
+  return true;
+}
+
 // --prepare of a full backup, or of an incremental onto it (--incremental-dir); then --export.
 int RunPrepareMode(const Args& a) {
   const po::variables_map& vm = a.vm;
@@ -340,8 +371,10 @@ int RunPrepareMode(const Args& a) {
     if (vm.count(dir_option) == 0) continue;
     if (auto rc = xbak::cli::DecryptForPrepare(vm, str(dir_option), parallel)) return *rc;
   }
+  const bool ignore_corrupt_pages = ForceRecovery(a, str("target-dir"));
   if (vm.count("prepare") && vm.count("incremental-dir")) {
     xbak::prepare::IncrementalPrepareOptions ip;
+    ip.ignore_corrupt_pages = ignore_corrupt_pages;
     ip.use_memory = *use_memory;
     ip.target_dir = RequiredTargetDir(a, "--prepare");
     ip.incremental_dir = str("incremental-dir");
@@ -361,6 +394,7 @@ int RunPrepareMode(const Args& a) {
   po.progress_interval = std::chrono::seconds(vm["progress-interval"].as<unsigned>());
   po.keys = key_options;
   po.no_server_version_check = vm.count("no-server-version-check") > 0;
+  po.ignore_corrupt_pages = ignore_corrupt_pages;
   xbak::Status st = xbak::prepare::RunPrepare(po);
   return st.ok() ? export_tables(po.target_dir) : Fail(st);
 }

@@ -140,6 +140,12 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "(docs/export.md); the backup then takes no more incrementals")(
       "mariadbd", po::value<std::string>(),
       "--export: the MariaDB server program to use (default: mariadbd in PATH, /usr/sbin, /usr/bin)")(
+      "innodb-force-recovery", po::value<int>(),
+      "--prepare: 1 leaves a page the redo log cannot be applied to (corrupt, or records that do not fit "
+      "it) as it was, named in a warning, instead of failing; 2 to 6 act as 1, as mariabackup's; 0 (the "
+      "default) fails on such a page. From the command line, or from the backup's own backup-my.cnf given "
+      "as --defaults-file (another option file's server setting is ignored); refused on the command line "
+      "of any other mode")(
       "use-memory", po::value<std::string>()->default_value("256M"),
       "--prepare, --restore: memory for the parsed redo log of one batch (K/M/G suffixes); a longer log is "
       "applied in several batches")("force-non-empty-directories",

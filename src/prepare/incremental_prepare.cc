@@ -45,6 +45,7 @@ Status FinishRedo(const IncrementalPrepareOptions& o, CheckedLogPtr checked = nu
   if (o.log_from_incremental) po.log_dir = o.incremental_dir;
   po.prepared_log = o.prepared_log;
   po.sync_data = o.sync_data;
+  po.ignore_corrupt_pages = o.ignore_corrupt_pages;
   po.superseded = o.superseded;
   po.checked = std::move(checked);
   return ApplyLogAndMarkPrepared(po);

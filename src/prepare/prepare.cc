@@ -129,8 +129,14 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   ro.before_write = std::move(before_write);
   ro.keys = o.keys;
   ro.doublewrite = o.sync_data;  // not from streams: that restore starts over
+  ro.ignore_corrupt_pages = o.ignore_corrupt_pages;
   XBAK_ASSIGN_OR_RETURN(ro.filter, backupdir::ReadTableFilter(dir));
   XBAK_ASSIGN_OR_RETURN(RedoApplyStats st, ApplyRedoLog(ro));
+  if (st.corrupt_pages_left > 0) {
+    util::LogWarning(std::to_string(st.corrupt_pages_left) +
+                     " page(s) the redo log could not be applied to were left as they were copied "
+                     "(--innodb-force-recovery, named above): run CHECK TABLE on their tables once restored");
+  }
   // Every page written above is durable before the log that covered it goes.
   if (o.sync_data) XBAK_RETURN_IF_ERROR(util::SyncFilesystem(dir));
 

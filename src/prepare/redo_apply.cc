@@ -140,6 +140,7 @@ class Applier {
         },
         &cancel));
     stats_.pages_written += written.load();
+    stats_.corrupt_pages_left = skipped_.size();
     batch_.Clear();
     return Status::Ok();
   }
@@ -349,7 +350,15 @@ class Applier {
         file_space = space_id;
       }
       uint8_t* frame = images.data() + (doublewrite_ != nullptr ? ready.size() * stride : 0);
-      XBAK_ASSIGN_OR_RETURN(size_t len, ApplyPage(*s, page_no, batch_.pages.at(key), *file, frame));
+      if (o_.ignore_corrupt_pages && Skipped(key)) continue;
+      Result<size_t> applied = ApplyPage(*s, page_no, batch_.pages.at(key), *file, frame);
+      if (!applied.ok() && applied.status().code() == ErrorCode::kCorrupt && o_.ignore_corrupt_pages) {
+        util::LogWarning(applied.status().message() + "; left as it was (--innodb-force-recovery)");
+        std::lock_guard<std::mutex> l(skipped_mu_);
+        skipped_.insert(key);
+        continue;
+      }
+      XBAK_ASSIGN_OR_RETURN(size_t len, std::move(applied));
       if (len == 0) continue;
       touched.insert(space_id);
       const uint64_t off = uint64_t{page_no} * s->flags.physical_size;
@@ -412,6 +421,11 @@ class Applier {
            innodb::PageTypeMayEncrypt(frame, s.flags, s.id, page_no);
   }
 
+  bool Skipped(uint64_t key) {
+    std::lock_guard<std::mutex> l(skipped_mu_);
+    return skipped_.count(key) != 0;
+  }
+
   Status Encrypt(const Space& s, uint32_t page_no, uint8_t* frame) {
     if (!s.key) return Error(ErrorCode::kInternal, PageName(s, page_no) + ": no key to encrypt it with");
     Status st = innodb::EncryptPage(frame, s.flags, s.id, 1, *s.key, catalog_.crypt()->mode());
@@ -430,6 +444,10 @@ class Applier {
   std::set<uint32_t> touched_;
   std::map<uint32_t, uint32_t> trims_;
   Doublewrite* doublewrite_ = nullptr;  // RedoApplyOptions::doublewrite
+  // RedoApplyOptions::ignore_corrupt_pages: pages left as they were, never written by a later batch
+  // either (its records would go onto the page's old bytes and stamp them valid).
+  std::mutex skipped_mu_;
+  std::set<uint64_t> skipped_;
 };
 
 // Unsupported tablespaces, and encrypted ones without their keys, are

@@ -19,6 +19,9 @@ void Log(LogLevel level, std::string_view message) {
   const char* tag = level == LogLevel::kError ? " ERROR: " : level == LogLevel::kWarning ? " WARNING: " : " ";
   std::string line;
   line.reserve(message.size() + 48);
+  // "[00] " as mariabackup's lines begin (its thread number; xbak's lines are the main thread's):
+  // scripts and log collectors that parse mariabackup's output read xbak's the same way.
+  line += "[00] ";
   line += ts;
   line += tag;
   line += message;

@@ -9,6 +9,8 @@
 #  - my_getopt's exit codes: 7 for an unknown --x=v, 2 for --x, 13 for a bad value; under xbak's own
 #    name 2 for all; --mysqld-args ends xbak's options; -? is --help;
 #  - --innodb-log-write-ahead-size and --innodb-force-recovery refused as mariabackup refuses them;
+#    --innodb-force-recovery at --prepare, from backup-my.cnf too, said in mariabackup's words
+#    (its effect: tests/unit/prepare/redo_apply_test.cc); log lines begin "[00] " as mariabackup's;
 #  - --protocol=tcp connects by TCP even without --host; --ftwrl-wait-timeout bounds the lock wait;
 #  - an incremental whose base recorded another innodb_undo_tablespaces is refused (its target left
 #    empty, as mariabackup leaves it);
@@ -123,10 +125,15 @@ sb_sql src "DROP DATABASE dropme; CREATE DATABASE newdb; CREATE TABLE newdb.t (i
 expect_rc 0 inc "$MB" --defaults-file="$W/mb.cnf" --defaults-group-suffix=.2 --backup \
   --incremental-basedir="$W/full" --target-dir="$W/inc"
 sb_checksums src > "$W/src.sum"
-expect_rc 0 prep-full "$MB" --prepare --target-dir="$W/full"
+# innodb_force_recovery from backup-my.cnf's [mysqld] (2 acts as 1), and the command line's 0 over it.
+printf 'innodb_force_recovery=2\n' >> "$W/full/backup-my.cnf"
+expect_rc 0 prep-full "$MB" --defaults-file="$W/full/backup-my.cnf" --prepare --target-dir="$W/full"
 assert_contains "$W/prep-full.log" "Last binlog file \./.*, position [0-9]+"
+assert_contains "$W/prep-full.log" "^\[00\] [0-9-]+ [0-9:]+ innodb_force_recovery = 1: .*\(2 asked for"
 assert_file "$W/full/xtrabackup_binlog_pos_innodb"
-expect_rc 0 prep-inc "$MB" --prepare --target-dir="$W/full" --incremental-dir="$W/inc"
+expect_rc 0 prep-inc "$MB" --defaults-file="$W/full/backup-my.cnf" --innodb-force-recovery=0 --prepare \
+  --target-dir="$W/full" --incremental-dir="$W/inc"
+! grep -q "innodb_force_recovery = " "$W/prep-inc.log" || fail "--innodb-force-recovery=0 did not override backup-my.cnf"
 [ ! -e "$W/full/dropme" ] || fail "the dropped database came back at prepare"
 assert_dir "$W/full/newdb"
 assert_dir "$W/full/emptydb"

@@ -414,7 +414,7 @@ else
     else
       "$XBAK" --restore --parallel=2 --datadir="$d" "${CHAIN[@]}" 2> "$d-rerun.log" ||
         { tail -n 20 "$d-rerun.log" >&2; fail "$p: the re-run restore failed"; }
-      echo "$p: killed after \"$({ grep -E '^[0-9]{4}-' "$d.log" || true; } | tail -n 1 | cut -c21-100)\", run again"
+      echo "$p: killed after \"$({ grep -E '^\[00\] [0-9]{4}-' "$d.log" || true; } | tail -n 1 | cut -c26-105)\", run again"
     fi
     same_as_onepass "$d" "$p"
   done

@@ -36,6 +36,8 @@ wait "$writer"
 cat "$W/bk/${META}slave_info"
 assert_contains "$W/bk/${META}slave_info" "^SET GLOBAL gtid_slave_pos = '0-$p_port-[0-9]+';$"
 assert_contains "$W/bk/${META}slave_info" "^CHANGE MASTER TO master_use_gtid = slave_pos;$"
+# The position in the log too, in mariabackup's words (scripts grep for them).
+assert_contains "$W/bk.log" "^\[00\] [0-9-]+ [0-9:]+ MySQL slave binlog position: gtid_slave_pos '0-$p_port-[0-9]+'; master '' master_use_gtid = slave_pos$"
 
 # A session on the primary that holds a replicated temporary table for SECONDS.
 hold_temp_table() { # NAME SECONDS

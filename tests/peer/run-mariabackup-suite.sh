@@ -12,7 +12,10 @@
 #     TEST ...     only these tests (e.g. full_backup incremental_backup), default the whole suite
 #
 # Environment: XBAK (the xbak binary; default ./build/xbak), XBAK_WORK (scratch space, default
-# /tmp), XBAK_PEER_VARDIR (mtr's --vardir; default under XBAK_WORK). Prints one line per failed
+# /tmp), XBAK_PEER_VARDIR (mtr's --vardir; default under XBAK_WORK), XBAK_PEER_USER (the user mtr
+# and its servers run as; default, when run as root: nobody, as the suite expects an unprivileged
+# user: data_directory checks that an unreadable ibdata1 fails the backup, which root reads
+# anyway; empty: the current user). Prints one line per failed
 # run, then "N passed, M failed, K skipped"; exit status 0 only if every failure is one that
 # tests/peer/expected-failures.txt lists (with --control, the real mariabackup: only those it
 # marks as the real mariabackup's too).
@@ -46,8 +49,24 @@ xbak=${XBAK:-$repo/build/xbak}
 work=${XBAK_WORK:-/tmp}
 label=$([ "$control" = 1 ] && echo mariabackup || echo xbak)
 bindir=$work/peer-bindir-$label
-vardir=${XBAK_PEER_VARDIR:-$work/peer-var-$label}
-rm -rf "$bindir" "$vardir"
+peer_user=${XBAK_PEER_USER-}
+if [ -z "${XBAK_PEER_USER+set}" ] && [ "$(id -u)" = 0 ]; then peer_user=nobody; fi
+run_as=()
+home=$work/peer-home-$label
+if [ -n "$peer_user" ]; then
+  [ "$(id -u)" = 0 ] || { echo "run-mariabackup-suite: XBAK_PEER_USER needs root (runuser)" >&2; exit 2; }
+  # A directory of the user's own, with mtr's vardir inside it (mtr removes and creates that).
+  rm -rf "$home"
+  mkdir -p "$home"
+  chown "$peer_user:" "$home"
+  run_as=(runuser -u "$peer_user" -- env HOME="$home" TMPDIR="$home")
+  vardir=${XBAK_PEER_VARDIR:-$home/var}
+  if [ -n "${XBAK_PEER_VARDIR:-}" ]; then rm -rf "$vardir"; mkdir -p "$vardir"; chown "$peer_user:" "$vardir"; fi
+else
+  vardir=${XBAK_PEER_VARDIR:-$work/peer-var-$label}
+fi
+rm -rf "$bindir"
+[ -n "$peer_user" ] || rm -rf "$vardir"
 mkdir -p "$bindir"
 # Every client mtr may look for, as the host has it; then the tool under test in mariabackup's
 # place. xbak answers to each of the three names as that program does.
@@ -59,9 +78,9 @@ if [ "$control" != 1 ]; then
 fi
 
 log=$work/peer-$label.log
-echo "run-mariabackup-suite: $label in mariabackup's place, $parallel workers, log $log" >&2
+echo "run-mariabackup-suite: $label in mariabackup's place, $parallel workers, as ${peer_user:-$(id -un)}, log $log" >&2
 set +e
-(cd "$mtr_dir" && ./mariadb-test-run.pl --client-bindir="$bindir" --vardir="$vardir" \
+(cd "$mtr_dir" && "${run_as[@]}" ./mariadb-test-run.pl --client-bindir="$bindir" --vardir="$vardir" \
   --parallel="$parallel" --force --max-test-fail=0 --retry=0 --suite=mariabackup \
   "${mtr_extra[@]}" "${tests[@]}") > "$log" 2>&1
 rc=$?

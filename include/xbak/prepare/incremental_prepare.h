@@ -37,7 +37,8 @@ struct IncrementalPrepareOptions {
   // (prepare.h) instead of target_dir/ib_logfile0.
   bool log_from_incremental = false;
   std::string prepared_log;
-  bool sync_data = true;  // as PrepareOptions::sync_data, for both steps
+  bool sync_data = true;              // as PrepareOptions::sync_data, for both steps
+  bool ignore_corrupt_pages = false;  // as PrepareOptions', for the redo step
   std::function<Result<PageSetPtr>(const LogDdl&)> superseded;  // as PrepareOptions::superseded
   // INC's log's first pass (CheckRedoLog), when the caller started it already
   // (xbak --restore from streams, beside the step before's redo): waited for

@@ -48,6 +48,7 @@ struct PrepareOptions {
   std::function<Result<PageSetPtr>(const LogDdl&)> superseded;
   // The log's first pass, when the caller made it (RedoApplyOptions::checked).
   CheckedLogPtr checked;
+  bool ignore_corrupt_pages = false;  // --innodb-force-recovery (RedoApplyOptions::ignore_corrupt_pages)
 };
 
 Status RunPrepare(const PrepareOptions& o);

@@ -84,6 +84,10 @@ struct RedoApplyOptions {
   backupdir::TableFilter filter;
   // Where the keys of an encrypted backup are, over what backup-my.cnf says.
   KeyOptions keys;
+  // --innodb-force-recovery=1 (the server's SRV_FORCE_IGNORE_CORRUPT): a page the log cannot be
+  // applied to (corrupt, or records that do not fit it) is left as it was, named in a warning,
+  // instead of failing the apply. The log itself must still be whole.
+  bool ignore_corrupt_pages = false;
 };
 
 struct RedoApplyStats {
@@ -96,6 +100,7 @@ struct RedoApplyStats {
   uint64_t batches = 0;
   uint64_t ignored_records = 0;       // records of tablespaces with no file (dropped during the backup)
   std::set<uint32_t> ignored_spaces;  // their ids
+  uint64_t corrupt_pages_left = 0;    // RedoApplyOptions::ignore_corrupt_pages: pages left as they were
 };
 
 // Checks the whole log first; a corrupt or short log, a log of another

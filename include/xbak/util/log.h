@@ -1,7 +1,6 @@
-// Messages for the operator, on stderr, one line each, prefixed with the time
-// and the program name. No global mutable state: the program name is fixed at
-// compile time per binary through the caller, and writes are single write(2)
-// calls so lines from threads never interleave.
+// Messages for the operator, on stderr, one line each, prefixed as mariabackup's are
+// ("[00] YYYY-MM-DD HH:MM:SS ", then "WARNING: " or "ERROR: " where it is one). Writes are
+// single write(2) calls so lines from threads never interleave. No global mutable state.
 #pragma once
 
 #include <string_view>

@@ -402,6 +402,51 @@ TEST_F(RedoApplyTest, RecordsOfUnknownTablespacesAreCountedNotApplied) {
   EXPECT_EQ(Page(3)[100], 5);
 }
 
+// --innodb-force-recovery=1: a page the log cannot be applied to is left as it was and counted; the
+// others are applied. Without it the same log fails the apply.
+TEST_F(RedoApplyTest, ForcedRecoveryLeavesAPageTheLogCannotApplyToAsItWas) {
+  LogBuilder b;
+  b.Rec(0x30, 3, {100, 5});
+  b.Rec(0x20, 1, {0x01});  // EXTENDED (INIT_ROW_FORMAT_DYNAMIC) on page 1, which is no index page
+  const uint64_t end = b.End();
+  auto refused = Apply(b, end, /*parallel=*/1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kCorrupt) << refused.status().message();
+  EXPECT_EQ(Page(1), MakePage(1, 15000));
+
+  RedoApplyOptions o = Options(end);
+  o.ignore_corrupt_pages = true;
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->corrupt_pages_left, 1u);
+  EXPECT_EQ(Page(1), MakePage(1, 15000));
+  EXPECT_EQ(Page(3)[100], 5);
+}
+
+// A page left as it was in one batch is not written by a later batch's records either (they would
+// go onto its old bytes and stamp them valid); it is counted once.
+TEST_F(RedoApplyTest, ForcedRecoveryKeepsASkippedPageOutOfLaterBatches) {
+  LogBuilder b;
+  b.Rec(0x20, 1, {0x01});  // the damage: EXTENDED on page 1
+  b.End();
+  for (int i = 0; i < 4000; i++) {
+    b.Rec(0x30, i % 2 ? 1 : 3, {static_cast<uint8_t>(40 + i % 50), static_cast<uint8_t>(i)});
+    b.End();
+  }
+  const uint64_t end = kStartLsn + b.bytes().size();
+  ASSERT_TRUE(util::WriteFileAtomic(dir_ + "/ib_logfile0", b.File(end)).ok());
+  RedoApplyOptions o = Options(end);
+  o.ignore_corrupt_pages = true;
+  o.use_memory = 16 << 10;  // far below the log: many batches
+  o.parallel = 2;
+  auto st = ApplyRedoLog(o);
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_GT(st->batches, 3u);
+  EXPECT_EQ(st->corrupt_pages_left, 1u);
+  EXPECT_EQ(Page(1), MakePage(1, 15000));
+  EXPECT_NE(Page(3), MakePage(3, 15000));
+}
+
 // Every algorithm the build has a library for is applied (t_layouts.sh
 // compares them with mariabackup); one it lacks is refused by name.
 TEST_F(RedoApplyTest, PageCompressedWithAnAlgorithmXbakLacksIsRefusedBeforeAnythingIsWritten) {
