@@ -10,6 +10,10 @@
 // Threads take whole files from one shared list (the benchmark's deltas are many small files; a
 // big delta is one thread's work here, which favours neither side on that dataset). Prints the
 // files, pages and seconds on stdout.
+// The reads are asked of the disk ahead of the threads (util::Prefetcher: every .meta and .delta,
+// and each target's inode, 32 at a time), as the hardware allows and as xbak does: with one read
+// per thread at a time a cold disk sits mostly idle, and xbak, which reads ahead, came out at 0.6x
+// this floor (20,000 tables, cache dropped, 2026-11-29): a floor it beats is no floor.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 
 #include "xbak/innodb/delta.h"
 #include "xbak/util/file.h"
+#include "xbak/util/prefetch.h"
 
 namespace fs = std::filesystem;
 using namespace xbak;
@@ -79,6 +84,14 @@ int main(int argc, char** argv) {
     jobs.push_back({e.path().string(), meta.string(), (base / stem).string()});
   }
 
+  std::vector<util::PrefetchRange> ahead;
+  ahead.reserve(3 * jobs.size());
+  for (const Job& j : jobs) {
+    ahead.push_back({j.meta, 0});
+    ahead.push_back({j.delta, 0});
+    ahead.push_back({j.target, util::kInodeOnly});
+  }
+  util::Prefetcher prefetch(std::move(ahead));
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> pages{0};
   std::atomic<bool> failed{false};

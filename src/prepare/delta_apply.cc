@@ -15,6 +15,7 @@
 #include "xbak/prepare/applied_delta.h"
 #include "xbak/util/copy_file.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 
 namespace xbak::prepare {
 namespace {
@@ -113,7 +114,12 @@ Result<IncScan> ScanIncremental(const std::string& inc, int parallel, bool appli
       j.is_void = news.count(table) || dels.count(table);
     }
   }
-  // Tens of thousands of small .meta files: read on all threads.
+  // Tens of thousands of small .meta files: read on all threads, and asked of the disk ahead of
+  // them (cold, one read per thread at a time leaves the disk idle).
+  std::vector<util::PrefetchRange> metas;
+  metas.reserve(s.deltas.size());
+  for (const auto& j : s.deltas) metas.push_back({util::JoinPath(inc, j.rel + ".meta"), 0});
+  util::Prefetcher ahead(std::move(metas));
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(
       s.deltas.size(), parallel, [&](size_t i) { return ReadDeltaMeta(inc, s.deltas[i]); }, &cancel));
@@ -266,6 +272,29 @@ Status CopyReplace(const std::string& src, const std::string& dst) {
   XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
   // Not fsync'ed here: the incremental apply ends with one syncfs().
   return util::PlaceFile(src, dst, {.sync = false}, nullptr);
+}
+
+std::vector<util::PrefetchRange> FirstPagesAhead(const std::string& full,
+                                                 const std::vector<std::string>& base_ibds,
+                                                 uint32_t page_size, const std::vector<DeltaJob>& deltas) {
+  // A delta's header block and its first pages: 128 KiB covers two 64 KiB pages.
+  constexpr uint64_t kDeltaHead = 128 << 10;
+  std::vector<util::PrefetchRange> out;
+  out.reserve(base_ibds.size() + deltas.size());
+  for (const auto& rel : base_ibds) out.push_back({util::JoinPath(full, rel), page_size});
+  for (const auto& j : deltas) out.push_back({j.delta, kDeltaHead});
+  return out;
+}
+
+std::vector<util::PrefetchRange> OtherFilesAhead(const std::string& inc, const std::string& full,
+                                                 const std::vector<std::string>& others) {
+  std::vector<util::PrefetchRange> out;
+  out.reserve(2 * others.size());
+  for (const auto& rel : others) {
+    out.push_back({util::JoinPath(inc, rel), 0});
+    out.push_back({util::JoinPath(full, rel), 0});
+  }
+  return out;
 }
 
 }  // namespace xbak::prepare

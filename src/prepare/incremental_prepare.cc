@@ -127,6 +127,9 @@ struct IncrementalApply {
   size_t deltas_applied = 0;
   size_t deltas_arrived = 0;  // of those, written as their stream arrived (DeltaJob::applied)
   CheckedLogPtr checked_log;  // CheckRedo's pass over INC's log, for the redo step
+  // The base's page 0s and the deltas' first pages, asked of the disk ahead of the threads that
+  // read them (util/prefetch.h); stopped when the apply ends.
+  std::optional<util::Prefetcher> ahead;
 
   // `dst` holds the tablespace the incremental copied as `from` (its delta's space id).
   bool DstHoldsCopiedSpace(const std::string& from, const std::string& dst) const {
@@ -276,7 +279,9 @@ Status IncrementalApply::ReadBase() {
     }
   }
   {
-    // Thousands of small tables: their first pages are read on all threads.
+    // Thousands of small tables: their first pages are read on all threads, and, with the
+    // deltas' first pages that ValidateDeltas reads next, asked of the disk ahead of them.
+    ahead.emplace(FirstPagesAhead(full, base_ibds, fps, scan.deltas));
     std::vector<std::optional<innodb::SpaceHeader>> heads(base_ibds.size());
     std::vector<char> special(base_ibds.size(), 0);
     std::atomic<bool> cancel{false};
@@ -544,6 +549,9 @@ Status IncrementalApply::ReplaceOtherFiles() {
     if (util::IsDirectory(util::JoinPath(inc, db)) && !IsForeignDir(db))
       XBAK_RETURN_IF_ERROR(util::MakeDirs(util::JoinPath(full, db)));
   }
+  // Small files (.frm, Aria and MyISAM tables), each compared with the base's copy: both asked of
+  // the disk ahead of the threads.
+  util::Prefetcher others_ahead(OtherFilesAhead(inc, full, scan.others));
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(
       scan.others.size(), o.parallel,

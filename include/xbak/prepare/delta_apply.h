@@ -14,6 +14,7 @@
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/delta.h"
 #include "xbak/innodb/page.h"
+#include "xbak/util/prefetch.h"
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
 
@@ -108,5 +109,15 @@ Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress&
 // (on ext4 the slowest part of an apply over many small tables). Not
 // fsync'ed: the caller syncs the filesystem once.
 Status CopyReplace(const std::string& src, const std::string& dst);
+
+// What a Prefetcher (util/prefetch.h) asks of the disk ahead of the incremental apply's threads:
+// page 0 of each of the base's tablespaces (`base_ibds`, relative to `full`), then the first pages
+// of each delta (what ValidateDelta reads); and each small file the incremental replaces
+// (`others`), with the base's copy it is compared with (CopyReplace).
+std::vector<util::PrefetchRange> FirstPagesAhead(const std::string& full,
+                                                 const std::vector<std::string>& base_ibds,
+                                                 uint32_t page_size, const std::vector<DeltaJob>& deltas);
+std::vector<util::PrefetchRange> OtherFilesAhead(const std::string& inc, const std::string& full,
+                                                 const std::vector<std::string>& others);
 
 }  // namespace xbak::prepare
