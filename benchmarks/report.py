@@ -575,20 +575,24 @@ def section_scale(doc, name):
                f"row changed in every table and flushed, an incremental by each tool from its own full; then "
                f"xbak's chain, prepared on fresh copies: the floor (`benchmarks/floor/xbak_delta_floor`: every "
                f"delta's pages written at their offsets, each file's writeback started when it is done, as xbak does, "
-               f"then one syncfs, nothing else), `xbak --prepare "
+               f"then one syncfs, nothing else; since 2026-11-29 its reads asked of the disk ahead, 32 at a time, as "
+               f"xbak's are), `xbak --prepare "
                f"--incremental-dir`, and `mariabackup --prepare --incremental-dir` (which applies deltas one by "
                f"one whatever --parallel says: run once); then `--copy-back` of the prepared chain into an empty "
                f"datadir. fds = the most descriptors the process held at once (sampled every 50 ms). One "
                f"repetition per row. Copy-back is timed until its data is on disk (`&& sync`: mariabackup does "
                f"not sync, xbak does), from a cold page cache: dropped after the last row's files were deleted "
                f"(while their inode table blocks are cached, ext4 skips recently deleted inodes one by one at "
-               f"every file creation, which the 100,000-table rows measured before). The incremental prepare runs on copies in the page cache (as right after "
-               f"a download); xbak's delta step is its log's (everything before the redo step).")
+               f"every file creation, which the 100,000-table rows measured before). The incremental prepare and its floor "
+               f"run on fresh copies, from a cold page cache (dropped first) where the scale says so, else in the page "
+               f"cache (as right after a download: the figures before 2026-11-29); xbak's delta step is its log's "
+               f"(everything before the redo step).")
     out.append("")
     for sc in doc["scales"]:
         n = sc["tables"]
         out.append(f"### {n:,} tables ({sc['deltas']:,} deltas, {sc['delta_bytes'] / 1048576:,.0f} MiB; full backup "
-                   f"{sc['full_bytes'] / 1048576:,.0f} MiB; tables created in {sc['create_s']:.0f} s)")
+                   f"{sc['full_bytes'] / 1048576:,.0f} MiB; tables created in {sc['create_s']:.0f} s; incremental "
+                   f"prepare {sc.get('inc_prepare_cache', 'warm')})")
         out.append("")
         if sc.get("date", doc["date"]) != doc["date"] or sc.get("xbak", doc.get("xbak")) != doc.get("xbak"):
             # A record merged from several runs (benchmarks/merge_scale.py): each scale says its own.

@@ -24,7 +24,7 @@
 # The incremental prepare (and its floor) starts with the page cache dropped (`sync; echo 3 >
 # /proc/sys/vm/drop_caches`), as a restore at 3 AM reads backups that are not in memory (issue 41);
 # --warm reads the copies once first instead, as right after `xbcloud get` (the figures of record
-# before 2026-11-29). The JSON says which ("inc_prepare_cache").
+# before 2026-11-29). The JSON says which, per scale ("inc_prepare_cache").
 #
 # Default: --tables "20000 100000 19000" --pars "1 2 4" (about an hour and a half on 2 cores, 30 GB
 # of disk at 100,000 tables). 20,000 and 100,000 are the scales of issue 20; 19,000 is there because
@@ -93,7 +93,7 @@ run() {
 }
 
 write_json() { # the results so far (after each scale: a long run stopped midway keeps them)
-  python3 - "$RES" "$SCALE_INFO" "$OUT" "$QUICK" "$PARS" "$CACHE" << 'PY'
+  python3 - "$RES" "$SCALE_INFO" "$OUT" "$QUICK" "$PARS" << 'PY'
 import json, sys, platform, subprocess, datetime, os, resource
 res, info, out, quick, pars = sys.argv[1:6]
 rows = [json.loads(l) for l in open(res) if l.strip()]
@@ -126,7 +126,6 @@ for s in scales:
     s["ratios"] = ratios
     s["failed"] = sorted({f'{r["step"]} {r["tool"]}' for r in rows if r["tables"] == n and r["rc"] != 0})
 doc = {"benchmark": "scale", "quick": quick == "1", "parallel": [int(p) for p in pars.split()],
-       "inc_prepare_cache": sys.argv[6],
        "date": datetime.datetime.now().isoformat(timespec="seconds"), "xbak": git,
        "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release(),
                    "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[1]},
@@ -236,7 +235,8 @@ for N in $SCALES; do
   done
   rm -rf "$W/restored" "$W/run"
   jq -nc --argjson t "$N" --argjson c "$CREATE_S" --argjson fb "$FULL_BYTES" --argjson d "$DELTAS" \
-    --argjson db "$DELTA_BYTES" '{tables: $t, create_s: $c, full_bytes: $fb, deltas: $d, delta_bytes: $db}' >> "$SCALE_INFO"
+    --argjson db "$DELTA_BYTES" --arg cache "$CACHE" \
+    '{tables: $t, create_s: $c, full_bytes: $fb, deltas: $d, delta_bytes: $db, inc_prepare_cache: $cache}' >> "$SCALE_INFO"
   write_json
 done
 

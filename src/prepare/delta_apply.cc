@@ -20,6 +20,9 @@
 namespace xbak::prepare {
 namespace {
 
+// CopyReplace compares files up to this size with the base's copy (and leaves an equal one).
+constexpr uint64_t kCompareBytes = 1 << 20;
+
 const char* const kOtherExtensions[] = {".frm", ".MYD", ".MYI", ".MAD", ".MAI", ".MRG", ".TRG",
                                         ".TRN", ".ARM", ".ARZ", ".CSM", ".CSV", ".opt", ".par"};
 
@@ -260,13 +263,12 @@ Status ApplyPiece(const Piece& piece, const std::string& target, util::Progress&
 }
 
 Status CopyReplace(const std::string& src, const std::string& dst) {
-  constexpr size_t kSmall = 1 << 20;
   struct stat ss, ds;
   if (::stat(src.c_str(), &ss) != 0) return ErrnoError("stat", src, errno);
-  if (static_cast<size_t>(ss.st_size) <= kSmall && ::stat(dst.c_str(), &ds) == 0 &&
+  if (static_cast<uint64_t>(ss.st_size) <= kCompareBytes && ::stat(dst.c_str(), &ds) == 0 &&
       ds.st_size == ss.st_size) {
-    XBAK_ASSIGN_OR_RETURN(std::string a, util::ReadSmallFile(src, kSmall + 1));
-    XBAK_ASSIGN_OR_RETURN(std::string b, util::ReadSmallFile(dst, kSmall + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string a, util::ReadSmallFile(src, kCompareBytes + 1));
+    XBAK_ASSIGN_OR_RETURN(std::string b, util::ReadSmallFile(dst, kCompareBytes + 1));
     if (a == b) return Status::Ok();
   }
   XBAK_RETURN_IF_ERROR(util::MakeDirs(dst.substr(0, dst.rfind('/'))));
@@ -288,11 +290,14 @@ std::vector<util::PrefetchRange> FirstPagesAhead(const std::string& full,
 
 std::vector<util::PrefetchRange> OtherFilesAhead(const std::string& inc, const std::string& full,
                                                  const std::vector<std::string>& others) {
+  // What CopyReplace compares (files up to kCompareBytes); a bigger file is copied as a stream,
+  // which the kernel reads ahead by itself: asking for all of a large MyISAM table here would
+  // only push other files out of the page cache.
   std::vector<util::PrefetchRange> out;
   out.reserve(2 * others.size());
   for (const auto& rel : others) {
-    out.push_back({util::JoinPath(inc, rel), 0});
-    out.push_back({util::JoinPath(full, rel), 0});
+    out.push_back({util::JoinPath(inc, rel), kCompareBytes});
+    out.push_back({util::JoinPath(full, rel), kCompareBytes});
   }
   return out;
 }
