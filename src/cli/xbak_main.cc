@@ -328,7 +328,8 @@ bool ForceRecovery(const Args& a, const std::string& target_dir) {
   if (origin != xbak::cli::kCommandLineOrigin) {
     const std::string file = origin.substr(0, origin.rfind(':'));
     std::error_code e1, e2;
-    const auto own = std::filesystem::weakly_canonical(xbak::util::JoinPath(target_dir, "backup-my.cnf"), e1);
+    const auto own = std::filesystem::weakly_canonical(
+        xbak::util::JoinPath(target_dir, xbak::backupdir::kBackupCnfFile), e1);
     if (e1 || own != std::filesystem::weakly_canonical(file, e2) || e2) {
       xbak::util::LogWarning("innodb_force_recovery in " + origin +
                              " ignored: at --prepare it is taken from the command line or the backup's "
