@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "xbak/backup/backup_output.h"
+#include "xbak/backup/ddl_watch.h"
 #include "xbak/backup/history.h"
+#include "xbak/backup/positions.h"
 #include "xbak/backup/redo_lag.h"
 #include "xbak/backup/replica.h"
 #include "xbak/backup/server_checks.h"
@@ -96,9 +98,12 @@ class BackupRun {
                                                        "the server at " + o_.conn.Describe()));
     scheme_ = backupdir::Describe(version).meta_scheme;
     XBAK_RETURN_IF_ERROR(CheckServerHasInnodb(vars_, o_.conn.Describe()));
-    bool log_bin = vars_["log_bin"] == "ON";
-    XBAK_RETURN_IF_ERROR(
-        CheckPrivileges(*conn_, log_bin, o_.slave_info || o_.safe_slave_backup, o_.safe_slave_backup));
+    PrivilegeNeeds needs;
+    needs.locks = !o_.no_lock;
+    needs.binlog = vars_["log_bin"] == "ON" && !o_.no_lock;  // no consistent position without locks
+    needs.slave = o_.slave_info || o_.safe_slave_backup;
+    needs.slave_admin = o_.safe_slave_backup;
+    XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, needs));
     XBAK_ASSIGN_OR_RETURN(layout_, backupdir::LayoutFromVariables(vars_, o_.datadir));
     if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
       return ErrnoError(
@@ -162,8 +167,10 @@ class BackupRun {
     sink::SinkFile* out = log_out_.get();
     XBAK_RETURN_IF_ERROR(redo_spool_->Start([out](const uint8_t* d, size_t n) { return out->Write(d, n); }));
     util::Spool* spool = redo_spool_.get();
-    XBAK_RETURN_IF_ERROR(copier_->Start([spool](const uint8_t* d, size_t n) { return spool->Append(d, n); },
-                                        [](const innodb::FileOp&, uint64_t) {}));
+    DdlWatch* watch = &ddl_watch_;
+    XBAK_RETURN_IF_ERROR(
+        copier_->Start([spool](const uint8_t* d, size_t n) { return spool->Append(d, n); },
+                       [watch](const innodb::FileOp& op, uint64_t lsn) { watch->OnFileOp(op, lsn); }));
     util::LogInfo("copying the redo log from checkpoint LSN " + std::to_string(copier_->checkpoint_lsn()) +
                   " (a " + util::HumanBytes(copier_->capacity()) +
                   " circular log; output spooled in memory up to " + util::HumanBytes(o_.redo_spool_memory) +
@@ -232,6 +239,7 @@ class BackupRun {
   }
 
   Status CopyEverything() {
+    if (o_.no_lock) return CopyWithoutLocks();
     XBAK_RETURN_IF_ERROR(conn_->Execute("BACKUP STAGE START"));
     staged_ = true;
     XBAK_RETURN_IF_ERROR(CopyInnodb());
@@ -259,14 +267,31 @@ class BackupRun {
     if (safe_slave_) XBAK_RETURN_IF_ERROR(safe_slave_->Restart());
     const auto t1 = std::chrono::steady_clock::now();
     lock_time_s_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(t1 - t0).count());
-    auto secs = [](std::chrono::steady_clock::duration d) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.1f", std::chrono::duration<double>(d).count());
-      return std::string(b);
-    };
-    util::LogInfo("BACKUP STAGE END: DDL was blocked for " + secs(t1 - ddl0) + " s, commits for " +
-                  secs(t1 - t0) + " s");
+    char b[96];
+    std::snprintf(b, sizeof b, "BACKUP STAGE END: DDL was blocked for %.1f s, commits for %.1f s",
+                  std::chrono::duration<double>(t1 - ddl0).count(),
+                  std::chrono::duration<double>(t1 - t0).count());
+    util::LogInfo(b);
     return Status::Ok();
+  }
+
+  // --no-lock: nothing is blocked, so DDL is watched (DdlWatch) from before
+  // the table definitions are listed to the end of the redo copy, and fails
+  // the backup if it ran. Writes to non-InnoDB tables cannot be seen: their
+  // copies are as consistent as those writes allow (said in the log).
+  Status CopyWithoutLocks() {
+    util::LogWarning(
+        "--no-lock: no BACKUP STAGE lock is taken. InnoDB tables are consistent; non-InnoDB tables "
+        "written during the backup are not, DDL during it fails the backup, and no binary log position "
+        "is recorded (--prepare gives the one InnoDB recorded, in xtrabackup_binlog_pos_innodb)");
+    XBAK_RETURN_IF_ERROR(CopyInnodb());
+    XBAK_ASSIGN_OR_RETURN(uint64_t watch_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
+    XBAK_RETURN_IF_ERROR(ddl_watch_.Arm(watch_lsn, layout_, filter_));
+    XBAK_RETURN_IF_ERROR(ReconcileDdl());
+    XBAK_RETURN_IF_ERROR(CopyOthers());
+    XBAK_RETURN_IF_ERROR(CopyLate());
+    XBAK_RETURN_IF_ERROR(StopRedoCopy());
+    return ddl_watch_.Check(layout_, filter_);
   }
 
   Status CopyInnodb() {
@@ -421,40 +446,26 @@ class BackupRun {
   }
 
   Status UnderBlockCommit() {
+    XBAK_RETURN_IF_ERROR(CopyLate());
+    // Binary log position and GTID: nothing commits now, so this is exactly
+    // the point the restored data corresponds to.
+    XBAK_ASSIGN_OR_RETURN(binlog_, RecordPositions(*conn_, *meta_, scheme_, {o_.slave_info, o_.galera_info}));
+    XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
+    return StopRedoCopy();
+  }
+
+  Status CopyLate() {
     XBAK_ASSIGN_OR_RETURN(std::set<std::string> free_logs, FreeAriaLogs(*conn_));
     std::vector<const backupdir::SourceFile*> late;
     for (auto& f : others_) {
       if (CopiedAtCommit(f) && !free_logs.count(f.rel)) late.push_back(&f);
     }
-    XBAK_RETURN_IF_ERROR(CopyPlainList(late));
-    // Binary log position and GTID: nothing commits now, so this is exactly
-    // the point the restored data corresponds to.
-    XBAK_ASSIGN_OR_RETURN(auto master, conn_->QueryNamed("SHOW MASTER STATUS"));
-    if (!master.empty() && !master[0]["File"].empty()) {
-      binlog_.file = master[0]["File"];
-      binlog_.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);
-      XBAK_ASSIGN_OR_RETURN(auto gtid, conn_->QueryValue("SELECT @@GLOBAL.gtid_current_pos"));
-      binlog_.gtid = gtid.value_or("");
-      XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kBinlogInfo),
-                                                backupdir::FormatBinlogInfo(binlog_)));
-      util::LogInfo("binlog position " + binlog_.file + ":" + std::to_string(binlog_.position) + ", GTID " +
-                    binlog_.gtid);
-    }
-    if (o_.slave_info) {
-      XBAK_ASSIGN_OR_RETURN(std::string si, SlaveInfo(*conn_));
-      if (!si.empty())
-        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kSlaveInfo), si));
-    }
-    if (o_.galera_info) {
-      XBAK_ASSIGN_OR_RETURN(std::string gi, GaleraInfo(*conn_));
-      if (!gi.empty()) {
-        XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kGaleraInfo), gi));
-        util::LogInfo("Galera position " + gi.substr(0, gi.size() - 1) + " (" +
-                      MetaName(backupdir::Meta::kGaleraInfo) + ")");
-      }
-    }
+    return CopyPlainList(late);
+  }
+
+  // The redo copy up to the server's current LSN and the latest checkpoint.
+  Status StopRedoCopy() {
     XBAK_ASSIGN_OR_RETURN(uint64_t server_lsn, StatusLsn(*conn_, "INNODB_LSN_CURRENT"));
-    XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
     XBAK_ASSIGN_OR_RETURN(auto ckpt, copier_->ReadLiveCheckpoint());
     // to_lsn, the base of a later incremental, is the latest checkpoint, as
     // in mariabackup: mariabackup --prepare refuses a backup whose to_lsn is
@@ -474,16 +485,7 @@ class BackupRun {
   }
 
   Status Finish() {
-    backupdir::ServerSettings s;
-    s.checksum_algorithm = layout_.checksum_algorithm;
-    s.data_file_path = layout_.data_file_path;
-    s.log_file_size = layout_.log_file_size;
-    s.page_size = layout_.page_size;
-    s.undo_tablespaces = layout_.undo_tablespaces;
-    s.compression_level = layout_.compression_level;
-    XBAK_RETURN_IF_ERROR(ReadServerPlugins(*conn_, vars_, &s));
-    XBAK_RETURN_IF_ERROR(
-        sink::WriteSmallFile(*meta_, backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s)));
+    XBAK_RETURN_IF_ERROR(WriteBackupCnf(*conn_, vars_, layout_, *meta_));
     if (!filter_.TakesAll())
       XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, backupdir::kTableFilterFile, filter_.Serialize()));
     backupdir::BackupInfo info;
@@ -564,6 +566,7 @@ class BackupRun {
   std::unique_ptr<SafeSlave> safe_slave_;  // after conn_, which it uses when destroyed
   std::unique_ptr<util::Spool> redo_spool_;
   std::unique_ptr<mysql::Connection> written_conn_;  // used by copier_'s thread
+  DdlWatch ddl_watch_;  // --no-lock; fed by copier_'s thread, so declared before it
   // After the spool it appends to, so it is destroyed (and its thread stopped) first.
   std::unique_ptr<innodb::LogCopier> copier_;
   std::unique_ptr<mysql::Connection> monitor_conn_;

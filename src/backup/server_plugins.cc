@@ -79,4 +79,17 @@ Result<std::optional<PageKeys>> ReadServerKeys(mysql::Connection& c,
   return std::optional<PageKeys>(PageKeys{std::move(keys.value()), mode});
 }
 
+Status WriteBackupCnf(mysql::Connection& c, const std::map<std::string, std::string>& vars,
+                      const backupdir::ServerLayout& layout, sink::Sink& meta) {
+  backupdir::ServerSettings s;
+  s.checksum_algorithm = layout.checksum_algorithm;
+  s.data_file_path = layout.data_file_path;
+  s.log_file_size = layout.log_file_size;
+  s.page_size = layout.page_size;
+  s.undo_tablespaces = layout.undo_tablespaces;
+  s.compression_level = layout.compression_level;
+  XBAK_RETURN_IF_ERROR(ReadServerPlugins(c, vars, &s));
+  return sink::WriteSmallFile(meta, backupdir::kBackupCnfFile, backupdir::FormatBackupCnf(s));
+}
+
 }  // namespace xbak::backup

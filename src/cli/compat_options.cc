@@ -44,7 +44,6 @@ constexpr Compat kCompat[] = {
     {"rocksdb-datadir", true, "MyRocks is not backed up"},
     // mariabackup's FLUSH TABLES WITH READ LOCK and its waits: xbak takes
     // BACKUP STAGE locks, which wait for no long query (--lock-wait-timeout).
-    {"no-lock", false, "xbak takes BACKUP STAGE locks, which do not stop writes to InnoDB"},
     {"lock-ddl-per-table", false, "BACKUP STAGE START already blocks what DDL would break the copy"},
     {"ftwrl-wait-threshold", true, "no FLUSH TABLES WITH READ LOCK is taken"},
     {"ftwrl-wait-query-type", true, "no FLUSH TABLES WITH READ LOCK is taken"},

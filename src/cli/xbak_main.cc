@@ -306,6 +306,12 @@ int RunBackupMode(const Args& a) {
   o.tables.tables_exclude = str("tables-exclude");
   o.safe_slave_backup = vm.count("safe-slave-backup") > 0;
   o.galera_info = vm.count("galera-info") > 0;
+  o.no_lock = vm.count("no-lock") > 0;
+  if (o.no_lock && (o.slave_info || o.galera_info || o.safe_slave_backup)) {
+    std::cerr << "xbak: --no-lock cannot be used with --slave-info, --galera-info or --safe-slave-backup: "
+                 "the positions they record match the data only under BACKUP STAGE locks\n";
+    return 2;
+  }
   o.no_server_version_check = vm.count("no-server-version-check") > 0;
   o.safe_slave_timeout = std::chrono::seconds(vm["safe-slave-backup-timeout"].as<unsigned>());
   o.tool_command = a.tool_command;

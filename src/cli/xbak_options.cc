@@ -86,6 +86,10 @@ void DescribeXbakOptions(po::options_description* all, po::options_description* 
       "galera-info",
       "--backup of a Galera node: record its cluster position (state UUID:seqno and GTID domain) in "
       "xtrabackup_galera_info (mariadb_backup_galera_info from MariaDB 11.1)")(
+      "no-lock",
+      "--backup without BACKUP STAGE locks (for a user without RELOAD): InnoDB tables stay consistent, "
+      "DDL during the backup fails it, non-InnoDB tables written meanwhile are not consistent, and no "
+      "binary log position is recorded (--prepare gives InnoDB's own)")(
       "safe-slave-backup",
       "--backup of a replica: stop its replication SQL thread while the server is held, once no "
       "temporary table is open in it; started again right after")(

@@ -85,14 +85,20 @@ Status RefuseCompressed(const std::string& dir) {
 }
 
 // xtrabackup_binlog_pos_innodb ("./FILE\tPOSITION\n", the one name every
-// version of mariabackup writes) from the backup's binlog position, which
-// BACKUP STAGE BLOCK_COMMIT made exact; nothing for a server without a
-// binary log.
-Status RecordBinlogPosition(const std::string& dir) {
+// version of mariabackup writes): the backup's binlog position, which
+// BACKUP STAGE BLOCK_COMMIT made exact (it also covers what non-InnoDB
+// tables wrote last), or else (--no-lock) the one InnoDB recorded with its
+// last commit; nothing for a server without a binary log.
+Status RecordBinlogPosition(const std::string& dir, const std::optional<innodb::RecordedBinlog>& recorded) {
   const std::string info = backupdir::MetaPath(dir, backupdir::Meta::kBinlogInfo);
-  if (!util::PathExists(info)) return Status::Ok();
-  XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(info, 64 * 1024));
-  XBAK_ASSIGN_OR_RETURN(backupdir::BinlogPosition b, backupdir::ParseBinlogInfo(text, info));
+  backupdir::BinlogPosition b;
+  if (util::PathExists(info)) {
+    XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(info, 64 * 1024));
+    XBAK_ASSIGN_OR_RETURN(b, backupdir::ParseBinlogInfo(text, info));
+  } else if (recorded) {
+    b.file = recorded->file;
+    b.position = recorded->offset;
+  }
   if (b.file.empty()) return Status::Ok();
   const std::string file = b.file.find('/') == std::string::npos ? "./" + b.file : b.file;
   XBAK_RETURN_IF_ERROR(util::WriteFileAtomic(util::JoinPath(dir, "xtrabackup_binlog_pos_innodb"),
@@ -167,7 +173,7 @@ Status ApplyLogAndMarkPrepared(const PrepareOptions& o, std::function<Status()> 
   // A prepare in place (not a restore's, into a datadir) says where the
   // binary log stood, as mariabackup does: scripts that provision replicas
   // read xtrabackup_binlog_pos_innodb or grep the line.
-  if (o.prepared_log.empty()) XBAK_RETURN_IF_ERROR(RecordBinlogPosition(dir));
+  if (o.prepared_log.empty()) XBAK_RETURN_IF_ERROR(RecordBinlogPosition(dir, st.recorded_binlog));
   return Status::Ok();
 }
 

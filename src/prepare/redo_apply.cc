@@ -32,6 +32,7 @@
 #include "xbak/prepare/doublewrite.h"
 #include "xbak/prepare/log_file_ops.h"
 #include "xbak/prepare/log_scanner.h"
+#include "xbak/prepare/recorded_binlog.h"
 #include "xbak/prepare/redo_batch.h"
 #include "xbak/prepare/space_catalog.h"
 #include "xbak/prepare/space_files.h"
@@ -560,6 +561,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RedoApplyStats st = applier.stats();
   st.checkpoint_lsn = scanner.checkpoint().checkpoint_lsn;
   st.end_lsn = end_lsn;
+  XBAK_ASSIGN_OR_RETURN(st.recorded_binlog, ReadRecordedBinlog(o.dir, catalog, page_size));
   return st;
 }
 

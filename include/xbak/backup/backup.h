@@ -54,6 +54,7 @@ struct BackupOptions {
   bool galera_info = false;              // --galera-info
   bool no_server_version_check = false;  // an untested server version is backed up all the same
   bool safe_slave_backup = false;        // --safe-slave-backup
+  bool no_lock = false;                  // --no-lock: no BACKUP STAGE; DDL during the backup fails it
   std::chrono::seconds safe_slave_timeout{300};
   int page_retries = 10;
   unsigned lock_wait_timeout_s = 0;  // 0: server default

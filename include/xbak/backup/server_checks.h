@@ -12,8 +12,18 @@
 
 namespace xbak::backup {
 
-// Fails naming every missing privilege and what it is for (SUPER covers all).
-Status CheckPrivileges(mysql::Connection& c, bool need_binlog, bool need_slave, bool need_slave_admin);
+// What a backup's options need of its user.
+struct PrivilegeNeeds {
+  bool locks = true;         // RELOAD and PROCESS: BACKUP STAGE, FLUSH (not with --no-lock)
+  bool binlog = false;       // BINLOG MONITOR: the binary log position
+  bool slave = false;        // SLAVE MONITOR: --slave-info, --safe-slave-backup
+  bool slave_admin = false;  // REPLICATION SLAVE ADMIN: --safe-slave-backup
+};
+
+// Fails naming every missing privilege, a line each in mariabackup's words
+// ("missing required privilege RELOAD on *.*"), and the user's SHOW GRANTS
+// with passwords hidden. SUPER covers all.
+Status CheckPrivileges(mysql::Connection& c, const PrivilegeNeeds& needs);
 
 // One of InnoDB's LSN status variables: "INNODB_LSN_CURRENT" (the log's head),
 // "INNODB_LSN_FLUSHED" (what the server has finished writing).

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "xbak/backup/tablespace_copy.h"
+#include "xbak/backupdir/layout.h"
 #include "xbak/backupdir/metadata.h"
 #include "xbak/mysql/connection.h"
+#include "xbak/sink/sink.h"
 #include "xbak/util/status.h"
 
 namespace xbak::backup {
@@ -21,6 +23,11 @@ namespace xbak::backup {
 // itself) is not: prepare then needs it from the user, and a warning says so.
 Status ReadServerPlugins(mysql::Connection& c, const std::map<std::string, std::string>& vars,
                          backupdir::ServerSettings* s);
+
+// backup-my.cnf: the server's InnoDB layout (`layout`) and plugins, which
+// --prepare and --copy-back read back.
+Status WriteBackupCnf(mysql::Connection& c, const std::map<std::string, std::string>& vars,
+                      const backupdir::ServerLayout& layout, sink::Sink& meta);
 
 // --extended-validation: the keys of the server's file_key_management (its
 // key file and FILE: filekey, read here on the server's host) and its

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -26,6 +27,7 @@
 
 #include "xbak/backupdir/table_filter.h"
 #include "xbak/innodb/crypt_data.h"
+#include "xbak/innodb/trx_sys.h"
 #include "xbak/prepare/page_set.h"
 #include "xbak/prepare/prepare_crypt.h"
 #include "xbak/util/status.h"
@@ -101,6 +103,9 @@ struct RedoApplyStats {
   uint64_t ignored_records = 0;       // records of tablespaces with no file (dropped during the backup)
   std::set<uint32_t> ignored_spaces;  // their ids
   uint64_t corrupt_pages_left = 0;    // RedoApplyOptions::ignore_corrupt_pages: pages left as they were
+  // The binary log position InnoDB recorded with its last commit, read
+  // from the applied files (prepare/recorded_binlog.h); nullopt: none.
+  std::optional<innodb::RecordedBinlog> recorded_binlog;
 };
 
 // Checks the whole log first; a corrupt or short log, a log of another

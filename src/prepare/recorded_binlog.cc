@@ -1,0 +1,54 @@
+#include "xbak/prepare/recorded_binlog.h"
+
+#include <vector>
+
+#include "xbak/innodb/crypt_data.h"
+#include "xbak/innodb/page.h"
+
+namespace xbak::prepare {
+namespace {
+
+// One page of `s` as the server reads it: decrypted if it is encrypted.
+Status ReadPlain(const std::string& dir, Catalog& catalog, const Space& s, uint32_t page_no,
+                 std::vector<uint8_t>& frame) {
+  const size_t ps = s.flags.physical_size;
+  frame.assign(ps, 0);
+  XBAK_ASSIGN_OR_RETURN(SpaceFiles files, OpenSpace(dir, s));
+  XBAK_ASSIGN_OR_RETURN(size_t n, files.PRead(frame.data(), ps, uint64_t{page_no} * ps));
+  if (n < ps) {
+    return Error(ErrorCode::kCorrupt, PageName(s, page_no) +
+                                          " is past the end of the file: the TRX_SYS page " +
+                                          "lists a rollback segment there");
+  }
+  if (innodb::ClaimsEncryption(frame.data(), s.flags, s.id, page_no) &&
+      innodb::CheckPage(frame.data(), s.flags, page_no).encrypted) {
+    const auto* crypt = catalog.crypt();
+    XBAK_RETURN_IF_ERROR(
+        DecryptForApply(s, page_no, frame.data(), crypt ? crypt->mode() : innodb::CryptMode::kCbc));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::string& dir, Catalog& catalog,
+                                                                 uint32_t page_size) {
+  Space* system = catalog.Find(0);
+  if (system == nullptr) return std::optional<innodb::RecordedBinlog>{};
+  std::vector<uint8_t> trx_sys, page;
+  XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *system, innodb::kTrxSysPageNo, trx_sys));
+  std::optional<innodb::RecordedBinlog> best;
+  for (const innodb::RsegSlot& slot : innodb::RsegSlots(trx_sys.data())) {
+    Space* s = catalog.Find(slot.space_id);
+    if (s == nullptr) continue;  // an undo tablespace the backup does not hold: none was copied
+    XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *s, slot.page_no, page));
+    auto b = innodb::RsegBinlog(page.data(), page_size);
+    if (b && (!best || b->page_lsn > best->page_lsn)) best = std::move(b);
+  }
+  // The pre-10.3.5 place counts only when no rollback segment has one: an
+  // upgraded server leaves a stale position there.
+  if (!best) best = innodb::LegacyTrxSysBinlog(trx_sys.data(), page_size);
+  return best;
+}
+
+}  // namespace xbak::prepare
