@@ -275,10 +275,8 @@ class BackupRun {
     return Status::Ok();
   }
 
-  // --no-lock: nothing is blocked, so DDL is watched (DdlWatch) from before
-  // the table definitions are listed to the end of the redo copy, and fails
-  // the backup if it ran. Writes to non-InnoDB tables cannot be seen: their
-  // copies are as consistent as those writes allow (said in the log).
+  // --no-lock: nothing is blocked; DDL is watched instead (ddl_watch.h), from
+  // before the table definitions are listed to the end of the redo copy.
   Status CopyWithoutLocks() {
     util::LogWarning(
         "--no-lock: no BACKUP STAGE lock is taken. InnoDB tables are consistent; non-InnoDB tables "
