@@ -65,7 +65,13 @@ class BackupRun {
     sink_ = out_.data.get();
     XBAK_RETURN_IF_ERROR(opened);
     // Once the target exists (left empty), as mariabackup does it: scripts
-    // written for it remove the directory after this refusal.
+    // written for it remove the directory after these refusals.
+    PrivilegeNeeds needs;
+    needs.locks = !o_.no_lock;
+    needs.binlog = vars_["log_bin"] == "ON" && !o_.no_lock;  // no consistent position without locks
+    needs.slave = o_.slave_info || o_.safe_slave_backup;
+    needs.slave_admin = o_.safe_slave_backup;
+    XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, needs));
     XBAK_RETURN_IF_ERROR(CheckUndoOfBase(o_.incremental_basedir, layout_.undo_tablespaces));
     Status st = StartLogCopy();
     if (st.ok()) st = CopyEverything();
@@ -98,12 +104,6 @@ class BackupRun {
                                                        "the server at " + o_.conn.Describe()));
     scheme_ = backupdir::Describe(version).meta_scheme;
     XBAK_RETURN_IF_ERROR(CheckServerHasInnodb(vars_, o_.conn.Describe()));
-    PrivilegeNeeds needs;
-    needs.locks = !o_.no_lock;
-    needs.binlog = vars_["log_bin"] == "ON" && !o_.no_lock;  // no consistent position without locks
-    needs.slave = o_.slave_info || o_.safe_slave_backup;
-    needs.slave_admin = o_.safe_slave_backup;
-    XBAK_RETURN_IF_ERROR(CheckPrivileges(*conn_, needs));
     XBAK_ASSIGN_OR_RETURN(layout_, backupdir::LayoutFromVariables(vars_, o_.datadir));
     if (::access(layout_.datadir.c_str(), R_OK | X_OK) != 0) {
       return ErrnoError(
@@ -408,17 +408,6 @@ class BackupRun {
     return Status::Ok();
   }
 
-  static bool CopiedAtCommit(const backupdir::SourceFile& f) {
-    // Statistics tables and the Aria log change under BLOCK_DDL (the server
-    // still commits); they are copied under BLOCK_COMMIT, like mariabackup.
-    static const char* const kLate[] = {"mysql/table_stats.", "mysql/column_stats.", "mysql/index_stats.",
-                                        "mysql/general_log.", "mysql/slow_log."};
-    for (const char* p : kLate) {
-      if (f.rel.rfind(p, 0) == 0) return true;
-    }
-    return f.rel.rfind("aria_log", 0) == 0;
-  }
-
   Status CopyOthers() {
     // Every database, the empty ones too (a directory with no file yet is a
     // database to the server); a stream carries files only.
@@ -427,7 +416,7 @@ class BackupRun {
     XBAK_ASSIGN_OR_RETURN(others_, backupdir::ListOtherFiles(layout_, filter_));
     std::vector<const backupdir::SourceFile*> jobs;
     for (auto& f : others_) {
-      if (!CopiedAtCommit(f)) jobs.push_back(&f);
+      if (!backupdir::ChangesUnderBlockDdl(f.rel)) jobs.push_back(&f);
     }
     return CopyPlainList(jobs);
   }
@@ -445,9 +434,9 @@ class BackupRun {
 
   Status UnderBlockCommit() {
     XBAK_RETURN_IF_ERROR(CopyLate());
-    // Binary log position and GTID: nothing commits now, so this is exactly
-    // the point the restored data corresponds to.
-    XBAK_ASSIGN_OR_RETURN(binlog_, RecordPositions(*conn_, *meta_, scheme_, {o_.slave_info, o_.galera_info}));
+    // Nothing commits now: the positions are exactly the restored data's.
+    const PositionsWanted want{vars_["log_bin"] == "ON", o_.slave_info, o_.galera_info};
+    XBAK_ASSIGN_OR_RETURN(binlog_, RecordPositions(*conn_, *meta_, scheme_, want));
     XBAK_RETURN_IF_ERROR(conn_->Execute("FLUSH NO_WRITE_TO_BINLOG ENGINE LOGS"));
     return StopRedoCopy();
   }
@@ -456,7 +445,7 @@ class BackupRun {
     XBAK_ASSIGN_OR_RETURN(std::set<std::string> free_logs, FreeAriaLogs(*conn_));
     std::vector<const backupdir::SourceFile*> late;
     for (auto& f : others_) {
-      if (CopiedAtCommit(f) && !free_logs.count(f.rel)) late.push_back(&f);
+      if (backupdir::ChangesUnderBlockDdl(f.rel) && !free_logs.count(f.rel)) late.push_back(&f);
     }
     return CopyPlainList(late);
   }
@@ -589,12 +578,15 @@ Status RunBackup(const BackupOptions& opts) {
   Status st = run.Run();
   // The cause first, then what it means for the directory (one message, so
   // the user reads them in that order).
-  if (!st.ok() && opts.stream.empty() && run.wrote_anything() && !run.complete()) {
-    return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
-                                " is incomplete and has no checkpoints file; it cannot be prepared. "
-                                "Remove it and retry.");
+  if (st.ok() || !opts.stream.empty() || !run.wrote_anything() || run.complete()) return st;
+  // Refused before the first copy (privileges, an incremental's base): the
+  // directory mariabackup would have made is there, empty.
+  if (auto empty = util::IsEmptyOrMissingDir(opts.target_dir); empty.ok() && *empty) {
+    return Error(st.code(), st.message() + ". " + opts.target_dir + " was left empty");
   }
-  return st;
+  return Error(st.code(), st.message() + ". The backup in " + opts.target_dir +
+                              " is incomplete and has no checkpoints file; it cannot be prepared. "
+                              "Remove it and retry.");
 }
 
 }  // namespace xbak::backup

@@ -1,6 +1,9 @@
 #include "xbak/backup/positions.h"
 
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "xbak/backup/replica.h"
 #include "xbak/util/log.h"
@@ -12,7 +15,12 @@ Result<backupdir::BinlogPosition> RecordPositions(mysql::Connection& c, sink::Si
                                                   const PositionsWanted& wanted) {
   using backupdir::Meta;
   backupdir::BinlogPosition binlog;
-  XBAK_ASSIGN_OR_RETURN(auto master, c.QueryNamed("SHOW MASTER STATUS"));
+  // Without a binary log there is no position, and SHOW MASTER STATUS would
+  // need BINLOG MONITOR all the same.
+  std::vector<std::map<std::string, std::string>> master;
+  if (wanted.binlog) {
+    XBAK_ASSIGN_OR_RETURN(master, c.QueryNamed("SHOW MASTER STATUS"));
+  }
   if (!master.empty() && !master[0]["File"].empty()) {
     binlog.file = master[0]["File"];
     binlog.position = std::strtoull(master[0]["Position"].c_str(), nullptr, 10);

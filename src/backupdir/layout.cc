@@ -319,4 +319,13 @@ bool IsSafeSpaceName(const std::string& n) {
          n.find('\0') == std::string::npos && std::count(n.begin(), n.end(), '/') == 1;
 }
 
+bool ChangesUnderBlockDdl(const std::string& rel) {
+  static const char* const kLate[] = {"mysql/table_stats.", "mysql/column_stats.", "mysql/index_stats.",
+                                      "mysql/general_log.", "mysql/slow_log.",     "aria_log"};
+  for (const char* p : kLate) {
+    if (rel.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace xbak::backupdir

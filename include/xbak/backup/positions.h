@@ -12,6 +12,7 @@
 namespace xbak::backup {
 
 struct PositionsWanted {
+  bool binlog = true;        // the server writes a binary log (@@log_bin)
   bool slave_info = false;   // --slave-info
   bool galera_info = false;  // --galera-info
 };

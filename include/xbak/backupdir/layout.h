@@ -109,6 +109,12 @@ bool IsSkippedDatabaseDir(const std::string& name);
 
 // "undo001".."undo127": an undo tablespace's file name.
 bool IsUndoTablespaceName(const std::string& name);
+
+// The files (`rel`: "mysql/table_stats.MAI") the server still writes under
+// BACKUP STAGE BLOCK_DDL, since it still commits: the statistics tables, the
+// general and slow log tables and the Aria log. A backup copies them under
+// BLOCK_COMMIT, as mariabackup does.
+bool ChangesUnderBlockDdl(const std::string& rel);
 // "db/t": a tablespace name of a DDL marker (.ren content), with no way out of
 // the backup directory (no "..", not absolute, exactly one '/', no NUL).
 bool IsSafeSpaceName(const std::string& name);
