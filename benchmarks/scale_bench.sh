@@ -14,7 +14,12 @@
 #                recorded beside its total.
 #   copy-back    --copy-back of the prepared chain into an empty datadir, then `sync` (mariabackup
 #                does not sync what it wrote, xbak does: both are timed until the data is on disk);
-#                page cache dropped first (after the last row's files were deleted: see below)
+#                page cache dropped first (after the last row's files were deleted: see below).
+#                The floor: every file read and written, largest first, zeros left as holes, its
+#                writeback started when done, one syncfs (benchmarks/floor/xbak_copy_floor, as many
+#                threads as --parallel, reading ahead as xbak does), nothing else.
+# Ratios to the floors are given at each --parallel (xbak_inc_prepare_over_floor_pN,
+# xbak_copy_back_over_floor_pN), so that the same command measures a 2-core and a 64-core machine.
 # Every row: wall s, CPU s, peak RSS and peak open descriptors (benchmarks/measure.py samples
 # /proc/PID/fd). A tool that fails (mariabackup opens every tablespace at once and stops at the
 # shell's open-files limit) is recorded with its error, not retried.
@@ -54,12 +59,13 @@ MAXPAR=$(printf '%s\n' $PARS | sort -n | tail -n 1)
 bash scripts/install-deps.sh
 BUILD=${XBAK_BENCH_BUILD:-$ROOT/build-release}   # benchmarks/run builds once into its own directory
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXBAK_TESTS=OFF > /dev/null
-ninja -C "$BUILD" xbak xbak_delta_floor > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
+ninja -C "$BUILD" xbak xbak_delta_floor xbak_copy_floor > "$BUILD/ninja.log" 2>&1 || { tail -n 30 "$BUILD/ninja.log" >&2; exit 1; }
 XBAK=$BUILD/xbak
 # The source the binaries were built from, taken now: a commit during the run would otherwise
 # name code this run did not measure.
 XBAK_REV=$(git describe --always --dirty); export XBAK_REV
 FLOOR=$BUILD/benchmarks/floor/xbak_delta_floor
+COPY_FLOOR=$BUILD/benchmarks/floor/xbak_copy_floor
 MEASURE=$ROOT/benchmarks/measure.py
 
 export XBAK_WORK=$ROOT/.work/scale-bench
@@ -123,6 +129,16 @@ for s in scales:
         x, m = best(n, step, "xbak"), best(n, step, "mariabackup")
         if x and m:
             ratios[f"mariabackup_over_xbak_{step}"] = round(m["seconds"] / x["seconds"], 2)
+    # Each figure over its floor at the same --parallel (issue 41).
+    def at(step, tool, p):
+        ok = [r for r in rows if r["tables"] == n and r["step"] == step and r["tool"] == tool
+              and r["parallel"] == p and r["rc"] == 0]
+        return ok[0]["seconds"] if ok else None
+    for p in sorted({r["parallel"] for r in rows if r["tables"] == n}):
+        for step, floor_step, key in (("inc-prepare", "floor", "inc_prepare"), ("copy-back", "copy-back", "copy_back")):
+            x, f = at(step, "xbak", p), at(floor_step, "floor", p)
+            if x and f:
+                ratios[f"xbak_{key}_over_floor_p{p}"] = round(x / f, 2)
     s["ratios"] = ratios
     s["failed"] = sorted({f'{r["step"]} {r["tool"]}' for r in rows if r["tables"] == n and r["rc"] != 0})
 doc = {"benchmark": "scale", "quick": quick == "1", "parallel": [int(p) for p in pars.split()],
@@ -151,9 +167,11 @@ for N in $SCALES; do
 
   echo "-- full backups" >&2
   for p in $PARS; do
-    for tool in xbak mariabackup; do
+    for tool in floor xbak mariabackup; do
       rm -rf "$W/full-$tool"; drop_caches
-      if [ $tool = xbak ]; then
+      if [ $tool = floor ]; then
+        run "$N" copy-back floor "$p" "$COPY_FLOOR" "$W/run" "$W/restored" "$p"
+      elif [ $tool = xbak ]; then
         run "$N" full xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" --progress-interval=0 \
           --target-dir="$W/full-xbak" || true
       else
@@ -172,10 +190,12 @@ for N in $SCALES; do
 
   echo "-- incremental backups" >&2
   for p in $PARS; do
-    for tool in xbak mariabackup; do
+    for tool in floor xbak mariabackup; do
       rm -rf "$W/inc-$tool"; drop_caches
       [ -f "$W/full-$tool/xtrabackup_checkpoints" ] || continue   # its full failed: nothing to base on
-      if [ $tool = xbak ]; then
+      if [ $tool = floor ]; then
+        run "$N" copy-back floor "$p" "$COPY_FLOOR" "$W/run" "$W/restored" "$p"
+      elif [ $tool = xbak ]; then
         run "$N" incremental xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" \
           --progress-interval=0 --incremental-basedir="$W/full-xbak" --target-dir="$W/inc-xbak" || true
       else
@@ -216,7 +236,7 @@ for N in $SCALES; do
 
   echo "-- copy-back of the prepared chain into an empty datadir" >&2
   for p in $PARS; do
-    for tool in xbak mariabackup; do
+    for tool in floor xbak mariabackup; do
       # The last row's 200,000 files (and the prepare copies) were just deleted: while their
       # inode table blocks are cached, ext4 skips recently deleted inodes one by one at every
       # file creation (recently_deleted()), and the row measured that: 100,000 files created
@@ -224,7 +244,9 @@ for N in $SCALES; do
       # on a fresh filesystem (.work/fsx, a Python loop). Dropped here for every row, so both
       # tools start cold, as the backup rows do.
       rm -rf "$W/restored"; drop_caches
-      if [ $tool = xbak ]; then
+      if [ $tool = floor ]; then
+        run "$N" copy-back floor "$p" "$COPY_FLOOR" "$W/run" "$W/restored" "$p"
+      elif [ $tool = xbak ]; then
         run "$N" copy-back xbak "$p" sh -c '"$@" && sync' - "$XBAK" --copy-back --parallel="$p" \
           --progress-interval=0 --target-dir="$W/run" --datadir="$W/restored" || true
       else

@@ -7,14 +7,19 @@
 
 namespace xbak::util {
 
-Prefetcher::Prefetcher(std::vector<PrefetchRange> ranges, int threads) : ranges_(std::move(ranges)) {
+Prefetcher::Prefetcher(std::vector<PrefetchRange> ranges, int threads, size_t max_ahead)
+    : ranges_(std::move(ranges)), max_ahead_(max_ahead) {
   const size_t n = std::min(ranges_.size(), static_cast<size_t>(std::max(1, threads)));
   threads_.reserve(n);
   for (size_t i = 0; i < n; i++) threads_.emplace_back([this] { Work(); });
 }
 
 Prefetcher::~Prefetcher() {
-  stop_.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_.store(true, std::memory_order_release);
+  }
+  moved_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
@@ -23,10 +28,36 @@ void Prefetcher::Wait() {
   threads_.clear();
 }
 
+void Prefetcher::Consumed() {
+  if (max_ahead_ == 0) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    consumed_++;
+  }
+  // One more range may be asked for: one thread takes it (waking them all
+  // for each file cost more CPU than the copy).
+  moved_.notify_one();
+}
+
+size_t Prefetcher::Next() {
+  if (max_ahead_ == 0) return next_.fetch_add(1, std::memory_order_relaxed);
+  // Taken under the lock once within the bound, so that whichever thread
+  // wakes takes the range that became allowed.
+  std::unique_lock<std::mutex> l(mu_);
+  moved_.wait(l, [&] {
+    const size_t n = next_.load(std::memory_order_relaxed);
+    return stop_.load(std::memory_order_acquire) || n >= ranges_.size() || n < consumed_ + max_ahead_;
+  });
+  return next_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Prefetcher::Work() {
   while (!stop_.load(std::memory_order_acquire)) {
-    const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= ranges_.size()) return;
+    const size_t i = Next();
+    if (i >= ranges_.size() || stop_.load(std::memory_order_acquire)) {
+      moved_.notify_all();  // the others, waiting for a bound that no longer matters, end too
+      return;
+    }
     const PrefetchRange& r = ranges_[i];
     const int fd = ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
     const int fd2 = fd >= 0 ? fd : ::open(r.path.c_str(), O_RDONLY | O_CLOEXEC);  // O_NOATIME: owner only

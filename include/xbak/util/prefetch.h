@@ -9,7 +9,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,14 +28,22 @@ constexpr uint64_t kInodeOnly = ~uint64_t{0};
 class Prefetcher {
  public:
   // Starts reading `ranges` ahead, in their order, on `threads` threads.
-  explicit Prefetcher(std::vector<PrefetchRange> ranges, int threads = kDefaultThreads);
+  // `max_ahead` > 0: at most that many ranges are asked for beyond those the
+  // phase has said it is done with (Consumed), so that reading ahead of a
+  // phase that goes through more than the page cache holds never pushes
+  // out what it is about to read. 0: no bound (a phase that reads a little
+  // of each file).
+  explicit Prefetcher(std::vector<PrefetchRange> ranges, int threads = kDefaultThreads, size_t max_ahead = 0);
   // Stops (the ranges not yet asked for are dropped) and joins the threads.
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
-  // Waits until every range has been asked for (tests, and phases that want all of it in).
+  // Waits until every range has been asked for (tests, and phases that want all of it in;
+  // without max_ahead only, or after every range was Consumed).
   void Wait();
+  // The phase is done with one more range (any of them: only the count matters).
+  void Consumed();
   size_t asked() const { return asked_.load(std::memory_order_acquire); }
 
   // Enough requests in flight for an NVMe or a network block device, which serve many at once.
@@ -41,8 +51,13 @@ class Prefetcher {
 
  private:
   void Work();
+  size_t Next();  // the next range to ask for, once max_ahead allows it
 
   std::vector<PrefetchRange> ranges_;
+  const size_t max_ahead_;
+  std::mutex mu_;
+  std::condition_variable moved_;  // consumed_ grew, or stop_ was set
+  size_t consumed_ = 0;            // under mu_
   std::atomic<size_t> next_{0};
   std::atomic<size_t> asked_{0};
   std::atomic<bool> stop_{false};

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,35 @@ TEST(Prefetcher, AsksForEveryRangeAndSkipsWhatItCannotOpen) {
   Prefetcher p(std::move(ranges), 4);
   p.Wait();
   EXPECT_EQ(p.asked(), 101u);
+}
+
+TEST(Prefetcher, StaysWithinItsBoundAheadOfWhatWasConsumed) {
+  TempDir t;
+  std::vector<PrefetchRange> ranges;
+  for (int i = 0; i < 50; i++) {
+    const std::string p = t / ("f" + std::to_string(i));
+    ASSERT_TRUE(WriteFileAtomic(p, "x").ok());
+    ranges.push_back({p, 0});
+  }
+  Prefetcher p(std::move(ranges), 8, 5);
+  for (int consumed = 0; consumed <= 45; consumed += 15) {
+    // Wait for it to reach the bound, then check it goes no further.
+    for (int i = 0; i < 2000 && p.asked() < static_cast<size_t>(consumed + 5); i++) ::usleep(1000);
+    EXPECT_EQ(p.asked(), static_cast<size_t>(std::min(consumed + 5, 50)));
+    ::usleep(20000);
+    EXPECT_EQ(p.asked(), static_cast<size_t>(std::min(consumed + 5, 50)));
+    for (int i = 0; i < 15; i++) p.Consumed();
+  }
+  for (int i = 0; i < 2000 && p.asked() < 50; i++) ::usleep(1000);
+  EXPECT_EQ(p.asked(), 50u);
+}
+
+TEST(Prefetcher, AnUnconsumedBoundedPrefetcherStillEndsWhenDestroyed) {
+  TempDir t;
+  std::vector<PrefetchRange> ranges;
+  for (int i = 0; i < 20; i++) ranges.push_back({t / ("none" + std::to_string(i)), 0});
+  { Prefetcher p(std::move(ranges), 4, 2); }  // joins its threads, waiting at the bound
+  SUCCEED();
 }
 
 TEST(Prefetcher, BringsTheRangeIntoThePageCache) {
