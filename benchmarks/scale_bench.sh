@@ -167,11 +167,9 @@ for N in $SCALES; do
 
   echo "-- full backups" >&2
   for p in $PARS; do
-    for tool in floor xbak mariabackup; do
+    for tool in xbak mariabackup; do
       rm -rf "$W/full-$tool"; drop_caches
-      if [ $tool = floor ]; then
-        run "$N" copy-back floor "$p" "$COPY_FLOOR" "$W/run" "$W/restored" "$p"
-      elif [ $tool = xbak ]; then
+      if [ $tool = xbak ]; then
         run "$N" full xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" --progress-interval=0 \
           --target-dir="$W/full-xbak" || true
       else
@@ -190,12 +188,10 @@ for N in $SCALES; do
 
   echo "-- incremental backups" >&2
   for p in $PARS; do
-    for tool in floor xbak mariabackup; do
+    for tool in xbak mariabackup; do
       rm -rf "$W/inc-$tool"; drop_caches
       [ -f "$W/full-$tool/xtrabackup_checkpoints" ] || continue   # its full failed: nothing to base on
-      if [ $tool = floor ]; then
-        run "$N" copy-back floor "$p" "$COPY_FLOOR" "$W/run" "$W/restored" "$p"
-      elif [ $tool = xbak ]; then
+      if [ $tool = xbak ]; then
         run "$N" incremental xbak "$p" "$XBAK" --backup --defaults-file="$CNF" --parallel="$p" \
           --progress-interval=0 --incremental-basedir="$W/full-xbak" --target-dir="$W/inc-xbak" || true
       else

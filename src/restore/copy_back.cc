@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <map>
@@ -17,8 +16,6 @@
 #include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
-#include "xbak/util/parallel.h"
-#include "xbak/util/prefetch.h"
 #include "xbak/util/progress.h"
 
 namespace xbak::restore {
@@ -31,11 +28,6 @@ struct Item {
 };
 
 constexpr const char* kInProgressFile = "xbak_copy_back_in_progress";
-// Read-ahead of the copy: the first kAheadBytes of each file (the kernel's
-// own readahead follows a larger file's sequential reads), kAheadFiles files
-// ahead of the copy threads: at most 64 MiB in the page cache ahead of use.
-constexpr uint64_t kAheadBytes = 1 << 20;
-constexpr size_t kAheadFiles = 64;
 
 // The options and the backup: a prepared backup, and a datadir to restore to.
 Status CheckBackup(const CopyBackOptions& o) {
@@ -200,34 +192,16 @@ Status CopyBack::Place() {
   }
   for (const auto& d : subdirs) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
   for (const auto& d : remote_dirs) XBAK_RETURN_IF_ERROR(util::MakeDirs(d));
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
-  // The files are read ahead of the copy threads (issue 41: from a cold
-  // disk, one read at a time per thread left it idle between files): the
-  // start of each, a bounded number of files ahead, so that a backup larger
-  // than memory is not read into the page cache before it is copied.
-  std::optional<util::Prefetcher> ahead;
-  if (!o.move) {
-    std::vector<util::PrefetchRange> ranges;
-    ranges.reserve(items.size());
-    for (const Item& it : items) ranges.push_back({it.src, std::min<uint64_t>(it.size, kAheadBytes)});
-    ahead.emplace(std::move(ranges), util::Prefetcher::kDefaultThreads, kAheadFiles);
-  }
-  std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(util::RunParallel(
-      items.size(), o.parallel,
-      [&](size_t i) {
-        // Not fsync'ed one by one (20,000 tables would be 20,000 fsyncs,
-        // most of the copy's time): one syncfs per filesystem below.
-        // In place: until the log goes in last, the server refuses the
-        // datadir, and a re-run (resuming) rewrites every file.
-        Status st = util::PlaceFile(items[i].src, items[i].dest,
-                                    {.move = o.move, .sync = false, .in_place = true, .replace = resuming},
-                                    &progress);
-        if (ahead) ahead->Consumed();
-        return st;
-      },
-      &cancel));
-  ahead.reset();
+  // Not fsync'ed one by one (20,000 tables would be 20,000 fsyncs, most of
+  // the copy's time): one syncfs per filesystem below. In place: until the
+  // log goes in last, the server refuses the datadir, and a re-run
+  // (resuming) rewrites every file.
+  std::vector<util::FileToPlace> files;
+  files.reserve(items.size());
+  for (const Item& it : items) files.push_back({it.src, it.dest, it.size});
+  XBAK_RETURN_IF_ERROR(
+      util::PlaceFiles(std::move(files), o.parallel,
+                       {.move = o.move, .sync = false, .in_place = true, .replace = resuming}, &progress));
   // Make the files and the new directory entries durable.
   std::vector<std::string> written = dirs.All();
   for (auto& it : items) written.push_back(it.dest.substr(0, it.dest.rfind('/')));

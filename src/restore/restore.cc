@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -24,7 +23,6 @@
 #include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/log.h"
-#include "xbak/util/parallel.h"
 #include "xbak/util/progress.h"
 
 namespace xbak::restore {
@@ -121,19 +119,19 @@ Status CopyFull(const RestoreOptions& o, const RestoreDirs& dirs, const Link& fu
     items.push_back({rel, size});
     progress.AddTotal(size, 1);
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });
-  std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(util::RunParallel(
-      items.size(), o.parallel,
-      [&](size_t i) {
-        const std::string dest = items[i].rel == "ib_logfile0" ? util::JoinPath(dirs.log_dir, kStagedLog)
-                                                               : util::JoinPath(dirs.datadir, items[i].rel);
-        // In place: the journal marks the copy done only after all of it,
-        // and a re-run copies everything again over what it finds.
-        return util::PlaceFile(util::JoinPath(full.dir, items[i].rel), dest,
-                               {.move = move, .sync = false, .in_place = true, .replace = true}, &progress);
-      },
-      &cancel));
+  // In place: the journal marks the copy done only after all of it, and a
+  // re-run copies everything again over what it finds.
+  std::vector<util::FileToPlace> files;
+  files.reserve(items.size());
+  for (const Item& it : items) {
+    files.push_back({util::JoinPath(full.dir, it.rel),
+                     it.rel == "ib_logfile0" ? util::JoinPath(dirs.log_dir, kStagedLog)
+                                             : util::JoinPath(dirs.datadir, it.rel),
+                     it.size});
+  }
+  XBAK_RETURN_IF_ERROR(util::PlaceFiles(std::move(files), o.parallel,
+                                        {.move = move, .sync = false, .in_place = true, .replace = true},
+                                        &progress));
   // One syncfs for the lot, not one fsync per file (thousands of tables).
   // Moved from a stream's staging: synced once with the whole chain, at the
   // end (RestoreChain), since such a restore is started over after a crash.

@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "xbak/util/file.h"
+#include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 #include "xbak/util/sparse.h"
 
 namespace xbak::util {
@@ -62,6 +66,30 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
   if (o.move && ::unlink(src.c_str()) != 0) return ErrnoError("remove", src, errno);
   if (progress) progress->FileDone();
   return Status::Ok();
+}
+
+Status PlaceFiles(std::vector<FileToPlace> files, int parallel, const PlaceFileOptions& o,
+                  Progress* progress) {
+  constexpr uint64_t kAheadBytes = 1 << 20;  // the kernel's readahead follows a bigger file's reads
+  constexpr size_t kAheadFiles = 64;
+  std::sort(files.begin(), files.end(),
+            [](const FileToPlace& a, const FileToPlace& b) { return a.size > b.size; });
+  std::optional<Prefetcher> ahead;
+  if (!o.move) {
+    std::vector<PrefetchRange> ranges;
+    ranges.reserve(files.size());
+    for (const FileToPlace& f : files) ranges.push_back({f.src, std::min(f.size, kAheadBytes)});
+    ahead.emplace(std::move(ranges), Prefetcher::kDefaultThreads, kAheadFiles);
+  }
+  std::atomic<bool> cancel{false};
+  return RunParallel(
+      files.size(), parallel,
+      [&](size_t i) {
+        Status st = PlaceFile(files[i].src, files[i].dest, o, progress);
+        if (ahead) ahead->Consumed();
+        return st;
+      },
+      &cancel);
 }
 
 }  // namespace xbak::util

@@ -5,7 +5,9 @@
 // holes (sparse.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xbak/util/progress.h"
 #include "xbak/util/status.h"
@@ -30,5 +32,20 @@ struct PlaceFileOptions {
 // `progress` (may be null) is given the bytes copied and one file done.
 Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFileOptions& o,
                  Progress* progress);
+
+struct FileToPlace {
+  std::string src, dest;
+  uint64_t size = 0;
+};
+
+// PlaceFile for each of `files` on `parallel` threads, largest first (one
+// big file started last would finish alone). Unless moving, the start of
+// each file is read ahead of the threads (a Prefetcher, 64 files and 1 MiB
+// of each at most ahead of what was placed: from a cold disk one read per
+// thread at a time leaves it idle between small files, and a bound keeps a
+// backup larger than memory from being read into the page cache before its
+// turn). Stops at the first error.
+Status PlaceFiles(std::vector<FileToPlace> files, int parallel, const PlaceFileOptions& o,
+                  Progress* progress);
 
 }  // namespace xbak::util
