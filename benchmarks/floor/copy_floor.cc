@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
     }
   }
   fs::create_directories(dest);
+  const double listed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.size > b.size; });
   std::vector<util::PrefetchRange> ahead;
   ahead.reserve(jobs.size());
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
   }
   ::close(dfd);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("files %zu bytes %llu seconds %.3f\n", jobs.size(),
-              static_cast<unsigned long long>(bytes.load()), s);
+  std::printf("files %zu bytes %llu seconds %.3f (listing %.3f)\n", jobs.size(),
+              static_cast<unsigned long long>(bytes.load()), s, listed);
   return 0;
 }
