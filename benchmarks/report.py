@@ -561,7 +561,7 @@ def section_restore(doc, name):
     return out + save_chart(fig, name)
 
 STEP_TEXT = {"full": "full backup", "incremental": "incremental backup", "floor": "inc. prepare floor",
-             "inc-prepare": "incremental prepare", "copy-back": "copy-back"}
+             "inc-prepare": "incremental prepare", "copy-back": "copy-back", "restore": "one-pass restore"}
 
 
 def section_scale(doc, name):
@@ -580,7 +580,10 @@ def section_scale(doc, name):
                f"--incremental-dir`, and `mariabackup --prepare --incremental-dir` (which applies deltas one by "
                f"one whatever --parallel says: run once); then `--copy-back` of the prepared chain into an empty "
                f"datadir, and its floor (`benchmarks/floor/xbak_copy_floor`: every file read and written, largest "
-               f"first, zeros left as holes, reads asked ahead as xbak's are, one syncfs; from 2026-11-29). "
+               f"first, zeros left as holes, reads asked ahead as xbak's are, one syncfs; from 2026-11-29); and "
+               f"`xbak --restore` of the chain as taken into an empty datadir, against the floor of copying the "
+               f"full backup's files then writing the incremental's pages into them (the two floors in turn; "
+               f"from 2026-11-29, where the scale has those rows). "
                f"fds = the most descriptors the process held at once (sampled every 50 ms). One "
                f"repetition per row. Copy-back is timed until its data is on disk (`&& sync`: mariabackup does "
                f"not sync, xbak does), from a cold page cache: dropped after the last row's files were deleted "

@@ -18,6 +18,10 @@
 #                The floor: every file read and written, largest first, zeros left as holes, its
 #                writeback started when done, one syncfs (benchmarks/floor/xbak_copy_floor, as many
 #                threads as --parallel, reading ahead as xbak does), nothing else.
+#   restore      xbak --restore of the chain as taken (the full and the incremental, unprepared) into an
+#                empty datadir, which syncs what it wrote; page cache dropped first. The floor: the
+#                full backup's files copied as above, then the incremental's pages written into them
+#                (xbak_copy_floor, then xbak_delta_floor), nothing else (no redo applied).
 # Ratios to the floors are given at each --parallel (xbak_inc_prepare_over_floor_pN,
 # xbak_copy_back_over_floor_pN), so that the same command measures a 2-core and a 64-core machine.
 # Every row: wall s, CPU s, peak RSS and peak open descriptors (benchmarks/measure.py samples
@@ -135,7 +139,8 @@ for s in scales:
               and r["parallel"] == p and r["rc"] == 0]
         return ok[0]["seconds"] if ok else None
     for p in sorted({r["parallel"] for r in rows if r["tables"] == n}):
-        for step, floor_step, key in (("inc-prepare", "floor", "inc_prepare"), ("copy-back", "copy-back", "copy_back")):
+        for step, floor_step, key in (("inc-prepare", "floor", "inc_prepare"), ("copy-back", "copy-back", "copy_back"),
+                                      ("restore", "restore", "restore")):
             x, f = at(step, "xbak", p), at(floor_step, "floor", p)
             if x and f:
                 ratios[f"xbak_{key}_over_floor_p{p}"] = round(x / f, 2)
@@ -207,6 +212,22 @@ for N in $SCALES; do
   DELTA_BYTES=$(find "$W/inc-xbak" -name '*.delta' -printf '%s\n' | awk '{t+=$1} END {print t+0}')
   echo "   $DELTAS deltas, $((DELTA_BYTES >> 20)) MiB; full backup $((FULL_BYTES >> 20)) MiB" >&2
 
+  echo "-- one-pass restore of the chain, as taken, into an empty datadir" >&2
+  for p in $PARS; do
+    for tool in floor xbak; do
+      rm -rf "$W/restored"; drop_caches
+      if [ $tool = floor ]; then
+        # The full backup's files copied, then the incremental's pages written into them.
+        run "$N" restore floor "$p" sh -c '"$1" "$2" "$3" "$4" > /dev/null && "$5" "$3" "$6" "$4" > /dev/null' - \
+          "$COPY_FLOOR" "$W/full-xbak" "$W/restored" "$p" "$FLOOR" "$W/inc-xbak"
+      else
+        run "$N" restore xbak "$p" "$XBAK" --restore --parallel="$p" --progress-interval=0 \
+          --target-dir="$W/full-xbak" --incremental-dir="$W/inc-xbak" --datadir="$W/restored" || true
+      fi
+    done
+  done
+  rm -rf "$W/restored"
+
   echo "-- incremental prepare (fresh copies of xbak's prepared full and incremental each run)" >&2
   "$XBAK" --prepare --progress-interval=0 --target-dir="$W/full-xbak" 2> "$W/logs/prepare-full.log"
   fresh() { # new copies, written out; then none of them in the page cache (--warm: all of them)
@@ -228,6 +249,7 @@ for N in $SCALES; do
   fresh
   "$XBAK" --prepare --parallel="$MAXPAR" --progress-interval=0 --target-dir="$W/run" --incremental-dir="$W/run-inc" \
     2> "$W/logs/prepare-chain.log"
+
   rm -rf "$W/run-inc" "$W/full-xbak" "$W/inc-xbak"
 
   echo "-- copy-back of the prepared chain into an empty datadir" >&2

@@ -1,7 +1,6 @@
 #include "xbak/backup/server_checks.h"
 
 #include <cstdlib>
-#include <regex>
 #include <set>
 #include <vector>
 
@@ -12,11 +11,20 @@ namespace xbak::backup {
 
 namespace {
 
-// SHOW GRANTS names the user's password hash or authentication string:
-// the lines go to the log with them hidden.
-std::string HideAuthentication(const std::string& grant) {
-  static const std::regex kSecret("(PASSWORD|USING) '[^']*'");
-  return std::regex_replace(grant, kSecret, "$1 '<hidden>'");
+// SHOW GRANTS names the user's password hash (PASSWORD '...') or
+// authentication string (USING '...'): the lines go to the log with them
+// hidden. (A loop, not std::regex: GCC 12 warns inside <regex> under ASan.)
+std::string HideAuthentication(std::string grant) {
+  for (const std::string key : {"PASSWORD '", "USING '"}) {
+    for (size_t at = grant.find(key); at != std::string::npos; at = grant.find(key, at)) {
+      const size_t start = at + key.size();
+      const size_t end = grant.find('\'', start);
+      if (end == std::string::npos) break;
+      grant.replace(start, end - start, "<hidden>");
+      at = start + 9;  // past "<hidden>'"
+    }
+  }
+  return grant;
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(CompatOptions, ServerSettingsAreCheckedAsTheServerDoes) {
 }
 
 TEST(CompatOptions, TheNoEffectOnesAreTaken) {
-  EXPECT_FALSE(Check({"--no-lock", "--ftwrl-wait-threshold=60", "--close-files", "--verbose", "--core-file",
+  EXPECT_FALSE(Check({"--lock-ddl-per-table", "--ftwrl-wait-threshold=60", "--close-files", "--verbose", "--core-file",
                       "--no-timestamp", "--innodb-page-size=16384"}));
 }
 
