@@ -491,6 +491,7 @@ class BackupRun {
     info.from_lsn = o_.incremental ? o_.incremental_lsn : 0;
     info.format = o_.stream.empty() ? "file" : "mbstream";
     info.compressed = o_.compress;
+    info.no_lock = o_.no_lock;
     info.name = o_.history_name;
     const std::string info_text = backupdir::FormatInfo(info);
     XBAK_RETURN_IF_ERROR(sink::WriteSmallFile(*meta_, MetaName(backupdir::Meta::kInfo), info_text));

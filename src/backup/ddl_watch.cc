@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "xbak/backupdir/layout.h"
+
 namespace xbak::backup {
 namespace {
 
@@ -37,7 +39,8 @@ void DdlWatch::OnFileOp(const innodb::FileOp& op, uint64_t lsn) {
   if (op.type == innodb::FileOp::Type::kModify) return;
   // Undo and system tablespaces are truncated or extended in place by the
   // server itself; only a table's own file is DDL.
-  if (op.name.find('/') == std::string::npos || op.name.rfind("./undo", 0) == 0) return;
+  const std::string rel = op.name.rfind("./", 0) == 0 ? op.name.substr(2) : op.name;
+  if (rel.find('/') == std::string::npos || backupdir::IsUndoTablespaceName(rel)) return;
   std::lock_guard<std::mutex> l(mu_);
   // Whatever the copier read before Arm was written before Arm's LSN.
   if (!armed_ || lsn < from_lsn_ || ops_.size() >= 16) return;
@@ -64,11 +67,16 @@ Result<DdlWatch::Stamps> DdlWatch::StampDefinitions(const backupdir::ServerLayou
 
 Status DdlWatch::Arm(uint64_t lsn, const backupdir::ServerLayout& layout,
                      const backupdir::TableFilter& filter) {
+  {
+    // Armed first: the copier may read records from `lsn` on while the
+    // files are stamped (seconds at tens of thousands of tables).
+    std::lock_guard<std::mutex> l(mu_);
+    from_lsn_ = lsn;
+    armed_ = true;
+  }
   XBAK_ASSIGN_OR_RETURN(Stamps s, StampDefinitions(layout, filter));
   std::lock_guard<std::mutex> l(mu_);
   before_ = std::move(s);
-  from_lsn_ = lsn;
-  armed_ = true;
   return Status::Ok();
 }
 
@@ -87,7 +95,13 @@ Status DdlWatch::Check(const backupdir::ServerLayout& layout, const backupdir::T
       seen = it->first + " was changed";
   }
   for (auto it = now.begin(); seen.empty() && it != now.end(); ++it) {
-    if (!before_.count(it->first)) seen = it->first + " was created";
+    if (!before_.count(it->first)) {
+      seen = it->first + " was created";
+    } else if (it->first.find("#sql") != std::string::npos) {
+      // An ALTER TABLE still running: its table's definition may change after
+      // this check, when InnoDB committed the change in the copied log.
+      seen = it->first + " is there";
+    }
   }
   if (seen.empty()) return Status::Ok();
   if (seen.find("#sql") != std::string::npos) seen += ", an ALTER TABLE's temporary file";

@@ -145,6 +145,7 @@ std::string FormatInfo(const BackupInfo& i) {
   o << "\ninnodb_from_lsn = " << i.from_lsn << "\ninnodb_to_lsn = " << i.to_lsn
     << "\npartial = " << (i.partial ? "Y" : "N") << "\nincremental = " << (i.incremental ? "Y" : "N")
     << "\nformat = " << i.format << "\ncompressed = " << (i.compressed ? "compressed" : "N") << "\n";
+  if (i.no_lock) o << "backup_locks = none\n";
   return o.str();
 }
 

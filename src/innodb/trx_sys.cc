@@ -26,8 +26,9 @@ std::string NameField(const uint8_t* p) {
 
 }  // namespace
 
-std::vector<RsegSlot> RsegSlots(const uint8_t* page) {
+std::vector<RsegSlot> RsegSlots(const uint8_t* page, uint32_t page_size) {
   std::vector<RsegSlot> out;
+  if (page_size < kFilPageData + kTrxSysRsegs + kTrxSysNRsegs * kRsegSlotSize) return out;
   const uint8_t* slots = page + kFilPageData + kTrxSysRsegs;
   for (size_t i = 0; i < kTrxSysNRsegs; i++) {
     const uint8_t* s = slots + i * kRsegSlotSize;

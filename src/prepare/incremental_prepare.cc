@@ -563,10 +563,16 @@ Status IncrementalApply::ReplaceOtherFiles() {
   // settings the chain's pages are written back with (innodb_encrypt_tables,
   // innodb_compression_level) are the same whichever tool prepares it.
   // INC's info and binlog position, under FULL's names.
+  // An incremental without a binlog position (--no-lock, or a server without
+  // a binary log) leaves none: the base's would name an older point.
   for (backupdir::Meta m : {backupdir::Meta::kBinlogInfo, backupdir::Meta::kInfo}) {
     const std::string from = backupdir::MetaPath(inc, m);
-    if (util::PathExists(from))
+    if (util::PathExists(from)) {
       XBAK_RETURN_IF_ERROR(CopyReplace(from, util::JoinPath(full, backupdir::MetaName(m, scheme))));
+    } else if (m == backupdir::Meta::kBinlogInfo) {
+      const std::string stale = backupdir::MetaPath(full, m);
+      if (util::PathExists(stale) && ::unlink(stale.c_str()) != 0) return ErrnoError("remove", stale, errno);
+    }
   }
   if (!o.log_from_incremental && util::PathExists(util::JoinPath(inc, "ib_logfile0")))
     XBAK_RETURN_IF_ERROR(

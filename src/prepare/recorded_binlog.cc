@@ -38,9 +38,13 @@ Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::stri
   std::vector<uint8_t> trx_sys, page;
   XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *system, innodb::kTrxSysPageNo, trx_sys));
   std::optional<innodb::RecordedBinlog> best;
-  for (const innodb::RsegSlot& slot : innodb::RsegSlots(trx_sys.data())) {
+  if (system->flags.physical_size != page_size) return std::optional<innodb::RecordedBinlog>{};
+  for (const innodb::RsegSlot& slot : innodb::RsegSlots(trx_sys.data(), page_size)) {
     Space* s = catalog.Find(slot.space_id);
-    if (s == nullptr) continue;  // an undo tablespace the backup does not hold: none was copied
+    // Rollback segments live in the system and undo tablespaces, whose pages
+    // are full-size: a slot naming anything else is damaged, and its page
+    // too small for the fields read.
+    if (s == nullptr || s->flags.physical_size != page_size) continue;
     XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *s, slot.page_no, page));
     auto b = innodb::RsegBinlog(page.data(), page_size);
     if (b && (!best || b->page_lsn > best->page_lsn)) best = std::move(b);

@@ -561,7 +561,18 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RedoApplyStats st = applier.stats();
   st.checkpoint_lsn = scanner.checkpoint().checkpoint_lsn;
   st.end_lsn = end_lsn;
-  XBAK_ASSIGN_OR_RETURN(st.recorded_binlog, ReadRecordedBinlog(o.dir, catalog, page_size));
+  // Best effort, and only for a backup with no position taken under locks:
+  // the pages are applied already, and a damaged rollback segment page must
+  // not make the backup impossible to prepare.
+  if (!util::PathExists(backupdir::MetaPath(o.dir, backupdir::Meta::kBinlogInfo))) {
+    auto recorded = ReadRecordedBinlog(o.dir, catalog, page_size);
+    if (recorded.ok()) {
+      st.recorded_binlog = *recorded;
+    } else {
+      util::LogWarning("the binary log position InnoDB recorded could not be read: " +
+                       recorded.status().message());
+    }
+  }
   return st;
 }
 

@@ -3,7 +3,8 @@
 // under us, so they must never read past the page, and what they accept must
 // be self-consistent (a page stamped by StampPageChecksum must pass).
 //
-// Also PAGE_COMPRESSED decompression (page_compression.h), on the same bytes.
+// Also PAGE_COMPRESSED decompression (page_compression.h), and the binlog position read from
+// TRX_SYS and rollback segment pages (trx_sys.h), on the same bytes.
 //
 // Input: 4 bytes of FSP flags, then page bytes (zero-padded or cut to the
 // physical page size, copied into an exact-size buffer so ASan sees overreads).
@@ -17,6 +18,7 @@
 #include "xbak/innodb/page.h"
 #include "xbak/innodb/page_compression.h"
 #include "xbak/innodb/page_crypt.h"
+#include "xbak/innodb/trx_sys.h"
 #include "xbak/util/endian.h"
 
 using namespace xbak::innodb;
@@ -66,6 +68,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.verdict == PageVerdict::kCorrupt) std::abort();
   }
   (void)InDoublewriteArea(0, page_no, f.logical_size);
+
+  // The binary log position InnoDB records (trx_sys.h): read from the exact-size page, never past it.
+  for (const RsegSlot& s : RsegSlots(page.data(), f.physical_size)) {
+    if (s.page_no == kFilNull) std::abort();
+  }
+  if (auto b = RsegBinlog(page.data(), f.physical_size); b && (b->file.empty() || b->file.size() > 511))
+    std::abort();
+  if (auto b = LegacyTrxSysBinlog(page.data(), f.physical_size); b && b->file.size() > 511) std::abort();
 
   // Encryption: decrypting any bytes stays inside the page; a page encrypted
   // and decrypted again is the page (the key version and checksum fields aside).

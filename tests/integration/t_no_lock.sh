@@ -8,7 +8,9 @@
 #  - DDL during a --no-lock backup fails it, whether the redo log shows it (CREATE/DROP TABLE) or
 #    only a table definition file does (ALTER TABLE ... COMMENT changes the .frm alone), and the
 #    failed backup is never one that looks complete;
-#  - the restored server rolls back what was prepared and not committed (--tc-heuristic-recover).
+#  - the restored server rolls back what was prepared and not committed (--tc-heuristic-recover);
+#  - a --no-lock incremental on a locked full: the prepared chain gives InnoDB's position (the same
+#    as mariabackup's), never the full's older one.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xbak
@@ -86,6 +88,27 @@ sb_start dst
 sb_check_all dst
 check_rows dst nolock $TABLES $ROWS
 sb_stop dst
+
+step "a --no-lock incremental on a locked full: the chain's binlog position is InnoDB's, not the full's"
+xbak --defaults-file="$(sb_cnf src)" --backup --target-dir="$W/full2" 2> "$W/full2.log" ||
+  { tail -n 20 "$W/full2.log" >&2; fail "the locked full backup failed"; }
+assert_file "$W/full2/${META}binlog_info"
+sb_sysbench src oltp_write_only --tables=$TABLES --table-size=$ROWS --threads=1 --time=2 run > /dev/null 2>&1
+xbak --defaults-file="$W/nolock.cnf" --backup --no-lock --incremental-basedir="$W/full2" --target-dir="$W/inc2" \
+  2> "$W/inc2.log" || { tail -n 20 "$W/inc2.log" >&2; fail "the --no-lock incremental failed"; }
+cp -a "$W/full2" "$W/full2-mb"
+mariabackup --prepare --target-dir="$W/full2-mb" > "$W/mb2-full.log" 2>&1 || fail "mariabackup --prepare (full) failed"
+mariabackup --prepare --target-dir="$W/full2-mb" --incremental-dir="$W/inc2" > "$W/mb2-inc.log" 2>&1 ||
+  { tail -n 20 "$W/mb2-inc.log" >&2; fail "mariabackup --prepare --incremental-dir failed"; }
+"$XBAK" --prepare --target-dir="$W/full2" 2> "$W/xb2-full.log" || fail "xbak --prepare (full) failed"
+"$XBAK" --prepare --target-dir="$W/full2" --incremental-dir="$W/inc2" 2> "$W/xb2-inc.log" ||
+  { tail -n 20 "$W/xb2-inc.log" >&2; fail "xbak --prepare --incremental-dir failed"; }
+[ ! -e "$W/full2/${META}binlog_info" ] || fail "the full's binlog position outlived a --no-lock incremental"
+mb_pos=$(grep -o 'Last binlog file .*, position [0-9]*' "$W/mb2-inc.log" | tr -d "'" | tail -n 1)
+xb_pos=$(grep -o 'Last binlog file .*, position [0-9]*' "$W/xb2-inc.log" | tail -n 1)
+[ -n "$mb_pos" ] || fail "mariabackup --prepare --incremental-dir named no binlog position"
+assert_eq "$mb_pos" "$xb_pos" "the chain's binlog position"
+rm -rf "$W/full2" "$W/full2-mb" "$W/inc2"
 
 # ddl_until_stopped SQL : runs SQL in a server-side loop (one connection, so DDL follows DDL without
 # a client's start-up between them) until nl.stop_ddl has a row.

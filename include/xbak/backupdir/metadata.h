@@ -81,6 +81,10 @@ struct BackupInfo {
   bool partial = false;         // --databases/--tables...: not every table
   std::string format = "file";  // "file" or "xbstream"
   bool compressed = false;
+  // --no-lock: written as "backup_locks = none" (xbak's line; other readers
+  // skip it), which tells --prepare that no binary log position was taken
+  // under locks and InnoDB's own record is the one to give.
+  bool no_lock = false;
 };
 
 std::string FormatInfo(const BackupInfo& i);

@@ -22,8 +22,9 @@ struct RsegSlot {
   uint32_t page_no = 0;
 };
 
-// The rollback segment header pages a TRX_SYS page lists (unused slots left out).
-std::vector<RsegSlot> RsegSlots(const uint8_t* trx_sys_page);
+// The rollback segment header pages a TRX_SYS page of `page_size` bytes
+// lists (unused slots left out; none for a page too small to hold them).
+std::vector<RsegSlot> RsegSlots(const uint8_t* trx_sys_page, uint32_t page_size);
 
 struct RecordedBinlog {
   std::string file;       // as the server wrote it: "./mysql-bin.000003" or a path

@@ -79,6 +79,21 @@ TEST_F(DdlWatchTest, TableFileOperationsFromTheArmedLsnOnFail) {
   watch_.OnFileOp(Op(innodb::FileOp::Type::kDelete, "./db/old.ibd"), 999);  // read late, logged before
   watch_.OnFileOp(Op(innodb::FileOp::Type::kCreate, "./undo001"), 1500);    // the server's own
   EXPECT_TRUE(Check().ok()) << Check().message();
+  watch_.OnFileOp(Op(innodb::FileOp::Type::kDelete, "./undo_db/t.ibd"),
+                  1600);  // a table, in database undo_db
+  EXPECT_NE(Check().message().find("./undo_db/t.ibd was dropped"), std::string::npos) << Check().message();
+}
+
+TEST_F(DdlWatchTest, AnAlterStillRunningAtTheEndFails) {
+  Write("db/#sql-alter-1f-2.frm", "the new definition, not yet renamed");
+  ASSERT_TRUE(watch_.Arm(1000, layout_, filter_).ok());
+  Status st = Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("db/#sql-alter-1f-2.frm is there"), std::string::npos) << st.message();
+}
+
+TEST_F(DdlWatchTest, ATableOperationFromTheArmedLsnOnFailsNamingIt) {
+  ASSERT_TRUE(watch_.Arm(1000, layout_, filter_).ok());
   watch_.OnFileOp(Op(innodb::FileOp::Type::kRename, "./db/t.ibd"), 1000);
   Status st = Check();
   ASSERT_FALSE(st.ok());

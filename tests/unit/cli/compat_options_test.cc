@@ -38,8 +38,8 @@ TEST(CompatOptions, ServerSettingsAreCheckedAsTheServerDoes) {
 }
 
 TEST(CompatOptions, TheNoEffectOnesAreTaken) {
-  EXPECT_FALSE(Check({"--lock-ddl-per-table", "--ftwrl-wait-threshold=60", "--close-files", "--verbose", "--core-file",
-                      "--no-timestamp", "--innodb-page-size=16384"}));
+  EXPECT_FALSE(Check({"--lock-ddl-per-table", "--ftwrl-wait-threshold=60", "--close-files", "--verbose",
+                      "--core-file", "--no-timestamp", "--innodb-page-size=16384"}));
 }
 
 }  // namespace

@@ -130,8 +130,18 @@ TEST(Spool, InterleavesMemoryAndDiskUnderAJitteryConsumer) {
   Spool spool({.memory_limit = 100 * 1000, .tmpdir = dir.path(), .chunk = 8192});
   Bytes got;
   std::mt19937 slow_rng(3);
+  // The consumer first waits until more than the memory limit was appended,
+  // so that the spool spills at least once however fast or slow the machine
+  // (a slow producer, under TSan, once let a jittery consumer keep up).
+  std::atomic<size_t> appended{0};
+  bool waited = false;
   ASSERT_TRUE(spool
                   .Start([&](const uint8_t* d, size_t n) {
+                    const auto deadline = std::chrono::steady_clock::now() + 10s;
+                    while (!waited && appended.load() < 150 * 1000 &&
+                           std::chrono::steady_clock::now() < deadline)
+                      std::this_thread::sleep_for(1ms);
+                    waited = true;
                     if (slow_rng() % 16 == 0) std::this_thread::sleep_for(1ms);
                     got.insert(got.end(), d, d + n);
                     return Status::Ok();
@@ -142,6 +152,7 @@ TEST(Spool, InterleavesMemoryAndDiskUnderAJitteryConsumer) {
   for (int i = 0; i < 4000; i++) {
     Bytes b = RandomBytes(rng, 1 + rng() % 5000);
     ASSERT_TRUE(spool.Append(b.data(), b.size()).ok());
+    appended += b.size();
     all.insert(all.end(), b.begin(), b.end());
     if (i % 100 == 0) std::this_thread::sleep_for(2ms);
   }
