@@ -559,19 +559,15 @@ Status IncrementalApply::ReplaceOtherFiles() {
         return CopyReplace(util::JoinPath(inc, scan.others[i]), util::JoinPath(full, scan.others[i]));
       },
       &cancel));
-  // backup-my.cnf stays the full backup's, as mariabackup keeps it: the
-  // settings the chain's pages are written back with (innodb_encrypt_tables,
-  // innodb_compression_level) are the same whichever tool prepares it.
-  // INC's info and binlog position, under FULL's names.
-  // An incremental without a binlog position (--no-lock, or a server without
-  // a binary log) leaves none: the base's would name an older point.
+  // backup-my.cnf stays the full's, as mariabackup keeps it (the settings pages are written back
+  // with). INC's info and binlog position go under FULL's names; an incremental without a position
+  // (--no-lock, no binary log) leaves none: the base's would name an older point.
   for (backupdir::Meta m : {backupdir::Meta::kBinlogInfo, backupdir::Meta::kInfo}) {
-    const std::string from = backupdir::MetaPath(inc, m);
+    const std::string from = backupdir::MetaPath(inc, m), to = backupdir::MetaPath(full, m);
     if (util::PathExists(from)) {
       XBAK_RETURN_IF_ERROR(CopyReplace(from, util::JoinPath(full, backupdir::MetaName(m, scheme))));
-    } else if (m == backupdir::Meta::kBinlogInfo) {
-      const std::string stale = backupdir::MetaPath(full, m);
-      if (util::PathExists(stale) && ::unlink(stale.c_str()) != 0) return ErrnoError("remove", stale, errno);
+    } else if (m == backupdir::Meta::kBinlogInfo && ::unlink(to.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("remove", to, errno);
     }
   }
   if (!o.log_from_incremental && util::PathExists(util::JoinPath(inc, "ib_logfile0")))

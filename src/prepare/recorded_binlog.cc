@@ -2,8 +2,11 @@
 
 #include <vector>
 
+#include "xbak/backupdir/meta_names.h"
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/page.h"
+#include "xbak/util/file.h"
+#include "xbak/util/log.h"
 
 namespace xbak::prepare {
 namespace {
@@ -53,6 +56,16 @@ Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::stri
   // upgraded server leaves a stale position there.
   if (!best) best = innodb::LegacyTrxSysBinlog(trx_sys.data(), page_size);
   return best;
+}
+
+std::optional<innodb::RecordedBinlog> RecordedBinlogIfNeeded(const std::string& dir, Catalog& catalog,
+                                                             uint32_t page_size) {
+  if (util::PathExists(backupdir::MetaPath(dir, backupdir::Meta::kBinlogInfo))) return std::nullopt;
+  auto recorded = ReadRecordedBinlog(dir, catalog, page_size);
+  if (recorded.ok()) return *recorded;
+  util::LogWarning("the binary log position InnoDB recorded could not be read: " +
+                   recorded.status().message());
+  return std::nullopt;
 }
 
 }  // namespace xbak::prepare

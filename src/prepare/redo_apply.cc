@@ -561,18 +561,7 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   RedoApplyStats st = applier.stats();
   st.checkpoint_lsn = scanner.checkpoint().checkpoint_lsn;
   st.end_lsn = end_lsn;
-  // Best effort, and only for a backup with no position taken under locks:
-  // the pages are applied already, and a damaged rollback segment page must
-  // not make the backup impossible to prepare.
-  if (!util::PathExists(backupdir::MetaPath(o.dir, backupdir::Meta::kBinlogInfo))) {
-    auto recorded = ReadRecordedBinlog(o.dir, catalog, page_size);
-    if (recorded.ok()) {
-      st.recorded_binlog = *recorded;
-    } else {
-      util::LogWarning("the binary log position InnoDB recorded could not be read: " +
-                       recorded.status().message());
-    }
-  }
+  st.recorded_binlog = RecordedBinlogIfNeeded(o.dir, catalog, page_size);
   return st;
 }
 
