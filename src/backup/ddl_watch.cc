@@ -95,13 +95,12 @@ Status DdlWatch::Check(const backupdir::ServerLayout& layout, const backupdir::T
       seen = it->first + " was changed";
   }
   for (auto it = now.begin(); seen.empty() && it != now.end(); ++it) {
-    if (!before_.count(it->first)) {
-      seen = it->first + " was created";
-    } else if (it->first.find("#sql") != std::string::npos) {
-      // An ALTER TABLE still running: its table's definition may change after
-      // this check, when InnoDB committed the change in the copied log.
-      seen = it->first + " is there";
-    }
+    // An ALTER's #sql file there at both listings is not taken for DDL:
+    // datadirs keep orphans of crashed ALTERs for years, and they would fail
+    // every backup. (An in-place ALTER that began before Arm and whose .frm
+    // rename follows its InnoDB commit by milliseconds across Check is the
+    // window left; a copying ALTER's rename is in the redo log.)
+    if (!before_.count(it->first)) seen = it->first + " was created";
   }
   if (seen.empty()) return Status::Ok();
   if (seen.find("#sql") != std::string::npos) seen += ", an ALTER TABLE's temporary file";
