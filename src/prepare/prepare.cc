@@ -84,13 +84,6 @@ Status RefuseCompressed(const std::string& dir) {
   return Status::Ok();
 }
 
-// Whether DIR's info file says it was taken with --no-lock (an incremental's
-// prepare brings the incremental's info file into the base).
-bool NoLockBackup(const std::string& dir) {
-  auto info = util::ReadSmallFile(backupdir::MetaPath(dir, backupdir::Meta::kInfo), 1 << 20);
-  return info.ok() && backupdir::InfoField(*info, "backup_locks") == "none";
-}
-
 // xtrabackup_binlog_pos_innodb ("./FILE\tPOSITION\n", the one name every
 // version of mariabackup writes): the backup's binlog position, which
 // BACKUP STAGE BLOCK_COMMIT made exact (it also covers what non-InnoDB
@@ -102,10 +95,7 @@ Status RecordBinlogPosition(const std::string& dir, const std::optional<innodb::
   if (util::PathExists(info)) {
     XBAK_ASSIGN_OR_RETURN(std::string text, util::ReadSmallFile(info, 64 * 1024));
     XBAK_ASSIGN_OR_RETURN(b, backupdir::ParseBinlogInfo(text, info));
-  } else if (recorded && NoLockBackup(dir)) {
-    // A backup without locks has no position of its own (a locked backup
-    // of a server without a binary log has none either: its rollback
-    // segments may still name one from before log_bin was turned off).
+  } else if (recorded) {  // --no-lock (RecordedBinlogIfNeeded)
     b.file = recorded->file;
     b.position = recorded->offset;
   }

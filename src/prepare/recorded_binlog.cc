@@ -1,8 +1,10 @@
 #include "xbak/prepare/recorded_binlog.h"
 
+#include <map>
 #include <vector>
 
 #include "xbak/backupdir/meta_names.h"
+#include "xbak/backupdir/metadata.h"
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/file.h"
@@ -12,12 +14,17 @@ namespace xbak::prepare {
 namespace {
 
 // One page of `s` as the server reads it: decrypted if it is encrypted.
+// `open`: the tablespaces opened so far (most rollback segments share a few).
 Status ReadPlain(const std::string& dir, Catalog& catalog, const Space& s, uint32_t page_no,
-                 std::vector<uint8_t>& frame) {
+                 std::map<uint32_t, SpaceFiles>& open, std::vector<uint8_t>& frame) {
   const size_t ps = s.flags.physical_size;
   frame.assign(ps, 0);
-  XBAK_ASSIGN_OR_RETURN(SpaceFiles files, OpenSpace(dir, s));
-  XBAK_ASSIGN_OR_RETURN(size_t n, files.PRead(frame.data(), ps, uint64_t{page_no} * ps));
+  auto it = open.find(s.id);
+  if (it == open.end()) {
+    XBAK_ASSIGN_OR_RETURN(SpaceFiles files, OpenSpace(dir, s));
+    it = open.emplace(s.id, std::move(files)).first;
+  }
+  XBAK_ASSIGN_OR_RETURN(size_t n, it->second.PRead(frame.data(), ps, uint64_t{page_no} * ps));
   if (n < ps) {
     return Error(ErrorCode::kCorrupt, PageName(s, page_no) +
                                           " is past the end of the file: the TRX_SYS page " +
@@ -37,18 +44,19 @@ Status ReadPlain(const std::string& dir, Catalog& catalog, const Space& s, uint3
 Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::string& dir, Catalog& catalog,
                                                                  uint32_t page_size) {
   Space* system = catalog.Find(0);
-  if (system == nullptr) return std::optional<innodb::RecordedBinlog>{};
+  if (system == nullptr || system->flags.physical_size != page_size)
+    return std::optional<innodb::RecordedBinlog>{};
+  std::map<uint32_t, SpaceFiles> open;
   std::vector<uint8_t> trx_sys, page;
-  XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *system, innodb::kTrxSysPageNo, trx_sys));
+  XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *system, innodb::kTrxSysPageNo, open, trx_sys));
   std::optional<innodb::RecordedBinlog> best;
-  if (system->flags.physical_size != page_size) return std::optional<innodb::RecordedBinlog>{};
   for (const innodb::RsegSlot& slot : innodb::RsegSlots(trx_sys.data(), page_size)) {
     Space* s = catalog.Find(slot.space_id);
     // Rollback segments live in the system and undo tablespaces, whose pages
     // are full-size: a slot naming anything else is damaged, and its page
     // too small for the fields read.
     if (s == nullptr || s->flags.physical_size != page_size) continue;
-    XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *s, slot.page_no, page));
+    XBAK_RETURN_IF_ERROR(ReadPlain(dir, catalog, *s, slot.page_no, open, page));
     auto b = innodb::RsegBinlog(page.data(), page_size);
     if (b && (!best || b->page_lsn > best->page_lsn)) best = std::move(b);
   }
@@ -60,7 +68,13 @@ Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::stri
 
 std::optional<innodb::RecordedBinlog> RecordedBinlogIfNeeded(const std::string& dir, Catalog& catalog,
                                                              uint32_t page_size) {
+  // Only a --no-lock backup, which has no position of its own: a locked
+  // backup of a server without a binary log has none either, though its
+  // rollback segments may still name one from before log_bin was turned off.
+  // (An incremental's prepare brings the incremental's info file into the base.)
   if (util::PathExists(backupdir::MetaPath(dir, backupdir::Meta::kBinlogInfo))) return std::nullopt;
+  auto info = util::ReadSmallFile(backupdir::MetaPath(dir, backupdir::Meta::kInfo), 1 << 20);
+  if (!info.ok() || backupdir::InfoField(*info, "backup_locks") != "none") return std::nullopt;
   auto recorded = ReadRecordedBinlog(dir, catalog, page_size);
   if (recorded.ok()) return *recorded;
   util::LogWarning("the binary log position InnoDB recorded could not be read: " +

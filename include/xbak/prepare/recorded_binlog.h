@@ -18,8 +18,9 @@ namespace xbak::prepare {
 Result<std::optional<innodb::RecordedBinlog>> ReadRecordedBinlog(const std::string& dir, Catalog& catalog,
                                                                  uint32_t page_size);
 
-// What an applied backup reports: nothing when it holds a position taken
-// under locks (xtrabackup_binlog_info), else ReadRecordedBinlog's, best
+// What an applied backup reports: ReadRecordedBinlog's for a --no-lock
+// backup (its info file says backup_locks = none), nothing otherwise (a
+// locked backup's position is its xtrabackup_binlog_info); best
 // effort (a warning, never an error: the pages are applied already, and a
 // damaged rollback segment page must not make a backup impossible to prepare).
 std::optional<innodb::RecordedBinlog> RecordedBinlogIfNeeded(const std::string& dir, Catalog& catalog,
