@@ -560,18 +560,32 @@ def section_restore(doc, name):
     ax.set_xlabel("seconds (lower is better)")
     return out + save_chart(fig, name)
 
-STEP_TEXT = {"full": "full backup", "incremental": "incremental backup", "floor": "inc. prepare floor",
+STEP_TEXT = {"full": "full backup", "full-stream": "full backup, xbstream to /dev/null",
+             "incremental": "incremental backup", "floor": "inc. prepare floor",
              "inc-prepare": "incremental prepare", "copy-back": "copy-back", "restore": "one-pass restore"}
 
 
 def section_scale(doc, name):
-    out = [f"## Many tables: every step at 20,000 and 100,000 tables ({'quick' if doc['quick'] else 'full'} run, "
-           f"{doc['date']})", ""]
-    out.append(f"Command: `benchmarks/scale_bench.sh{' --quick' if doc['quick'] else ''}`. "
+    rows = doc.get("rows", 5)
+    if rows == 5:
+        title, args = "Many tables: every step at 20,000 and 100,000 tables", ""
+    else:
+        tables = ", ".join(f"{sc['tables']:,}" for sc in doc["scales"])
+        title = f"Fewer, larger deltas: {tables} tables of {rows:,} rows, every 50th row changed"
+        args = f" --tables \"{' '.join(str(sc['tables']) for sc in doc['scales'])}\" --rows {rows}"
+    out = [f"## {title} ({'quick' if doc['quick'] else 'full'} run, {doc['date']})", ""]
+    if rows != 5:
+        out.append(f"The same steps as the previous section's, on tables of {rows:,} rows of about 230 bytes (about 65 "
+                   f"to a page) with every 50th row changed: the seeds' other shape, fewer deltas of a few MB "
+                   f"each (issue 41).")
+        out.append("")
+    out.append(f"Command: `benchmarks/scale_bench.sh{' --quick' if doc['quick'] else ''}{args}`. "
                f"Machine: {doc['machine']['arch']}, {doc['machine']['cpus']} CPUs, open-files limit "
                f"{doc['machine']['open_files_limit']:,} (hard; it cannot be raised in this container); xbak "
                f"{doc.get('xbak', '?')}; {doc['versions']['mariabackup']}. Per scale: N tables of 5 rows "
-               f"(`sb_load_many`), a full backup by each tool at each --parallel (page cache dropped first), one "
+               f"(`sb_load_many`), a full backup by each tool at each --parallel (page cache dropped first; from "
+               f"2026-11-29 with its floors: the datadir's files, but the redo log and ibtmp1, read and written, "
+               f"and for xbak's `--stream=xbstream > /dev/null` read only, by `benchmarks/floor/xbak_copy_floor`), one "
                f"row changed in every table and flushed, an incremental by each tool from its own full; then "
                f"xbak's chain, prepared on fresh copies: the floor (`benchmarks/floor/xbak_delta_floor`: every "
                f"delta's pages written at their offsets, each file's writeback started when it is done, as xbak does, "
@@ -683,7 +697,7 @@ on an ARM machine (e.g. a CI arm64 runner), never from the emulator.
 SECTIONS = {"micro-bench": section_micro, "redo-bench": section_redo, "backup-bench": section_backup, "stream-bench": section_stream,
             "encrypt-bench": section_encrypt, "xbcloud-bench": section_xbcloud,
             "prepare-bench": section_prepare, "impact-bench": section_impact, "restore-bench": section_restore,
-            "scale-bench": section_scale,
+            "scale-bench": section_scale, "scale-bench-wide": section_scale,
             "stores-bench": lambda doc, name: section_stores(doc, name, sys.modules[__name__]),
             "pitr-bench": lambda doc, name: section_pitr(doc, name, sys.modules[__name__])}
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Scale benchmark (issue 20): a server of N small InnoDB tables (5 rows each), then one row changed in
 # every table; side by side in one run, xbak against mariabackup at each --parallel:
-#   full         --backup                                   (page cache dropped first)
+#   full         --backup into a directory (page cache dropped first); its floor: the datadir's files
+#                (but the redo log and the temporary tablespace, which a backup does not read whole)
+#                read and written (xbak_copy_floor, reading ahead as xbak does, one syncfs). And
+#                `--stream=xbstream > /dev/null` (full-stream), whose floor reads the same files only
+#                (xbak_copy_floor SRC -): the bytes a backup must read, nothing written (issue 41).
 #   incremental  --backup --incremental-basedir=<its own full>  (page cache dropped first)
 #   inc-prepare  --prepare --incremental-dir on a fresh copy of the prepared full (xbak's chain for
 #                both tools, so they apply the same deltas; the page cache holds the copies, as right
@@ -23,12 +27,19 @@
 #                full backup's files copied as above, then the incremental's pages written into them
 #                (xbak_copy_floor, then xbak_delta_floor), nothing else (no redo applied).
 # Ratios to the floors are given at each --parallel (xbak_inc_prepare_over_floor_pN,
-# xbak_copy_back_over_floor_pN), so that the same command measures a 2-core and a 64-core machine.
+# xbak_copy_back_over_floor_pN, xbak_full_over_floor_pN, ...), and mariabackup's full backup over
+# xbak's at each (mariabackup_over_xbak_full_pN), so that the same command measures a 2-core and a
+# 64-core machine.
 # Every row: wall s, CPU s, peak RSS and peak open descriptors (benchmarks/measure.py samples
 # /proc/PID/fd). A tool that fails (mariabackup opens every tablespace at once and stops at the
 # shell's open-files limit) is recorded with its error, not retried.
 #
-#   benchmarks/scale_bench.sh [--quick] [--tables "N ..."] [--pars "P ..."] [--warm] [--out FILE.json]
+#   benchmarks/scale_bench.sh [--quick] [--tables "N ..."] [--rows R] [--pars "P ..."] [--warm] [--out FILE.json]
+#
+# --rows R: tables of R rows of about 230 bytes (about 65 to a page) instead of 5 small ones, and
+# every 50th row changed instead of one per table: the seeds' other shape, fewer and larger deltas
+# (`--tables 500 --rows 10000`: about 2.5 MB of changed pages per table, issue 41). Results then go
+# to docs/results/scale-bench-wide.json unless --out says otherwise.
 #
 # The incremental prepare (and its floor) starts with the page cache dropped (`sync; echo 3 >
 # /proc/sys/vm/drop_caches`), as a restore at 3 AM reads backups that are not in memory (issue 41);
@@ -46,18 +57,24 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-SCALES="20000 100000 19000"; PARS="1 2 4"; QUICK=0; CACHE=cold; OUT="$ROOT/docs/results/scale-bench.json"
+SCALES="20000 100000 19000"; PARS="1 2 4"; QUICK=0; CACHE=cold; OUT=""; ROWS=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1; SCALES=500; PARS="1 2" ;;
     --tables) SCALES=$2; shift ;;
+    --rows) ROWS=$2; shift ;;
     --pars) PARS=$2; shift ;;
     --warm) CACHE=warm ;;
     --out) OUT=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--tables \"N ...\"] [--pars \"P ...\"] [--warm] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--tables \"N ...\"] [--rows R] [--pars \"P ...\"] [--warm] [--out FILE]" >&2; exit 2 ;;
   esac
   shift
 done
+[[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --rows wants a count of rows, not '$ROWS'" >&2; exit 2; }
+if [ -z "$OUT" ]; then
+  OUT="$ROOT/docs/results/scale-bench.json"
+  [ "$ROWS" = 5 ] || OUT="$ROOT/docs/results/scale-bench-wide.json"
+fi
 MAXPAR=$(printf '%s\n' $PARS | sort -n | tail -n 1)
 
 bash scripts/install-deps.sh
@@ -68,6 +85,7 @@ XBAK=$BUILD/xbak
 # The source the binaries were built from, taken now: a commit during the run would otherwise
 # name code this run did not measure.
 XBAK_REV=$(git describe --always --dirty); export XBAK_REV
+export XBAK_SCALE_ROWS=$ROWS
 FLOOR=$BUILD/benchmarks/floor/xbak_delta_floor
 COPY_FLOOR=$BUILD/benchmarks/floor/xbak_copy_floor
 MEASURE=$ROOT/benchmarks/measure.py
@@ -82,6 +100,23 @@ RES="$W/rows.jsonl"; : > "$RES"
 SCALE_INFO="$W/scales.jsonl"; : > "$SCALE_INFO"
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
+
+# load_wide COUNT ROWS: COUNT tables many.t00000.. of ROWS rows each, a 200-character v per row
+load_wide() {
+  awk -v n="$1" -v rows="$2" 'BEGIN {
+    pad = sprintf("%200s", ""); gsub(/ /, "x", pad)
+    print "DROP DATABASE IF EXISTS many; CREATE DATABASE many; USE many;"
+    for (i = 0; i < n; i++) {
+      t = sprintf("t%05d", i)
+      printf "CREATE TABLE %s (id INT PRIMARY KEY, v VARCHAR(255) NOT NULL, k INT NOT NULL, KEY (k)) ENGINE=InnoDB;\n", t
+      for (r = 1; r <= rows; r++) {
+        if (r % 500 == 1) printf "%sINSERT INTO %s VALUES", (r > 1 ? ";\n" : ""), t
+        printf "%s(%d,\"%s\",%d)", (r % 500 == 1 ? " " : ","), r, pad, (i * rows + r) % 13
+      }
+      print ";"
+    }
+  }' | sb_sql sc
+}
 
 # run TABLES STEP TOOL PAR CMD... : one measured row; a failure is recorded with its last error line
 run() {
@@ -140,13 +175,18 @@ for s in scales:
         return ok[0]["seconds"] if ok else None
     for p in sorted({r["parallel"] for r in rows if r["tables"] == n}):
         for step, floor_step, key in (("inc-prepare", "floor", "inc_prepare"), ("copy-back", "copy-back", "copy_back"),
-                                      ("restore", "restore", "restore")):
+                                      ("restore", "restore", "restore"), ("full", "full", "full"),
+                                      ("full-stream", "full-stream", "full_stream")):
             x, f = at(step, "xbak", p), at(floor_step, "floor", p)
             if x and f:
                 ratios[f"xbak_{key}_over_floor_p{p}"] = round(x / f, 2)
+        x, m = at("full", "xbak", p), at("full", "mariabackup", p)
+        if x and m:
+            ratios[f"mariabackup_over_xbak_full_p{p}"] = round(m / x, 2)
     s["ratios"] = ratios
     s["failed"] = sorted({f'{r["step"]} {r["tool"]}' for r in rows if r["tables"] == n and r["rc"] != 0})
 doc = {"benchmark": "scale", "quick": quick == "1", "parallel": [int(p) for p in pars.split()],
+       "rows": int(os.environ["XBAK_SCALE_ROWS"]),
        "date": datetime.datetime.now().isoformat(timespec="seconds"), "xbak": git,
        "machine": {"arch": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release(),
                    "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[1]},
@@ -166,12 +206,21 @@ for N in $SCALES; do
   sb_start sc
   CNF=$(sb_cnf sc)
   t=$(date +%s.%N)
-  sb_load_many sc "$N"
+  if [ "$ROWS" = 5 ]; then sb_load_many sc "$N"; else load_wide "$N" "$ROWS"; fi
   sb_flush sc > /dev/null
   CREATE_S=$(echo "$(date +%s.%N) - $t" | bc)
 
   echo "-- full backups" >&2
+  DATADIR=$(sb_datadir sc)
+  SKIP=(--skip ib_logfile0 --skip ibtmp1)   # not read whole by a backup: the floor skips them too
   for p in $PARS; do
+    rm -rf "$W/full-floor"; drop_caches
+    run "$N" full floor "$p" "$COPY_FLOOR" "${SKIP[@]}" "$DATADIR" "$W/full-floor" "$p"
+    rm -rf "$W/full-floor"; drop_caches
+    run "$N" full-stream floor "$p" "$COPY_FLOOR" "${SKIP[@]}" "$DATADIR" - "$p"
+    drop_caches
+    run "$N" full-stream xbak "$p" sh -c '"$@" > /dev/null' - "$XBAK" --backup --defaults-file="$CNF" \
+      --parallel="$p" --progress-interval=0 --stream=xbstream --target-dir="$W/full-stream" || true
     for tool in xbak mariabackup; do
       rm -rf "$W/full-$tool"; drop_caches
       if [ $tool = xbak ]; then
@@ -186,8 +235,14 @@ for N in $SCALES; do
   [ -f "$W/full-xbak/xtrabackup_checkpoints" ] || { echo "xbak's full backup failed" >&2; exit 1; }
   FULL_BYTES=$(du -sb "$W/full-xbak" | cut -f1)
 
-  echo "-- one row changed in every table" >&2
-  awk -v n="$N" 'BEGIN { print "USE many;"; for (i = 0; i < n; i++) printf "UPDATE t%05d SET v=\"changed\" WHERE id=3;\n", i }' |
+  if [ "$ROWS" = 5 ]; then
+    echo "-- one row changed in every table" >&2
+    WHERE="id=3"
+  else
+    echo "-- every 50th row changed in every table" >&2
+    WHERE="id % 50 = 3"
+  fi
+  awk -v n="$N" -v w="$WHERE" 'BEGIN { print "USE many;"; for (i = 0; i < n; i++) printf "UPDATE t%05d SET v=\"changed\" WHERE %s;\n", i, w }' |
     sb_sql sc
   sb_flush sc > /dev/null
 
@@ -276,7 +331,8 @@ for N in $SCALES; do
   rm -rf "$W/restored" "$W/run"
   jq -nc --argjson t "$N" --argjson c "$CREATE_S" --argjson fb "$FULL_BYTES" --argjson d "$DELTAS" \
     --argjson db "$DELTA_BYTES" --arg cache "$CACHE" \
-    '{tables: $t, create_s: $c, full_bytes: $fb, deltas: $d, delta_bytes: $db, inc_prepare_cache: $cache}' >> "$SCALE_INFO"
+    --argjson rows "$ROWS" \
+    '{tables: $t, rows: $rows, create_s: $c, full_bytes: $fb, deltas: $d, delta_bytes: $db, inc_prepare_cache: $cache}' >> "$SCALE_INFO"
   write_json
 done
 

@@ -303,13 +303,16 @@ class BackupRun {
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
     util::LogInfo("copying " + std::to_string(jobs.size() + files.system.size()) + " InnoDB files with " +
                   std::to_string(o_.parallel) + " thread(s)");
+    auto ahead = ReadAhead(jobs);
     return util::RunParallel(
         jobs.size(), o_.parallel,
         [&](size_t i) {
           const backupdir::SourceFile& f = *jobs[i];
           TablespaceCopyOptions to = BaseCopyOptions();
           TablespaceCopyResult r;
-          XBAK_RETURN_IF_ERROR(CopyTablespace(f, f.rel, *sink_, progress_, to, &r));
+          Status st = CopyTablespace(f, f.rel, *sink_, progress_, to, &r);
+          ahead->Consumed();
+          XBAK_RETURN_IF_ERROR(st);
           // No page 0 on disk yet in an incremental: the table is newer than
           // the incremental's checkpoint, hence than the base. ReconcileDdl
           // copies it whole as db/t.new under BLOCK_DDL, when its name and
@@ -421,13 +424,17 @@ class BackupRun {
     return CopyPlainList(jobs);
   }
 
-  Status CopyPlainList(const std::vector<const backupdir::SourceFile*>& jobs) {
+  Status CopyPlainList(std::vector<const backupdir::SourceFile*> jobs) {
+    std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->size > b->size; });
     for (auto* f : jobs) progress_.AddTotal(f->size, 1);
+    auto ahead = ReadAhead(jobs);
     return util::RunParallel(
         jobs.size(), o_.parallel,
         [&](size_t i) {
           bool vanished = false;
-          return CopyPlainFile(*jobs[i], jobs[i]->rel, *sink_, progress_, &vanished, &throttle_);
+          Status st = CopyPlainFile(*jobs[i], jobs[i]->rel, *sink_, progress_, &vanished, &throttle_);
+          ahead->Consumed();
+          return st;
         },
         &cancel_);
   }

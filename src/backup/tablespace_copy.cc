@@ -21,6 +21,19 @@ namespace {
 
 constexpr size_t kBatchBytes = 4 << 20;  // 4 MiB per read: few syscalls, bounded memory per thread
 
+// A read buffer left uninitialized: every byte used is read first, and zeroing
+// 4 MiB per file was a sixth of a 20,000-table backup's time.
+class Batch {
+ public:
+  explicit Batch(size_t n) : data_(std::make_unique_for_overwrite<uint8_t[]>(n)), size_(n) {}
+  uint8_t* data() { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_;
+};
+
 // One tablespace file's copy, one method per step: open it, learn its page
 // format from page 0, open the output (the file itself, or .delta + .meta),
 // then read it in batches whose every page is checked (and, incremental, the
@@ -125,8 +138,7 @@ class TablespaceCopy {
   }
 
   Status CopyPages() {
-    size_t batch_pages = std::max<size_t>(1, kBatchBytes / phys_);
-    std::vector<uint8_t> buf(batch_pages * phys_);
+    Batch buf(BatchBytes());
     uint64_t offset = 0;
     for (;;) {
       if (opts_.cancel && opts_.cancel->load(std::memory_order_relaxed)) {
@@ -143,8 +155,7 @@ class TablespaceCopy {
         // pages two at a time as one page of innodb_page_size, which fails.
         XBAK_RETURN_IF_ERROR(LearnFromPage0(buf.data()));
         result_->deferred = false;
-        batch_pages = std::max<size_t>(1, kBatchBytes / phys_);
-        buf.assign(batch_pages * phys_, 0);
+        buf = Batch(BatchBytes());
         continue;
       }
       size_t whole = n - n % phys_;
@@ -166,7 +177,17 @@ class TablespaceCopy {
       result_->pages += whole / phys_;
       offset += whole;
       if (n < buf.size()) return Status::Ok();
+      if (buf.size() < FullBatchBytes()) buf = Batch(FullBatchBytes());  // it grew since it was listed
     }
+  }
+
+  // A batch of whole pages: kBatchBytes, or less for a smaller file (with
+  // 20,000 small tables, a 4 MiB buffer each cost more CPU than the copy).
+  // A file that grew since it was listed is read on until a short read.
+  size_t FullBatchBytes() const { return std::max<size_t>(1, kBatchBytes / phys_) * phys_; }
+  size_t BatchBytes() const {
+    const uint64_t pages = std::max<uint64_t>(1, (src_.size + phys_ - 1) / phys_);
+    return static_cast<size_t>(std::min<uint64_t>(FullBatchBytes(), pages * phys_));
   }
 
   // Every page of a batch (`n` bytes read at file offset `offset`) checked in
@@ -295,7 +316,8 @@ Status CopyPlainFile(const backupdir::SourceFile& src, const std::string& dest_r
   util::File in = std::move(opened).value();
   util::AdviseSequential(in);
   XBAK_ASSIGN_OR_RETURN(auto out, sink.Create(dest_rel));
-  std::vector<uint8_t> buf(1 << 20);
+  // At least one byte more than the file: its end is then found by one read.
+  Batch buf(static_cast<size_t>(std::min<uint64_t>(1 << 20, src.size + 1)));
   uint64_t off = 0;
   for (;;) {
     XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
@@ -309,6 +331,13 @@ Status CopyPlainFile(const backupdir::SourceFile& src, const std::string& dest_r
   XBAK_RETURN_IF_ERROR(out->Close().With("closing " + dest_rel));
   progress.FileDone();
   return Status::Ok();
+}
+
+std::unique_ptr<util::Prefetcher> ReadAhead(const std::vector<const backupdir::SourceFile*>& files) {
+  std::vector<util::PrefetchRange> ranges;
+  ranges.reserve(files.size());
+  for (const backupdir::SourceFile* f : files) ranges.push_back({f->path, f->size});
+  return util::PrefetchWholeFiles(std::move(ranges));
 }
 
 }  // namespace xbak::backup

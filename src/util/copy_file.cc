@@ -70,16 +70,14 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
 
 Status PlaceFiles(std::vector<FileToPlace> files, int parallel, const PlaceFileOptions& o,
                   Progress* progress) {
-  constexpr uint64_t kAheadBytes = 1 << 20;  // the kernel's readahead follows a bigger file's reads
-  constexpr size_t kAheadFiles = 64;
   std::sort(files.begin(), files.end(),
             [](const FileToPlace& a, const FileToPlace& b) { return a.size > b.size; });
-  std::optional<Prefetcher> ahead;
+  std::unique_ptr<Prefetcher> ahead;
   if (!o.move) {
     std::vector<PrefetchRange> ranges;
     ranges.reserve(files.size());
-    for (const FileToPlace& f : files) ranges.push_back({f.src, std::min(f.size, kAheadBytes)});
-    ahead.emplace(std::move(ranges), Prefetcher::kDefaultThreads, kAheadFiles);
+    for (const FileToPlace& f : files) ranges.push_back({f.src, f.size});
+    ahead = PrefetchWholeFiles(std::move(ranges));
   }
   std::atomic<bool> cancel{false};
   return RunParallel(

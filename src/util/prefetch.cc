@@ -70,4 +70,11 @@ void Prefetcher::Work() {
   }
 }
 
+std::unique_ptr<Prefetcher> PrefetchWholeFiles(std::vector<PrefetchRange> files) {
+  constexpr uint64_t kHeadBytes = 1 << 20;
+  constexpr size_t kAheadFiles = 64;
+  for (PrefetchRange& f : files) f.length = std::min(f.length, kHeadBytes);
+  return std::make_unique<Prefetcher>(std::move(files), Prefetcher::kDefaultThreads, kAheadFiles);
+}
+
 }  // namespace xbak::util

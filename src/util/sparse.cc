@@ -7,6 +7,12 @@ namespace xbak::util {
 namespace {
 
 constexpr size_t kBlock = 4096;
+// Which zero blocks become holes: a run of at least 16 KiB, or one that ends
+// on a 16 KiB boundary of the file (the zeros after a PAGE_COMPRESSED page's
+// data, up to the page's end, and whole empty pages). Not the free space in
+// the middle of an ordinary page: leaving each of those out split every page
+// into two writes, and a copy of sysbench tables took 1.5-3x a plain one.
+constexpr uint64_t kHoleGrain = 16384;
 
 bool AllZero(const uint8_t* p) {
   static constexpr uint8_t kZero[kBlock] = {};
@@ -16,22 +22,26 @@ bool AllZero(const uint8_t* p) {
 }  // namespace
 
 Status WriteSkippingZeroBlocks(const uint8_t* p, size_t n, uint64_t off, const RunWriter& write) {
-  while (n > 0) {
-    // Up to the next block boundary of the file, or a last partial block:
-    // written as it is. Then runs of non-zero whole blocks, one write each;
-    // zero blocks skipped.
-    const size_t head = static_cast<size_t>((kBlock - off % kBlock) % kBlock);
-    size_t run = head > 0 ? std::min(head, n) : std::min(n, kBlock);
-    if (head == 0 && run == kBlock) {
-      if (AllZero(p)) {
-        p += kBlock, n -= kBlock, off += kBlock;
-        continue;
-      }
-      while (run + kBlock <= n && !AllZero(p + run)) run += kBlock;
+  // [from, at): data not yet written. Up to the first block boundary of the
+  // file it is data whatever it holds; then whole blocks, each zero run
+  // either left out (a hole) or kept in the pending run; a last partial block
+  // is data.
+  size_t from = 0;
+  size_t at = std::min(n, static_cast<size_t>((kBlock - off % kBlock) % kBlock));
+  while (at + kBlock <= n) {
+    if (!AllZero(p + at)) {
+      at += kBlock;
+      continue;
     }
-    XBAK_RETURN_IF_ERROR(write(p, run, off));
-    p += run, n -= run, off += run;
+    size_t end = at + kBlock;
+    while (end + kBlock <= n && AllZero(p + end)) end += kBlock;
+    if (end - at >= kHoleGrain || (off + end) % kHoleGrain == 0) {
+      if (at > from) XBAK_RETURN_IF_ERROR(write(p + from, at - from, off + from));
+      from = end;
+    }
+    at = end;
   }
+  if (n > from) XBAK_RETURN_IF_ERROR(write(p + from, n - from, off + from));
   return Status::Ok();
 }
 

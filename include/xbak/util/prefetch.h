@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -63,5 +64,11 @@ class Prefetcher {
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };
+
+// Ahead of a phase that reads whole files in the order given (each range's
+// length: its file's size), as a copy-back or a backup does: the first MiB of
+// each (the kernel's own readahead follows a bigger file's reads), at most 64
+// files beyond those the phase has Consumed.
+std::unique_ptr<Prefetcher> PrefetchWholeFiles(std::vector<PrefetchRange> files);
 
 }  // namespace xbak::util

@@ -1,5 +1,5 @@
-// Writes a file front to back, leaving each whole, aligned 4 KiB block of
-// zeros as a hole. Why: PAGE_COMPRESSED tablespaces are sparse on the server
+// Writes a file front to back, leaving aligned 4 KiB blocks of zeros as holes
+// where they are worth one (sparse.cc says which). Why: PAGE_COMPRESSED tablespaces are sparse on the server
 // (it punches out what follows each compressed page); a backup or restore that
 // wrote every zero would need up to several times their disk space. The
 // content is the same either way.
@@ -15,7 +15,8 @@
 namespace xbak::util {
 
 // Hands `write` the runs of data[0, n), which belong at file offset `offset`,
-// leaving out each whole, 4 KiB-aligned (in the file) block of zeros: those
+// leaving out runs of whole, 4 KiB-aligned (in the file) blocks of zeros that
+// are 16 KiB long or end on a 16 KiB boundary of the file: those
 // stay holes in a file that is written front to back and extended to its full
 // size at the end. What SparseWriter and the xbstream extractor both write with.
 using RunWriter = std::function<Status(const uint8_t* data, size_t n, uint64_t offset)>;

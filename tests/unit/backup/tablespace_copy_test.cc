@@ -135,6 +135,25 @@ TEST_F(TablespaceCopyTest, Page0NeverFlushedIsDeferred) {
   EXPECT_EQ(Read(dir_ + "/out/db/t.ibd"), unflushed);
 }
 
+// The read buffer is sized from the listed size: a file listed smaller than it
+// is now (it grew since), or exactly its size, is still copied whole.
+TEST_F(TablespaceCopyTest, AFileThatGrewSinceItWasListedIsCopiedWhole) {
+  auto space = Space();
+  Write(src_.path, space);
+  for (uint64_t listed :
+       {uint64_t{0}, uint64_t{kZip}, uint64_t{kZip} * kPages, uint64_t{kZip} * kPages + 1}) {
+    src_.size = listed;
+    std::filesystem::remove_all(dir_ + "/out");
+    TablespaceCopyOptions o;
+    o.page_size = kLogical;
+    TablespaceCopyResult r;
+    Status s = Copy(o, &r);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(r.pages, kPages) << "listed as " << listed << " bytes";
+    EXPECT_EQ(Read(dir_ + "/out/db/t.ibd"), space) << "listed as " << listed << " bytes";
+  }
+}
+
 // A header that stays unreadable fails, naming the file and page 0.
 TEST_F(TablespaceCopyTest, BadHeaderIsNamed) {
   auto space = Space();

@@ -55,6 +55,32 @@ TEST(SparseWriter, SameContentWithHoles) {
   EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, data.size() * 3 / 4);
 }
 
+// Which zeros become holes: those up to a 16 KiB boundary (a PAGE_COMPRESSED
+// page's tail, an empty page) and any run of 16 KiB; not the free space in the
+// middle of an ordinary page, whose last block (the page directory and
+// trailer) holds data: leaving that out cost a write call per page.
+TEST(WriteSkippingZeroBlocks, HolesOnlyWhereTheyAreWorthOne) {
+  constexpr size_t kPage = 16384, kBlk = 4096;
+  std::vector<uint8_t> d(5 * kPage, 0);
+  auto fill = [&](size_t from, size_t n) { std::fill(d.begin() + from, d.begin() + from + n, 0xA5); };
+  fill(0, kBlk), fill(kPage - 8, 8);  // page 0: ordinary, 8 KiB of free space in its middle
+  fill(kPage, 3000);                  // page 1: compressed, zeros from its first block to its end
+                                      // page 2: empty
+  fill(3 * kPage, kPage);             // page 3: full
+  fill(4 * kPage + kBlk, 3 * kBlk);   // page 4: 4 KiB of zeros at its start
+  std::vector<std::pair<uint64_t, size_t>> runs;
+  auto record = [&](const uint8_t* p, size_t n, uint64_t off) {
+    EXPECT_EQ(p, d.data() + off);
+    runs.emplace_back(off, n);
+    return Status::Ok();
+  };
+  ASSERT_TRUE(WriteSkippingZeroBlocks(d.data(), d.size(), 0, record).ok());
+  const std::vector<std::pair<uint64_t, size_t>> want = {
+      {0, kPage + kBlk},        // page 0 whole (its free space too), page 1's data block
+      {3 * kPage, 2 * kPage}};  // the hole between: page 1's tail and page 2; pages 3 and 4 whole
+  EXPECT_EQ(runs, want);
+}
+
 TEST(SparseWriter, AllZeroFileIsOneHoleOfTheRightSize) {
   testing::TempDir t;
   ASSERT_FALSE(t.path().empty());
