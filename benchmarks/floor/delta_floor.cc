@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   std::vector<Job> jobs;
   for (const auto& e : fs::recursive_directory_iterator(inc)) {
     if (!e.is_regular_file() || e.path().extension() != ".delta") continue;
-    fs::path rel = fs::relative(e.path(), inc);
+    fs::path rel = e.path().lexically_relative(inc);  // fs::relative: syscalls per file
     fs::path stem = rel;
     stem.replace_extension();
     fs::path meta = e.path();

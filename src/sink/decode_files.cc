@@ -15,6 +15,7 @@
 #include "xbak/stream/xbstream.h"  // kXbstreamPartialSuffix
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 
 namespace xbak::sink {
 namespace {
@@ -115,9 +116,18 @@ Status RunDecodeJobs(const DecodeRun& run, std::vector<DecodeJob> jobs) {
   }
   // Largest first, so the big files do not start last and run alone.
   std::sort(jobs.begin(), jobs.end(), [](const DecodeJob& a, const DecodeJob& b) { return a.size > b.size; });
+  std::vector<util::PrefetchRange> ranges;
+  for (const DecodeJob& j : jobs) ranges.push_back({j.input, j.size});
+  // A cold disk kept busy: the files' starts asked ahead of the threads.
+  auto ahead = util::PrefetchWholeFiles(std::move(ranges));
   std::atomic<bool> cancel{false};
   return util::RunParallel(
-      jobs.size(), std::max(1, run.parallel), [&](size_t i) { return DecodeOne(run, jobs[i], cancel); },
+      jobs.size(), std::max(1, run.parallel),
+      [&](size_t i) {
+        Status st = DecodeOne(run, jobs[i], cancel);
+        ahead->Consumed();
+        return st;
+      },
       &cancel);
 }
 

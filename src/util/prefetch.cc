@@ -30,13 +30,19 @@ void Prefetcher::Wait() {
 
 void Prefetcher::Consumed() {
   if (max_ahead_ == 0) return;
+  bool wake = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     consumed_++;
+    // One thread is woken only once half the window is free (and then one
+    // more per range consumed while it stays so, in case that one waits on the
+    // disk); it asks for ranges until the window is full again. A wake-up per
+    // range consumed was a context switch per file: with 20,000 small files
+    // on 2 cores the prefetch threads took a third of a backup's CPU.
+    const size_t next = next_.load(std::memory_order_relaxed);
+    wake = next < ranges_.size() && consumed_ + max_ahead_ >= next + std::max<size_t>(1, max_ahead_ / 2);
   }
-  // One more range may be asked for: one thread takes it (waking them all
-  // for each file cost more CPU than the copy).
-  moved_.notify_one();
+  if (wake) moved_.notify_one();
 }
 
 size_t Prefetcher::Next() {

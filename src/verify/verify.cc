@@ -17,11 +17,13 @@
 #include "xbak/backupdir/layout.h"
 #include "xbak/stream/xbstream.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 
 namespace xbak::verify {
 namespace {
 
 struct Job {
+  std::string path;  // the file it reads (the first, for the system tablespace's)
   uint64_t size = 0;
   std::function<void()> run;
 };
@@ -50,11 +52,16 @@ class Verifier {
     CheckChain();
     for (auto& b : backups_) PlanJobs(*b);
     std::sort(jobs_.begin(), jobs_.end(), [](const Job& a, const Job& b) { return a.size > b.size; });
+    std::vector<util::PrefetchRange> ranges;
+    for (const Job& j : jobs_) ranges.push_back({j.path, j.size});
+    // A cold disk kept busy: the files' starts asked ahead of the threads.
+    auto ahead = util::PrefetchWholeFiles(std::move(ranges));
     std::atomic<bool> cancel{false};
     (void)util::RunParallel(
         jobs_.size(), o_.parallel,
         [&](size_t i) {
           jobs_[i].run();
+          ahead->Consumed();
           return Status::Ok();
         },
         &cancel);
@@ -99,7 +106,9 @@ class Verifier {
     }
   }
 
-  void AddJob(uint64_t size, std::function<void()> fn) { jobs_.push_back(Job{size, std::move(fn)}); }
+  void AddJob(const BackupDir& b, const std::string& rel, uint64_t size, std::function<void()> fn) {
+    jobs_.push_back(Job{util::JoinPath(b.dir, rel), size, std::move(fn)});
+  }
 
   // Streams one file into `consume`; stream errors are problems of that file
   // (false: the content was cut short, its checker's Finish would only echo it).
@@ -131,13 +140,13 @@ class Verifier {
         for (const auto& s : b.system_files) {
           if (b.files.count(s)) total += b.files.at(s).size;
         }
-        AddJob(total, [this, bp] { CheckSystem(*bp); });
+        AddJob(b, f.rel, total, [this, bp] { CheckSystem(*bp); });
         continue;
       }
       if (base == "ib_logfile0") {
         b.log_problems = std::make_unique<FileProblems>(r_, Display(b, f.rel), o_.max_problems_per_file);
         b.log = std::make_unique<LogChecker>(*b.log_problems, !IsPrepared(b));
-        AddJob(f.size, [this, bp, fe] {
+        AddJob(b, f.rel, f.size, [this, bp, fe] {
           if (Stream(*bp, *fe, *bp->log_problems, [&](const uint8_t* d, size_t n) { bp->log->Feed(d, n); })) {
             bp->log->Finish();
           }
@@ -145,11 +154,11 @@ class Verifier {
         continue;
       }
       if (base.ends_with(".ibd") || base.ends_with(".new") || backupdir::IsUndoTablespaceName(base)) {
-        AddJob(f.size, [this, bp, fe] { CheckTablespace(*bp, *fe); });
+        AddJob(b, f.rel, f.size, [this, bp, fe] { CheckTablespace(*bp, *fe); });
         continue;
       }
       if (base.ends_with(".delta")) {
-        AddJob(f.size, [this, bp, fe] { CheckDelta(*bp, *fe); });
+        AddJob(b, f.rel, f.size, [this, bp, fe] { CheckDelta(*bp, *fe); });
         continue;
       }
       if (base.ends_with(".meta")) {
@@ -164,7 +173,7 @@ class Verifier {
       if (f.algo || f.encrypted) {
         // Any other compressed or encrypted file: its frames and content
         // checksums, its chunks' tags.
-        AddJob(f.size, [this, bp, fe] {
+        AddJob(b, f.rel, f.size, [this, bp, fe] {
           FileProblems p(r_, Display(*bp, fe->rel), o_.max_problems_per_file);
           Stream(*bp, *fe, p, [](const uint8_t*, size_t) {});
         });

@@ -46,6 +46,9 @@ TEST(Prefetcher, AsksForEveryRangeAndSkipsWhatItCannotOpen) {
   EXPECT_EQ(p.asked(), 101u);
 }
 
+// Never more than max_ahead ranges beyond those consumed; refilled once half of
+// that window is free (a wake-up per range consumed cost a context switch per
+// file), so at least max_ahead - max_ahead / 2 ahead while there are any.
 TEST(Prefetcher, StaysWithinItsBoundAheadOfWhatWasConsumed) {
   TempDir t;
   std::vector<PrefetchRange> ranges;
@@ -56,13 +59,15 @@ TEST(Prefetcher, StaysWithinItsBoundAheadOfWhatWasConsumed) {
   }
   Prefetcher p(std::move(ranges), 8, 5);
   for (int consumed = 0; consumed <= 45; consumed += 15) {
-    // Wait for it to reach the bound, then check it goes no further.
-    for (int i = 0; i < 2000 && p.asked() < static_cast<size_t>(consumed + 5); i++) ::usleep(1000);
-    EXPECT_EQ(p.asked(), static_cast<size_t>(std::min(consumed + 5, 50)));
+    const size_t most = std::min(consumed + 5, 50), least = std::min(consumed + 3, 50);
+    for (int i = 0; i < 2000 && p.asked() < least; i++) ::usleep(1000);
+    EXPECT_GE(p.asked(), least) << "consumed " << consumed;
     ::usleep(20000);
-    EXPECT_EQ(p.asked(), static_cast<size_t>(std::min(consumed + 5, 50)));
+    EXPECT_LE(p.asked(), most) << "consumed " << consumed;
+    EXPECT_GE(p.asked(), least) << "consumed " << consumed;
     for (int i = 0; i < 15; i++) p.Consumed();
   }
+  // All consumed (60 of 50): the last ones are asked for too.
   for (int i = 0; i < 2000 && p.asked() < 50; i++) ::usleep(1000);
   EXPECT_EQ(p.asked(), 50u);
 }
