@@ -1,9 +1,10 @@
 // The physical floor of an incremental prepare, for benchmarks/scale_bench.sh and
 // benchmarks/prepare_bench.sh: every page of every .delta under INC written into the file of the
 // same relative path under BASE at its page's offset, its writeback started as each file is done,
-// then one syncfs(). Nothing else: no checksum,
-// no page 0 or size check, no metadata, no redo. What xbak --prepare --incremental-dir must do at
-// the least, so its delta step can be reported as a ratio to this.
+// and every other file of INC (table definitions, non-InnoDB tables, its redo log and metadata:
+// what the prepared base must hold; since 2026-11-29) written over the base's, then one syncfs().
+// Nothing else: no checksum, no page 0 or size check, no comparison, no redo applied. What xbak --prepare
+// --incremental-dir must do at the least, so its delta step can be reported as a ratio to this.
 //
 //   xbak_delta_floor BASE INC [THREADS]
 //
@@ -35,10 +36,27 @@ using namespace xbak;
 namespace {
 
 struct Job {
-  std::string delta, meta, target;
+  std::string delta, meta, target;  // meta empty: `delta` is another file, copied over `target`
 };
 
+Status CopyOver(const Job& job) {
+  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.delta));
+  int fd = ::open(job.target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) return ErrnoError("open", job.target, errno);
+  util::File out = util::File::Adopt(util::UniqueFd(fd), job.target);
+  std::vector<uint8_t> buf(1 << 20);
+  for (uint64_t off = 0;;) {
+    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
+    if (n == 0) break;
+    XBAK_RETURN_IF_ERROR(out.PWrite(buf.data(), n, off));
+    off += n;
+  }
+  out.StartWriteback();
+  return out.Close();
+}
+
 Status ApplyOne(const Job& job, uint64_t* pages) {
+  if (job.meta.empty()) return CopyOver(job);
   XBAK_ASSIGN_OR_RETURN(std::string meta_text, util::ReadSmallFile(job.meta));
   XBAK_ASSIGN_OR_RETURN(innodb::DeltaMeta meta, innodb::ParseDeltaMeta(meta_text, job.meta));
   uint32_t page_size = meta.zip_size ? meta.zip_size : meta.page_size;
@@ -74,20 +92,26 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
 
   std::vector<Job> jobs;
+  std::vector<Job> others;
   for (const auto& e : fs::recursive_directory_iterator(inc)) {
-    if (!e.is_regular_file() || e.path().extension() != ".delta") continue;
+    if (!e.is_regular_file() || e.path().extension() == ".meta") continue;
     fs::path rel = e.path().lexically_relative(inc);  // fs::relative: syscalls per file
+    if (e.path().extension() != ".delta") {
+      others.push_back({e.path().string(), "", (base / rel).string()});
+      continue;
+    }
     fs::path stem = rel;
     stem.replace_extension();
     fs::path meta = e.path();
     meta.replace_extension(".meta");
     jobs.push_back({e.path().string(), meta.string(), (base / stem).string()});
   }
+  jobs.insert(jobs.end(), others.begin(), others.end());
 
   std::vector<util::PrefetchRange> ahead;
   ahead.reserve(3 * jobs.size());
   for (const Job& j : jobs) {
-    ahead.push_back({j.meta, 0});
+    if (!j.meta.empty()) ahead.push_back({j.meta, 0});
     ahead.push_back({j.delta, 0});
     ahead.push_back({j.target, util::kInodeOnly});
   }
