@@ -12,6 +12,7 @@
 #include "xbak/prepare/delta_apply.h"
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 
 namespace xbak::prepare {
 namespace {
@@ -62,6 +63,12 @@ Result<PageSetPtr> DeltaPages(const std::string& inc, int parallel, bool applied
   XBAK_ASSIGN_OR_RETURN(backupdir::BackupCnf cnf, backupdir::ReadBackupCnf(inc));
   auto set = std::make_shared<PageSet>();
   std::mutex mu;
+  // Each delta's first block header asked of the disk ahead of the threads:
+  // read one at a time, 20,000 small deltas kept a cold restore waiting 3 s.
+  std::vector<util::PrefetchRange> heads;
+  heads.reserve(scan.deltas.size());
+  for (const DeltaJob& j : scan.deltas) heads.push_back({j.delta, j.meta.page_size});
+  util::Prefetcher ahead(std::move(heads));
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(
       scan.deltas.size(), parallel,

@@ -9,6 +9,7 @@
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
+#include "xbak/util/prefetch.h"
 
 namespace xbak::prepare {
 namespace {
@@ -118,7 +119,14 @@ Status Catalog::Scan(const std::string& dir, uint32_t page_size, const std::vect
   XBAK_ASSIGN_OR_RETURN(const std::vector<std::string> candidates,
                         ListCandidates(dir, system, mode, only_tables));
   // Each file's page 0 is read and checked on `parallel` threads (tens of
-  // thousands of tables); the catalog is then built in order.
+  // thousands of tables); the catalog is then built in order. The pages are
+  // asked of the disk ahead of the threads: one random read per thread at a
+  // time left a cold disk idle (20,000 tables: 2-3 s of a restore, twice,
+  // for the check of the backup and the catalog of its copy).
+  std::vector<util::PrefetchRange> heads;
+  heads.reserve(candidates.size());
+  for (const std::string& rel : candidates) heads.push_back({util::JoinPath(dir, rel), page_size});
+  util::Prefetcher ahead(std::move(heads));
   std::vector<std::optional<Space>> found(candidates.size());
   std::atomic<bool> cancel{false};
   XBAK_RETURN_IF_ERROR(util::RunParallel(
