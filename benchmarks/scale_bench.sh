@@ -100,10 +100,12 @@ W=$XBAK_WORK
 RES="$W/rows.jsonl"; : > "$RES"
 SCALE_INFO="$W/scales.jsonl"; : > "$SCALE_INFO"
 
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
-# After deleting a few GB of files: the next rows should not measure the file system catching up
-# (one journal commit interval).
-settle() { sync; sleep 6; }
+# Before every row. The sleep: this file system is mounted with online discard, and the blocks of
+# the files deleted before a row are trimmed after the sync; a row started at once ran 1.5-2 s
+# longer after mariabackup's 40,000 fully allocated files were deleted (20,000 tables; 7.8 s
+# against 6.3 s for the same copy 10 s later), which gave whichever row came next a handicap.
+drop_caches() { sync; sleep "${XBAK_SETTLE_S:-10}"; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
+settle() { sync; sleep "${XBAK_SETTLE_S:-10}"; }
 
 # load_wide COUNT ROWS: COUNT tables many.t00000.. of ROWS rows each, a 200-character v per row
 load_wide() {
@@ -313,9 +315,8 @@ for N in $SCALES; do
 
   echo "-- copy-back of the prepared chain into an empty datadir" >&2
   for p in $PARS; do
-    # The floor last, xbak after mariabackup: a row right after mariabackup's 40,000 files were
-    # deleted took 1.5-2 s longer (20,000 tables, the same command either way; ext4 allocating
-    # around recently freed inodes and blocks), which put the floor above xbak when it came first.
+    # The floor last (see drop_caches: before the settling sleep, the row after mariabackup's
+    # files were deleted ran 1.5-2 s longer, which put the floor above xbak when it came first).
     for tool in mariabackup xbak floor; do
       # The last row's 200,000 files (and the prepare copies) were just deleted: while their
       # inode table blocks are cached, ext4 skips recently deleted inodes one by one at every
