@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <climits>  // IOV_MAX
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -91,7 +90,7 @@ class QueuedOutput : public Output {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    data_cv_.notify_all();
+    cv_.notify_all();
     // The thread writes out what is still queued first (a Sink user that
     // skipped Flush still gets what it wrote), or stops at the first error.
     thread_.join();
@@ -129,7 +128,7 @@ class QueuedOutput : public Output {
   }
   Status Drain() override {
     std::unique_lock<std::mutex> lock(mu_);
-    space_cv_.wait(lock, [&] { return items_ == 0 || !error_.ok(); });
+    cv_.wait(lock, [&] { return items_ == 0 || !error_.ok(); });
     return error_;
   }
   uint64_t bytes_written() const override { return written_.load(std::memory_order_relaxed); }
@@ -166,15 +165,14 @@ class QueuedOutput : public Output {
     std::unique_lock<std::mutex> lock(mu_);
     // items_ counts the entry being written too, so at most max_items_
     // chunks are ever held in memory.
-    space_cv_.wait(lock, [&] { return items_ < max_items_ || !error_.ok(); });
+    cv_.wait(lock, [&] { return items_ < max_items_ || !error_.ok(); });
     if (!error_.ok()) return error_;
     buffered_ += item.size();
     peak_ = std::max(peak_, buffered_);
     ++items_;
-    const bool was_empty = queue_.empty();  // the writer waits only for an empty queue
     queue_.push_back(std::move(item));
     lock.unlock();
-    if (was_empty) data_cv_.notify_one();
+    cv_.notify_all();
     return Status::Ok();
   }
 
@@ -187,25 +185,17 @@ class QueuedOutput : public Output {
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
 
-    // Everything queued is taken at once and written with as few writev calls
-    // as IOV_MAX allows: a backup of 20,000 small tables queues two chunks per
-    // file, and a write and two wake-ups per chunk made the writer the
-    // bottleneck (its table definitions took as long at --parallel=2 as at 1).
     std::unique_lock<std::mutex> lock(mu_);
-    std::deque<Item> batch;
     while (true) {
-      data_cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+      cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
       if (queue_.empty()) return;  // stop_ and nothing left
-      batch.swap(queue_);
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
       lock.unlock();
-      uint64_t bytes = 0;
-      for (const Item& i : batch) bytes += i.size();
-      Status st = WriteItems(batch);
-      const size_t n = batch.size();
-      batch.clear();
+      Status st = WriteItem(item);
       lock.lock();
-      buffered_ -= bytes;
-      items_ -= n;
+      buffered_ -= item.size();
+      --items_;
       if (!st.ok()) {
         error_ = st;
         // Nothing queued can reach the reader any more: free it now.
@@ -213,29 +203,21 @@ class QueuedOutput : public Output {
         items_ -= queue_.size();
         queue_.clear();
         lock.unlock();
-        space_cv_.notify_all();
+        cv_.notify_all();
         return;
       }
-      space_cv_.notify_all();
+      cv_.notify_all();
     }
   }
 
-  Status WriteItems(const std::deque<Item>& items) {
-    std::vector<iovec> iov;
-    for (size_t at = 0; at < items.size();) {
-      iov.clear();
-      for (; at < items.size() && iov.size() + 2 <= IOV_MAX; at++) {
-        const Item& item = items[at];
-        iov.push_back({const_cast<char*>(item.header.data()), item.header.size()});
-        if (!item.payload.empty())
-          iov.push_back({const_cast<uint8_t*>(item.payload.data()), item.payload.size()});
-      }
-      XBAK_RETURN_IF_ERROR(WriteAll(iov.data(), static_cast<int>(iov.size())));
-    }
-    return Status::Ok();
-  }
-
-  Status WriteAll(iovec* cur, int iovcnt) {
+  Status WriteItem(const Item& item) {
+    iovec iov[2];
+    iov[0].iov_base = const_cast<char*>(item.header.data());
+    iov[0].iov_len = item.header.size();
+    iov[1].iov_base = const_cast<uint8_t*>(item.payload.data());
+    iov[1].iov_len = item.payload.size();
+    iovec* cur = iov;
+    int iovcnt = item.payload.empty() ? 1 : 2;
     while (iovcnt > 0) {
       ssize_t w = ::writev(fd_, cur, iovcnt);
       if (w < 0) {
@@ -256,14 +238,13 @@ class QueuedOutput : public Output {
   const std::string name_;
   const size_t max_items_;
   mutable std::mutex mu_;
-  std::condition_variable data_cv_;   // queue_ no longer empty, or stop_
-  std::condition_variable space_cv_;  // items_ fell, or error_ was set
-  std::deque<Item> queue_;            // guarded by mu_
-  size_t items_ = 0;                  // guarded by mu_: queued + being written
-  uint64_t buffered_ = 0;             // guarded by mu_: bytes of those items
-  uint64_t peak_ = 0;                 // guarded by mu_
-  Status error_;                      // guarded by mu_: sticky first write error
-  bool stop_ = false;                 // guarded by mu_
+  std::condition_variable cv_;  // any change of queue_, items_, error_, stop_
+  std::deque<Item> queue_;      // guarded by mu_
+  size_t items_ = 0;            // guarded by mu_: queued + being written
+  uint64_t buffered_ = 0;       // guarded by mu_: bytes of those items
+  uint64_t peak_ = 0;           // guarded by mu_
+  Status error_;                // guarded by mu_: sticky first write error
+  bool stop_ = false;           // guarded by mu_
   std::atomic<uint64_t> written_{0};
   std::thread thread_;  // last: started once everything above exists
 };
