@@ -147,6 +147,11 @@ Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_siz
 Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists,
                      const innodb::SpaceHeader* base_page0) {
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(j.delta));
+  // Read whole, front to back: its first 64 MiB asked of the disk at once (the
+  // kernel's own readahead, 128 KiB at a time, kept a cold restore of 2.4 MB
+  // deltas at half the disk's speed), then the kernel's sequential readahead.
+  util::AdviseSequential(f);
+  (void)::posix_fadvise(f.fd(), 0, 64 << 20, POSIX_FADV_WILLNEED);
   const uint32_t ps = j.meta.page_size;
   std::optional<innodb::SpaceFlags> flags = j.system_flags;
   if (base_exists && j.first_page == 0) {
