@@ -105,7 +105,6 @@ SCALE_INFO="$W/scales.jsonl"; : > "$SCALE_INFO"
 # longer after mariabackup's 40,000 fully allocated files were deleted (20,000 tables; 7.8 s
 # against 6.3 s for the same copy 10 s later), which gave whichever row came next a handicap.
 drop_caches() { sync; sleep "${XBAK_SETTLE_S:-10}"; echo 3 > /proc/sys/vm/drop_caches 2> /dev/null || true; }
-settle() { sync; sleep "${XBAK_SETTLE_S:-10}"; }
 
 # load_wide COUNT ROWS: COUNT tables many.t00000.. of ROWS rows each, a 200-character v per row
 load_wide() {
@@ -268,7 +267,7 @@ for N in $SCALES; do
   done
   [ -f "$W/inc-xbak/xtrabackup_checkpoints" ] || { echo "xbak's incremental backup failed" >&2; exit 1; }
   sb_stop sc
-  rm -rf "$W/full-mariabackup" "$W/inc-mariabackup" "$(sb_datadir sc)"; settle
+  rm -rf "$W/full-mariabackup" "$W/inc-mariabackup" "$(sb_datadir sc)"
   DELTAS=$(find "$W/inc-xbak" -name '*.delta' | wc -l)
   DELTA_BYTES=$(find "$W/inc-xbak" -name '*.delta' -printf '%s\n' | awk '{t+=$1} END {print t+0}')
   echo "   $DELTAS deltas, $((DELTA_BYTES >> 20)) MiB; full backup $((FULL_BYTES >> 20)) MiB" >&2
@@ -311,7 +310,7 @@ for N in $SCALES; do
   "$XBAK" --prepare --parallel="$MAXPAR" --progress-interval=0 --target-dir="$W/run" --incremental-dir="$W/run-inc" \
     2> "$W/logs/prepare-chain.log"
 
-  rm -rf "$W/run-inc" "$W/full-xbak" "$W/inc-xbak"; settle
+  rm -rf "$W/run-inc" "$W/full-xbak" "$W/inc-xbak"
 
   echo "-- copy-back of the prepared chain into an empty datadir" >&2
   for p in $PARS; do

@@ -46,17 +46,10 @@ Status CopyOver(const Job& job) {
   XBAK_ASSIGN_OR_RETURN(std::string mine, util::ReadSmallFile(job.delta, size_t{1} << 30));
   auto theirs = util::ReadSmallFile(job.target, mine.size() + 1);
   if (theirs.ok() && *theirs == mine) return Status::Ok();
-  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.delta));
   int fd = ::open(job.target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
   if (fd < 0) return ErrnoError("open", job.target, errno);
   util::File out = util::File::Adopt(util::UniqueFd(fd), job.target);
-  std::vector<uint8_t> buf(1 << 20);
-  for (uint64_t off = 0;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(out.PWrite(buf.data(), n, off));
-    off += n;
-  }
+  XBAK_RETURN_IF_ERROR(out.PWrite(mine.data(), mine.size(), 0));  // what was read above, not read again
   out.StartWriteback();
   return out.Close();
 }

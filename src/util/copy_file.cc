@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
-#include <optional>
 
 #include "xbak/util/file.h"
 #include "xbak/util/parallel.h"
