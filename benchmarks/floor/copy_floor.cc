@@ -1,6 +1,7 @@
 // The physical floor of a copy-back (benchmarks/scale_bench.sh): every regular file under SRC
 // read and written to the same relative path under DEST (directories made as needed), largest
-// first, aligned 4 KiB blocks of zeros left as holes, its writeback started as each file is done,
+// first, what reads as zeros (holes, preallocated space) not read and aligned 4 KiB blocks of
+// zeros left as holes, its writeback started as each file is done,
 // then one syncfs(). Nothing else: no plan, no checks, no marker file, no redo log placed last. What xbak
 // --copy-back must do at the least, so that it can be reported as a ratio to this.
 //
@@ -28,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "xbak/util/copy_file.h"
 #include "xbak/util/file.h"
 #include "xbak/util/prefetch.h"
 #include "xbak/util/sparse.h"
@@ -42,29 +44,16 @@ struct Job {
   uint64_t size;
 };
 
-Status ReadOne(const Job& job, std::vector<uint8_t>& buf) {
-  XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.src));
-  for (uint64_t off = 0;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
-    if (n < buf.size()) return Status::Ok();
-    off += n;
-  }
-}
-
 Status CopyOne(const Job& job, std::vector<uint8_t>& buf) {
-  if (job.dest.empty()) return ReadOne(job, buf);
   XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.src));
+  // What reads as zeros (holes, preallocated space) is neither read nor written: the disk need
+  // not (xbak does not either).
+  if (job.dest.empty()) return util::CopyDataRuns(in, job.size, nullptr, buf, nullptr);
   int fd = ::open(job.dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
   if (fd < 0) return ErrnoError("open", job.dest, errno);
   util::File out = util::File::Adopt(util::UniqueFd(fd), job.dest);
-  // Aligned blocks of zeros stay holes: the disk need not write them (xbak does not either).
   util::SparseWriter sparse(out);
-  for (uint64_t off = 0;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), buf.size(), off));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(sparse.Write(buf.data(), n));
-    off += n;
-  }
+  XBAK_RETURN_IF_ERROR(util::CopyDataRuns(in, job.size, &sparse, buf, nullptr));
   XBAK_RETURN_IF_ERROR(sparse.Finish());
   out.StartWriteback();
   return out.Close();

@@ -16,6 +16,29 @@
 
 namespace xbak::util {
 
+Status CopyDataRuns(const File& in, uint64_t size, SparseWriter* out, std::span<uint8_t> buf,
+                    Progress* progress) {
+  for (uint64_t off = 0; off < size;) {
+    XBAK_ASSIGN_OR_RETURN(auto run, in.NextDataRun(off));
+    const uint64_t begin = run ? std::min(run->first, size) : size;
+    const uint64_t end = run ? std::min(run->second, size) : size;
+    if (begin > off) {
+      if (out) out->Skip(begin - off);
+      if (progress) progress->AddDone(begin - off);
+      off = begin;
+    }
+    while (off < end) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - off));
+      XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), want, off));
+      if (n == 0) return Status::Ok();  // shorter than it was: what it holds is copied
+      if (out) XBAK_RETURN_IF_ERROR(out->Write(buf.data(), n));
+      off += n;
+      if (progress) progress->AddDone(n);
+    }
+  }
+  return Status::Ok();
+}
+
 Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFileOptions& o,
                  Progress* progress) {
   if (o.move) {
@@ -42,14 +65,7 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
   // 100,000 of them cost more than copying them.
   const size_t cap = static_cast<size_t>(std::clamp<uint64_t>(size, 4096, 4 << 20));
   auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);
-  uint64_t off = 0;
-  for (;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.get(), cap, off));
-    if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(sparse.Write(buf.get(), n));
-    off += n;
-    if (progress) progress->AddDone(n);
-  }
+  XBAK_RETURN_IF_ERROR(CopyDataRuns(in, size, &sparse, {buf.get(), cap}, progress));
   XBAK_RETURN_IF_ERROR(sparse.Finish());
   if (o.sync) {
     XBAK_RETURN_IF_ERROR(out.Sync());

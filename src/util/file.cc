@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -116,6 +117,45 @@ Result<uint64_t> File::Size() const {
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) return ErrnoError("stat", path_, errno);
   return static_cast<uint64_t>(st.st_size);
+}
+
+Result<std::optional<std::pair<uint64_t, uint64_t>>> File::NextDataRun(uint64_t from) const {
+  constexpr uint64_t kNoHole = UINT64_MAX;
+  const off_t begin = ::lseek(fd_.get(), static_cast<off_t>(from), SEEK_DATA);
+  if (begin < 0) {
+    if (errno == ENXIO) return std::optional<std::pair<uint64_t, uint64_t>>();
+    if (errno == EINVAL || errno == EOPNOTSUPP) return std::optional(std::pair(from, kNoHole));
+    return ErrnoError("seek data in", path_, errno);
+  }
+  const off_t end = ::lseek(fd_.get(), begin, SEEK_HOLE);
+  const uint64_t e = end < 0 ? kNoHole : static_cast<uint64_t>(end);
+  return std::optional(std::pair(static_cast<uint64_t>(begin), e));
+}
+
+Result<size_t> File::PReadData(void* buf, size_t n, uint64_t offset) const {
+  auto* p = static_cast<uint8_t*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    const uint64_t at = offset + done;
+    XBAK_ASSIGN_OR_RETURN(auto run, NextDataRun(at));
+    if (!run) {  // a hole up to the end of the file
+      XBAK_ASSIGN_OR_RETURN(uint64_t size, Size());
+      const size_t z = size > at ? static_cast<size_t>(std::min<uint64_t>(n - done, size - at)) : 0;
+      std::memset(p + done, 0, z);
+      return done + z;
+    }
+    if (run->first > at) {
+      const size_t z = static_cast<size_t>(std::min<uint64_t>(n - done, run->first - at));
+      std::memset(p + done, 0, z);
+      done += z;
+      continue;
+    }
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(n - done, run->second - at));
+    XBAK_ASSIGN_OR_RETURN(size_t got, PRead(p + done, want, at));
+    done += got;
+    if (got < want) break;  // the end of the file
+  }
+  return done;
 }
 
 Status File::Close() {

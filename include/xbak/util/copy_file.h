@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "xbak/util/file.h"
 #include "xbak/util/progress.h"
+#include "xbak/util/sparse.h"
 #include "xbak/util/status.h"
 
 namespace xbak::util {
@@ -32,6 +35,14 @@ struct PlaceFileOptions {
 // `progress` (may be null) is given the bytes copied and one file done.
 Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFileOptions& o,
                  Progress* progress);
+
+// Copies in's first `size` bytes through `buf` into `out` (only reads them if
+// out is null): its data runs (File::NextDataRun) read and written, what lies
+// between them left a hole without being read. Stops early, without an error,
+// if the file is shorter than `size`. `progress` (may be null) is given the
+// bytes done, holes included.
+Status CopyDataRuns(const File& in, uint64_t size, SparseWriter* out, std::span<uint8_t> buf,
+                    Progress* progress);
 
 struct FileToPlace {
   std::string src, dest;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,6 +80,19 @@ class File {
   // written instead of all at once in the sync. A hint: not durability, nothing to report.
   void StartWriteback();
   Result<uint64_t> Size() const;
+  // The next run of data at or after `from`: [begin, end), end being where the
+  // next hole starts or UINT64_MAX; nullopt if only a hole follows. What
+  // lies before begin reads as zeros (a hole, or on ext4 and XFS an extent
+  // allocated but never written), so a copy need not read it: reading it made
+  // the kernel zero-fill the page cache for it, over a third of the CPU of a
+  // copy-back whose tablespaces were mostly preallocated space. Where the file
+  // system cannot say, all of the file is one run.
+  Result<std::optional<std::pair<uint64_t, uint64_t>>> NextDataRun(uint64_t from) const;
+  // PRead, but what NextDataRun says reads as zeros is zero-filled here
+  // instead of read. For a file being written meanwhile (a live tablespace)
+  // this is a read of those bytes at the moment of the lseek: a write in
+  // progress is in the page cache, which lseek counts as data.
+  Result<size_t> PReadData(void* buf, size_t n, uint64_t offset) const;
   Status Close();
 
  private:

@@ -26,6 +26,8 @@ class SparseWriter {
  public:
   explicit SparseWriter(File& f) : f_(f) {}
   Status Write(const void* data, size_t n);
+  // Leaves the next n bytes a hole (they read as zeros).
+  void Skip(uint64_t n) { pos_ += n; }
   // Gives the file its full size (a trailing hole is not written). Call once,
   // after the last Write.
   Status Finish();

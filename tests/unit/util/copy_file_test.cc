@@ -1,7 +1,9 @@
 #include "xbak/util/copy_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <random>
@@ -55,6 +57,33 @@ TEST(PlaceFile, InPlaceNeverOverwritesUnlessToldTo) {
   EXPECT_EQ(*ReadSmallFile(dest), "someone's file, longer than the new one");
   ASSERT_TRUE(PlaceFile(src, dest, {.sync = false, .in_place = true, .replace = true}, nullptr).ok());
   EXPECT_EQ(*ReadSmallFile(dest), "new content");
+}
+
+// A sparse file (holes, preallocated space) comes out byte for byte, its holes
+// and zero runs left holes: a copy-back takes no more disk than the backup.
+TEST(PlaceFile, KeepsHolesAndPreallocatedSpaceHoles) {
+  testing::TempDir t;
+  ASSERT_FALSE(t.path().empty());
+  const std::string src = t.path() + "/src", dest = t.path() + "/dest";
+  constexpr uint64_t kMiB = 1 << 20;
+  const std::string data = Content(kMiB, 7);
+  {
+    auto f = File::CreateNew(src);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 0).ok());
+    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 4 * kMiB).ok());
+    ASSERT_EQ(::fallocate(f->fd(), 0, 5 * kMiB, 2 * kMiB), 0);
+    ASSERT_TRUE(f->Truncate(9 * kMiB).ok());
+    ASSERT_TRUE(f->Close().ok());
+  }
+  ASSERT_TRUE(PlaceFile(src, dest, {.sync = false}, nullptr).ok());
+  auto want = ReadSmallFile(src, 16 << 20), got = ReadSmallFile(dest, 16 << 20);
+  ASSERT_TRUE(want.ok() && got.ok());
+  ASSERT_EQ(got->size(), 9 * kMiB);
+  EXPECT_TRUE(*got == *want);
+  struct stat st {};
+  ASSERT_EQ(::stat(dest.c_str(), &st), 0);
+  EXPECT_LE(static_cast<uint64_t>(st.st_blocks) * 512, 2 * kMiB + 64 * 1024);
 }
 
 }  // namespace

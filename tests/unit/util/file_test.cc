@@ -126,5 +126,56 @@ TEST(EnlargePipe, LeavesAnythingButAPipeAlone) {
   EXPECT_EQ(EnlargePipe(-1), 0u);
 }
 
+// A file of data, a punched hole, preallocated (never written) space and a
+// trailing hole: NextDataRun names the data where the file system can tell
+// (ext4, XFS, tmpfs), and PReadData returns what PRead does for any window,
+// zeros where it did not read.
+TEST(PReadData, ReadsWhatPReadReadsWithoutReadingHoles) {
+  TempDir t;
+  const std::string path = t.path() + "/f";
+  constexpr uint64_t kMiB = 1 << 20;
+  {
+    auto f = File::CreateNew(path);
+    ASSERT_TRUE(f.ok());
+    std::string data(kMiB, 'x');
+    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 0).ok());
+    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 3 * kMiB).ok());  // [1, 3) MiB: a hole
+    ASSERT_EQ(::fallocate(f->fd(), 0, 4 * kMiB, kMiB), 0);     // [4, 5) MiB: unwritten
+    ASSERT_TRUE(f->Truncate(7 * kMiB).ok());                   // [5, 7) MiB: a hole
+    ASSERT_TRUE(f->Close().ok());
+  }
+  auto f = File::OpenRead(path);
+  ASSERT_TRUE(f.ok());
+  auto first = f->NextDataRun(0);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->has_value());
+  EXPECT_EQ((*first)->first, 0u);
+  if ((*first)->second != UINT64_MAX) {  // the file system tells holes apart
+    EXPECT_EQ((*first)->second, kMiB);
+    auto second = f->NextDataRun(kMiB);
+    ASSERT_TRUE(second.ok() && second->has_value());
+    EXPECT_EQ((*second)->first, 3 * kMiB);
+    auto after = f->NextDataRun(4 * kMiB);
+    ASSERT_TRUE(after.ok());
+    if (after->has_value()) {  // unwritten space: data to some file systems
+      EXPECT_GE((*after)->first, 4 * kMiB);
+    }
+    auto tail = f->NextDataRun(5 * kMiB);
+    ASSERT_TRUE(tail.ok());
+    EXPECT_FALSE(tail->has_value());
+  }
+  for (uint64_t off : {uint64_t{0}, kMiB - 100, 2 * kMiB + 5, 4 * kMiB - 4096, 6 * kMiB, 7 * kMiB - 10}) {
+    for (size_t n : {size_t{4096}, size_t{3 * kMiB}}) {
+      SCOPED_TRACE(std::to_string(off) + " + " + std::to_string(n));
+      std::string want(n, '?'), got(n, '?');
+      auto a = f->PRead(want.data(), n, off);
+      auto b = f->PReadData(got.data(), n, off);
+      ASSERT_TRUE(a.ok() && b.ok());
+      ASSERT_EQ(*a, *b);
+      EXPECT_EQ(want.substr(0, *a), got.substr(0, *b));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xbak::util
