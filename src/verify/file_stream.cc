@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "xbak/util/file.h"
@@ -35,15 +36,20 @@ Status StreamFile(const std::string& path, const Decoding& how, const Consumer& 
   };
   std::unique_ptr<crypt::Decryptor> decrypt;
   if (how.encrypted) decrypt = std::make_unique<crypt::Decryptor>(*how.keys, path, how.name, plain);
-  std::vector<uint8_t> buf(kReadBytes);
+  // Sized to the file (one page more, so that one short read ends it) and not zero-filled: a
+  // zeroed 4 MiB buffer for each of 20,000 small tables cost more than reading them. Holes (the
+  // backup is sparse) are zero-filled here rather than read through the page cache.
+  XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+  const size_t cap = static_cast<size_t>(std::min<uint64_t>(kReadBytes, size + 4096));
+  auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);
   uint64_t off = 0;
   for (;;) {
-    XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(buf.data(), buf.size(), off));
+    XBAK_ASSIGN_OR_RETURN(size_t n, f.PReadData(buf.get(), cap, off));
     if (n == 0) break;
-    XBAK_RETURN_IF_ERROR(decrypt ? decrypt->Write(buf.data(), n) : plain(buf.data(), n));
+    XBAK_RETURN_IF_ERROR(decrypt ? decrypt->Write(buf.get(), n) : plain(buf.get(), n));
     ::posix_fadvise(f.fd(), static_cast<off_t>(off), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
     off += n;
-    if (n < buf.size()) break;
+    if (n < cap) break;
   }
   if (decrypt) XBAK_RETURN_IF_ERROR(decrypt->Finish());
   if (dec) XBAK_RETURN_IF_ERROR(dec->Finish());

@@ -4,6 +4,7 @@
 #include "xbak/sink/compress.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -123,6 +124,23 @@ TEST_P(CompressTest, RemoveOriginalLeavesOnlyTheDecompressedFiles) {
   Status st = DecompressBackup(d);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(TreeContents(t / "b"), files);
+}
+
+// A tablespace's empty pages come back as holes, as in a backup written to a
+// directory: decompressing takes no more disk than the backup did.
+TEST_P(CompressTest, DecompressedZeroPagesAreHoles) {
+  TempDir t;
+  const std::string data = testing::Pattern(1 << 20, 3) + std::string(8 << 20, '\0') + "tail";
+  WriteCompressed(t / "b", {{"z.ibd", data}}, Options());
+  DecompressOptions d;
+  d.target_dir = t / "b";
+  Status st = DecompressBackup(d);
+  ASSERT_TRUE(st.ok()) << st.message();
+  const std::string out = t / "b/z.ibd";
+  EXPECT_EQ(testing::ReadFileOrEmpty(out), data);
+  struct stat sb {};
+  ASSERT_EQ(::stat(out.c_str(), &sb), 0);
+  EXPECT_LT(static_cast<uint64_t>(sb.st_blocks) * 512, uint64_t{2} << 20);
 }
 
 TEST_P(CompressTest, CommandLineToolDecompressesOurFiles) {
