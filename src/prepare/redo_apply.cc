@@ -526,7 +526,10 @@ Result<RedoApplyStats> ApplyRedoLog(const RedoApplyOptions& o) {
   Catalog catalog(crypt, check.log_crypt);
   XBAK_RETURN_IF_ERROR(BuildCatalog(o, cnf, check, catalog));
   PageSetPtr superseded;
-  if (o.superseded) {
+  // Not asked when no record changes a page (a flushed server's backup): the answer (every
+  // delta's pages, read from a cold disk) would skip nothing, and cost 1.5 s of a 20,000-table
+  // restore's 12.
+  if (o.superseded && check.page_records > 0) {
     XBAK_ASSIGN_OR_RETURN(superseded, o.superseded(check.ddl));
   }
   const FileNames& names = check.names;

@@ -32,6 +32,7 @@ namespace {
 // What the first pass learns from one page record of the mtr at `lsn`.
 void NotePageRecord(const PageRecord& r, uint64_t lsn, uint32_t page_size, LogCheck* out) {
   const uint64_t key = (uint64_t{r.space_id} << 32) | r.page_no;
+  out->page_records++;
   if (r.type == RecordType::kFreePage) {
     out->freed_at_end.insert(key);
   } else if (!out->freed_at_end.empty()) {

@@ -23,6 +23,7 @@ namespace xbak::prepare {
 
 struct LogCheck {
   uint64_t end_lsn = 0;
+  uint64_t page_records = 0;  // how many records change a page
   FileNames names;
   // Pages whose last record is FREE_PAGE. The server never writes them
   // (fil_space_t::freed_ranges); knowing them up front keeps the result the

@@ -67,7 +67,9 @@ struct RedoApplyOptions {
   // deltas of the others may go in before this log (restore/direct_delta.h).
   // Everything else is as without it (the whole log checked; FILE_ and
   // TRIM_PAGES records, page 0 of every tablespace, freed pages, file sizes),
-  // so the files are the same bytes.
+  // so the files are the same bytes. Not asked at all if no record of the log
+  // changes a page: the caller then opens the next deltas' gate itself once
+  // the step is done.
   std::function<Result<PageSetPtr>(const LogDdl& ddl)> superseded;
   // From CheckRedoApplicable of this same log and required_lsn: its first
   // pass is not made again (any other log's is ignored).
