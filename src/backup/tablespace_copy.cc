@@ -147,10 +147,12 @@ class TablespaceCopy {
       // Preallocated space (InnoDB extends a tablespace with fallocate) is not read: reading it
       // had the kernel zero-fill page cache for it, most of a full backup's CPU where it was
       // most of the files.
-      XBAK_ASSIGN_OR_RETURN(size_t n, in_.PReadData(buf.data(), buf.size(), offset));
-      // Charged what was read (after the read: the shared clock still holds
-      // the rate), so a small file costs its size, not a whole buffer.
-      if (opts_.throttle != nullptr) opts_.throttle->Take(n);
+      size_t read = 0;
+      XBAK_ASSIGN_OR_RETURN(size_t n, in_.PReadData(buf.data(), buf.size(), offset, &read));
+      // Charged what was read from the disk (after the read: the shared clock
+      // still holds the rate), so a small file costs its size, not a whole
+      // buffer, and preallocated space nothing.
+      if (opts_.throttle != nullptr) opts_.throttle->Take(read);
       if (!known_flags_ && offset == 0 && n >= opts_.page_size && innodb::HasPage0(buf.data(), n)) {
         // Page 0 reached the disk since it was first read (the server flushed
         // the new table meanwhile): learn the format from it and read again.

@@ -42,7 +42,12 @@ std::string ParentDir(const std::string& path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
-Status DecodeOne(const DecodeRun& run, const DecodeJob& job, const std::atomic<bool>& cancel) {
+// Without --remove-original, each output stays under its partial name until every file is
+// decoded and one syncfs made them durable; only then are they renamed (and synced again). An
+// fsync per file is a storm at 20,000 tables, and a name must never stand for a file whose data a
+// crash could lose. *awaits_rename says that this one's output awaits it.
+Status DecodeOne(const DecodeRun& run, const DecodeJob& job, const std::atomic<bool>& cancel,
+                 bool* awaits_rename) {
   XBAK_ASSIGN_OR_RETURN(util::File in, util::File::OpenRead(job.input));
   XBAK_ASSIGN_OR_RETURN(std::unique_ptr<FileDecoder> dec, job.make());
   const std::string partial = job.output + std::string(stream::kXbstreamPartialSuffix);
@@ -54,7 +59,7 @@ Status DecodeOne(const DecodeRun& run, const DecodeJob& job, const std::atomic<b
 
   // Sized to the input (one byte more, so that one short read ends it), up to 1 MiB, and not
   // zero-filled: a zeroed 1 MiB buffer per file cost more than decoding 20,000 small tables.
-  const size_t cap = static_cast<size_t>(std::min<uint64_t>(job.size + 1, size_t{1} << 20));
+  const size_t cap = static_cast<size_t>(std::clamp<uint64_t>(job.size + 1, 64 << 10, 1 << 20));
   auto buf = std::make_unique_for_overwrite<uint8_t[]>(cap);
   uint64_t offset = 0;
   // Zero blocks left holes, as in a backup written to a directory (sparse.h).
@@ -72,17 +77,17 @@ Status DecodeOne(const DecodeRun& run, const DecodeJob& job, const std::atomic<b
   }
   XBAK_RETURN_IF_ERROR(dec->Finish());
   XBAK_RETURN_IF_ERROR(sparse.Finish());
-  if (run.remove_original) {
-    XBAK_RETURN_IF_ERROR(out.Sync());
-  } else {
-    // Made durable with the rest by one syncfs at the end (RunDecodeJobs): an fsync per file
-    // is a storm at 20,000 tables. The disk starts on this one now.
-    out.StartWriteback();
+  if (!run.remove_original) {
+    out.StartWriteback();  // the disk starts on it now; RunDecodeJobs syncs and renames it
+    XBAK_RETURN_IF_ERROR(out.Close());
+    guard.Release();
+    *awaits_rename = true;
+    return Status::Ok();
   }
+  XBAK_RETURN_IF_ERROR(out.Sync());
   XBAK_RETURN_IF_ERROR(out.Close());
   XBAK_RETURN_IF_ERROR(util::RenameNoReplace(AT_FDCWD, partial, job.output, job.output));
   guard.Release();
-  if (!run.remove_original) return Status::Ok();
   // The original goes only once the output and its name are durable: a crash in between
   // leaves both, never neither.
   XBAK_RETURN_IF_ERROR(util::SyncDir(ParentDir(job.output)));
@@ -137,14 +142,28 @@ Status RunDecodeJobs(const DecodeRun& run, std::vector<DecodeJob> jobs) {
   // A cold disk kept busy: the files' starts asked ahead of the threads.
   auto ahead = util::PrefetchWholeFiles(std::move(ranges));
   std::atomic<bool> cancel{false};
-  XBAK_RETURN_IF_ERROR(util::RunParallel(
+  // One flag per job (each written by its own thread only): decoded, awaiting its rename.
+  auto decoded = std::make_unique<bool[]>(jobs.size());
+  Status st = util::RunParallel(
       jobs.size(), std::max(1, run.parallel),
       [&](size_t i) {
-        Status st = DecodeOne(run, jobs[i], cancel);
+        Status s = DecodeOne(run, jobs[i], cancel, &decoded[i]);
         ahead->Consumed();
-        return st;
+        return s;
       },
-      &cancel));
+      &cancel);
+  if (st.ok()) st = util::SyncFilesystem(run.target_dir);
+  for (size_t i = 0; i < jobs.size(); i++) {
+    if (!decoded[i]) continue;
+    const std::string partial = jobs[i].output + std::string(stream::kXbstreamPartialSuffix);
+    if (!st.ok()) {
+      ::unlink(partial.c_str());  // a failed run leaves what it found, nothing more
+    } else {
+      st = util::RenameNoReplace(AT_FDCWD, partial, jobs[i].output, jobs[i].output);
+      if (!st.ok()) ::unlink(partial.c_str());
+    }
+  }
+  XBAK_RETURN_IF_ERROR(st);
   return util::SyncFilesystem(run.target_dir);
 }
 

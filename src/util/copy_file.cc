@@ -18,17 +18,21 @@ namespace xbak::util {
 
 Status CopyDataRuns(const File& in, uint64_t size, SparseWriter* out, std::span<uint8_t> buf,
                     Progress* progress) {
+  auto skip = [&](uint64_t n) {
+    if (out) out->Skip(n);
+    if (progress) progress->AddDone(n);
+  };
   for (uint64_t off = 0; off < size;) {
-    XBAK_ASSIGN_OR_RETURN(auto run, in.NextDataRun(off));
-    const uint64_t begin = run ? std::min(run->first, size) : size;
-    const uint64_t end = run ? std::min(run->second, size) : size;
-    if (begin > off) {
-      if (out) out->Skip(begin - off);
-      if (progress) progress->AddDone(begin - off);
-      off = begin;
+    XBAK_ASSIGN_OR_RETURN(auto s, in.NextStretch(off, size));
+    if (!s) {  // a hole to the end of the file (as long as it still is)
+      XBAK_ASSIGN_OR_RETURN(uint64_t now, in.Size());
+      skip(std::min(size, std::max(now, off)) - off);
+      return Status::Ok();
     }
-    while (off < end) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), end - off));
+    skip(s->begin - off);
+    off = s->begin;
+    while (off < s->end) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), s->end - off));
       XBAK_ASSIGN_OR_RETURN(size_t n, in.PRead(buf.data(), want, off));
       if (n == 0) return Status::Ok();  // shorter than it was: what it holds is copied
       if (out) XBAK_RETURN_IF_ERROR(out->Write(buf.data(), n));

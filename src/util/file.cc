@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,29 +133,71 @@ Result<std::optional<std::pair<uint64_t, uint64_t>>> File::NextDataRun(uint64_t 
   return std::optional(std::pair(static_cast<uint64_t>(begin), e));
 }
 
-Result<size_t> File::PReadData(void* buf, size_t n, uint64_t offset) const {
+namespace {
+
+constexpr uint64_t kMinHoleSkip = 64 << 10;
+constexpr int kMaxRunsMerged = 8;
+
+// Whether the file system is one whose SEEK_DATA answers are trusted (File::NextStretch).
+bool AnswersSeekData(int fd) {
+  struct statfs s {};
+  if (::fstatfs(fd, &s) != 0) return false;
+  switch (static_cast<uint64_t>(s.f_type)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // XFS
+    case 0x9123683E:  // btrfs
+    case 0x01021994:  // tmpfs
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Result<std::optional<File::Stretch>> File::NextStretch(uint64_t from, uint64_t limit) const {
+  if (from >= limit || !AnswersSeekData(fd_.get())) return std::optional(Stretch{from, limit});
+  XBAK_ASSIGN_OR_RETURN(auto run, NextDataRun(from));
+  if (!run) return std::optional<Stretch>();
+  const uint64_t begin = run->first - from < kMinHoleSkip ? from : run->first;
+  if (begin >= limit) return std::optional(Stretch{limit, limit});
+  uint64_t end = run->second;
+  int merged = 0;
+  for (; end < limit; merged++) {
+    if (merged == kMaxRunsMerged) {
+      end = limit;  // hole after hole: reading the rest costs less than finding them
+      break;
+    }
+    XBAK_ASSIGN_OR_RETURN(auto next, NextDataRun(end));
+    if (!next || next->first - end >= kMinHoleSkip) break;
+    end = next->second;
+  }
+  return std::optional(Stretch{begin, std::min(end, limit)});
+}
+
+Result<size_t> File::PReadData(void* buf, size_t n, uint64_t offset, size_t* read_bytes) const {
   auto* p = static_cast<uint8_t*>(buf);
-  size_t done = 0;
+  size_t done = 0, read = 0;
   while (done < n) {
     const uint64_t at = offset + done;
-    XBAK_ASSIGN_OR_RETURN(auto run, NextDataRun(at));
-    if (!run) {  // a hole up to the end of the file
+    XBAK_ASSIGN_OR_RETURN(auto s, NextStretch(at, offset + n));
+    if (!s) {  // a hole up to the end of the file
       XBAK_ASSIGN_OR_RETURN(uint64_t size, Size());
       const size_t z = size > at ? static_cast<size_t>(std::min<uint64_t>(n - done, size - at)) : 0;
       std::memset(p + done, 0, z);
-      return done + z;
-    }
-    if (run->first > at) {
-      const size_t z = static_cast<size_t>(std::min<uint64_t>(n - done, run->first - at));
-      std::memset(p + done, 0, z);
       done += z;
-      continue;
+      break;
     }
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(n - done, run->second - at));
-    XBAK_ASSIGN_OR_RETURN(size_t got, PRead(p + done, want, at));
+    std::memset(p + done, 0, static_cast<size_t>(s->begin - at));
+    done += static_cast<size_t>(s->begin - at);
+    const size_t want = static_cast<size_t>(s->end - s->begin);
+    if (want == 0) continue;
+    XBAK_ASSIGN_OR_RETURN(size_t got, PRead(p + done, want, s->begin));
     done += got;
+    read += got;
     if (got < want) break;  // the end of the file
   }
+  if (read_bytes != nullptr) *read_bytes = read;
   return done;
 }
 

@@ -37,8 +37,8 @@ Status PlaceFile(const std::string& src, const std::string& dest, const PlaceFil
                  Progress* progress);
 
 // Copies in's first `size` bytes through `buf` into `out` (only reads them if
-// out is null): its data runs (File::NextDataRun) read and written, what lies
-// between them left a hole without being read. Stops early, without an error,
+// out is null): what File::NextStretch says is worth reading read and written,
+// the rest left a hole without being read. Stops early, without an error,
 // if the file is shorter than `size`. `progress` (may be null) is given the
 // bytes done, holes included.
 Status CopyDataRuns(const File& in, uint64_t size, SparseWriter* out, std::span<uint8_t> buf,

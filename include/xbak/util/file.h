@@ -83,16 +83,31 @@ class File {
   // The next run of data at or after `from`: [begin, end), end being where the
   // next hole starts or UINT64_MAX; nullopt if only a hole follows. What
   // lies before begin reads as zeros (a hole, or on ext4 and XFS an extent
-  // allocated but never written), so a copy need not read it: reading it made
-  // the kernel zero-fill the page cache for it, over a third of the CPU of a
-  // copy-back whose tablespaces were mostly preallocated space. Where the file
-  // system cannot say, all of the file is one run.
+  // allocated but never written). Where the file system cannot say, all of
+  // the file is one run. The file system's answer as is: see NextStretch.
   Result<std::optional<std::pair<uint64_t, uint64_t>>> NextDataRun(uint64_t from) const;
-  // PRead, but what NextDataRun says reads as zeros is zero-filled here
-  // instead of read. For a file being written meanwhile (a live tablespace)
-  // this is a read of those bytes at the moment of the lseek: a write in
-  // progress is in the page cache, which lseek counts as data.
-  Result<size_t> PReadData(void* buf, size_t n, uint64_t offset) const;
+  // What a copy of [from, limit) reads: [begin, end). What lies between from
+  // and begin reads as zeros and need not be read: reading holes and
+  // preallocated space made the kernel zero-fill page cache for them, over a
+  // third of the CPU of a copy-back whose tablespaces were mostly
+  // preallocated. A hole shorter than 64 KiB is read through (a
+  // PAGE_COMPRESSED tablespace has one in every page: a read and two lseeks
+  // per page would cost more than reading it), and so is the rest of `limit`
+  // after 8 of them. begin == end == limit: a hole up to limit. nullopt: only
+  // a hole follows, to the end of the file. Only ext4, XFS, btrfs and tmpfs
+  // are asked (OpenZFS before 2.2.2 could call data being written a hole);
+  // elsewhere [from, limit) is one stretch.
+  struct Stretch {
+    uint64_t begin, end;
+  };
+  Result<std::optional<Stretch>> NextStretch(uint64_t from, uint64_t limit) const;
+  // PRead, but what NextStretch says reads as zeros is zero-filled here
+  // instead of read; *read_bytes (if given) is told how many were read. For a
+  // file being written meanwhile (a live tablespace) this reads those bytes
+  // as they were at the lseek: a buffered write in progress is in the page
+  // cache, which lseek counts as data, and an O_DIRECT one into preallocated
+  // space stays unwritten (a hole to lseek, zeros to a read) until it is done.
+  Result<size_t> PReadData(void* buf, size_t n, uint64_t offset, size_t* read_bytes = nullptr) const;
   Status Close();
 
  private:

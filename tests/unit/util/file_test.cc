@@ -126,55 +126,125 @@ TEST(EnlargePipe, LeavesAnythingButAPipeAlone) {
   EXPECT_EQ(EnlargePipe(-1), 0u);
 }
 
+constexpr uint64_t kMiB = 1 << 20;
+
 // A file of data, a punched hole, preallocated (never written) space and a
-// trailing hole: NextDataRun names the data where the file system can tell
-// (ext4, XFS, tmpfs), and PReadData returns what PRead does for any window,
-// zeros where it did not read.
-TEST(PReadData, ReadsWhatPReadReadsWithoutReadingHoles) {
-  TempDir t;
+// trailing hole: [0, 1) data, [1, 3) hole, [3, 4) data, [4, 5) preallocated,
+// [5, 7) hole (MiB).
+std::string MakeHoleyFile(const TempDir& t) {
   const std::string path = t.path() + "/f";
-  constexpr uint64_t kMiB = 1 << 20;
+  auto f = File::CreateNew(path);
+  EXPECT_TRUE(f.ok());
+  std::string data(kMiB, 'x');
+  EXPECT_TRUE(f->PWrite(data.data(), kMiB, 0).ok());
+  EXPECT_TRUE(f->PWrite(data.data(), kMiB, 3 * kMiB).ok());
+  EXPECT_EQ(::fallocate(f->fd(), 0, 4 * kMiB, kMiB), 0);
+  EXPECT_TRUE(f->Truncate(7 * kMiB).ok());
+  EXPECT_TRUE(f->Sync().ok());
+  EXPECT_TRUE(f->Close().ok());
+  return path;
+}
+
+// Whether the file system under the test's directory is one NextStretch asks.
+bool HolesAsked(const File& f) {
+  auto s = f.NextStretch(0, 7 * kMiB);
+  return s.ok() && s->has_value() && (*s)->end != 7 * kMiB;
+}
+
+// NextStretch skips holes of 64 KiB and more, preallocated space included,
+// and says when only a hole is left.
+TEST(NextStretch, SkipsHolesAndPreallocatedSpace) {
+  TempDir t;
+  auto f = File::OpenRead(MakeHoleyFile(t));
+  ASSERT_TRUE(f.ok());
+  if (!HolesAsked(*f)) GTEST_SKIP() << "the file system under " << t.path() << " is not asked for holes";
+  auto s = f->NextStretch(0, 7 * kMiB);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ((*s)->begin, 0u);
+  EXPECT_EQ((*s)->end, kMiB);
+  s = f->NextStretch(kMiB, 7 * kMiB);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ((*s)->begin, 3 * kMiB);
+  EXPECT_EQ((*s)->end, 4 * kMiB);  // preallocated space is a hole too (ext4, XFS)
+  s = f->NextStretch(kMiB, 2 * kMiB);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ((*s)->begin, 2 * kMiB);  // a hole up to the limit
+  EXPECT_EQ((*s)->end, 2 * kMiB);
+  s = f->NextStretch(4 * kMiB, 7 * kMiB);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+}
+
+// Holes of less than 64 KiB (a PAGE_COMPRESSED page's tail) are read through,
+// and after 8 of them the rest: a few lseeks per read, not two per page.
+TEST(NextStretch, ReadsThroughSmallHoles) {
+  TempDir t;
+  const std::string path = t.path() + "/pc";
   {
     auto f = File::CreateNew(path);
     ASSERT_TRUE(f.ok());
-    std::string data(kMiB, 'x');
-    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 0).ok());
-    ASSERT_TRUE(f->PWrite(data.data(), kMiB, 3 * kMiB).ok());  // [1, 3) MiB: a hole
-    ASSERT_EQ(::fallocate(f->fd(), 0, 4 * kMiB, kMiB), 0);     // [4, 5) MiB: unwritten
-    ASSERT_TRUE(f->Truncate(7 * kMiB).ok());                   // [5, 7) MiB: a hole
+    std::string page(16384, 'p');
+    for (uint64_t off = 0; off < 2 * kMiB; off += 16384) ASSERT_TRUE(f->PWrite(page.data(), 8192, off).ok());
+    ASSERT_TRUE(f->Sync().ok());
     ASSERT_TRUE(f->Close().ok());
   }
   auto f = File::OpenRead(path);
   ASSERT_TRUE(f.ok());
-  auto first = f->NextDataRun(0);
-  ASSERT_TRUE(first.ok());
-  ASSERT_TRUE(first->has_value());
-  EXPECT_EQ((*first)->first, 0u);
-  if ((*first)->second != UINT64_MAX) {  // the file system tells holes apart
-    EXPECT_EQ((*first)->second, kMiB);
-    auto second = f->NextDataRun(kMiB);
-    ASSERT_TRUE(second.ok() && second->has_value());
-    EXPECT_EQ((*second)->first, 3 * kMiB);
-    auto after = f->NextDataRun(4 * kMiB);
-    ASSERT_TRUE(after.ok());
-    if (after->has_value()) {  // unwritten space: data to some file systems
-      EXPECT_GE((*after)->first, 4 * kMiB);
-    }
-    auto tail = f->NextDataRun(5 * kMiB);
-    ASSERT_TRUE(tail.ok());
-    EXPECT_FALSE(tail->has_value());
+  auto s = f->NextStretch(0, 2 * kMiB);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ((*s)->begin, 0u);
+  EXPECT_EQ((*s)->end, 2 * kMiB);
+}
+
+// PReadData returns what PRead does for any window, zeros where it did not
+// read, and says how much it read.
+TEST(PReadData, ReadsWhatPReadReadsWithoutReadingHoles) {
+  TempDir t;
+  auto f = File::OpenRead(MakeHoleyFile(t));
+  ASSERT_TRUE(f.ok());
+  const bool asked = HolesAsked(*f);
+  if (asked) {  // first: a read of preallocated space caches zero pages, data to lseek then
+    std::string buf(4 * kMiB, '?');
+    size_t read = 0;
+    auto n = f->PReadData(buf.data(), buf.size(), kMiB, &read);  // [1, 5): a hole, data, preallocated
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 4 * kMiB);
+    EXPECT_EQ(read, kMiB);
   }
-  for (uint64_t off : {uint64_t{0}, kMiB - 100, 2 * kMiB + 5, 4 * kMiB - 4096, 6 * kMiB, 7 * kMiB - 10}) {
+  for (uint64_t off : {uint64_t{0}, kMiB - 100, 2 * kMiB + 5, 4 * kMiB - 4096, 6 * kMiB, 7 * kMiB - 10,
+                       7 * kMiB, 8 * kMiB}) {
     for (size_t n : {size_t{4096}, size_t{3 * kMiB}}) {
       SCOPED_TRACE(std::to_string(off) + " + " + std::to_string(n));
       std::string want(n, '?'), got(n, '?');
+      size_t read = 12345;
       auto a = f->PRead(want.data(), n, off);
-      auto b = f->PReadData(got.data(), n, off);
+      auto b = f->PReadData(got.data(), n, off, &read);
       ASSERT_TRUE(a.ok() && b.ok());
       ASSERT_EQ(*a, *b);
       EXPECT_EQ(want.substr(0, *a), got.substr(0, *b));
+      EXPECT_LE(read, *b);
     }
   }
+}
+
+// What a live server wrote into preallocated space and did not sync yet is
+// read: lseek counts the page cache (a tablespace being written as it is
+// copied).
+TEST(PReadData, ReadsUnsyncedWritesIntoPreallocatedSpace) {
+  TempDir t;
+  const std::string path = MakeHoleyFile(t);
+  auto w = File::OpenWrite(path);
+  ASSERT_TRUE(w.ok());
+  std::string page(16384, 'n');
+  ASSERT_TRUE(w->PWrite(page.data(), page.size(), 4 * kMiB + 65536).ok());
+  auto f = File::OpenRead(path);
+  ASSERT_TRUE(f.ok());
+  std::string buf(kMiB, '?');
+  auto n = f->PReadData(buf.data(), buf.size(), 4 * kMiB);
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ(*n, kMiB);
+  EXPECT_EQ(buf.substr(65536, 16384), page);
+  EXPECT_EQ(buf.substr(0, 65536), std::string(65536, '\0'));
 }
 
 }  // namespace
