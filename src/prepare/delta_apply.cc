@@ -144,6 +144,31 @@ Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_siz
   return h;
 }
 
+namespace {
+// One page of a delta, in the format its tablespace has (`flags`).
+Status CheckDeltaPage(const DeltaJob& j, const innodb::SpaceFlags& flags, const uint8_t* page, uint32_t no,
+                      uint64_t block_at) {
+  const uint32_t ps = j.meta.page_size;
+  // The doublewrite buffer of the system tablespace holds copies of
+  // other pages (their numbers, not its own): copied, not validated.
+  if (innodb::InDoublewriteArea(j.meta.space_id, no, ps)) return Status::Ok();
+  // The pages are read at the .meta's size: a format of another page size (a
+  // damaged .meta or page 0, or a base of another server) would be checked
+  // past the page's end.
+  if (flags.physical_size != ps) {
+    return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) + " is in a tablespace of " +
+                                          std::to_string(flags.physical_size) +
+                                          "-byte pages but the .meta says page_size " + std::to_string(ps));
+  }
+  innodb::PageCheck c = innodb::CheckPage(page, flags, no);
+  if (c.verdict == innodb::PageVerdict::kCorrupt) {
+    return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) + " (block at byte " +
+                                          std::to_string(block_at) + "): " + c.detail);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists,
                      const innodb::SpaceHeader* base_page0) {
   XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenRead(j.delta));
@@ -195,14 +220,7 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
                                               " of a tablespace that is " + "neither in the base (" +
                                               base_path + ") nor created by this delta");
       }
-      // The doublewrite buffer of the system tablespace holds copies of
-      // other pages (their numbers, not its own): copied, not validated.
-      if (innodb::InDoublewriteArea(j.meta.space_id, no, ps)) continue;
-      innodb::PageCheck c = innodb::CheckPage(page, *flags, no);
-      if (c.verdict == innodb::PageVerdict::kCorrupt) {
-        return Error(ErrorCode::kCorrupt, j.delta + ": page " + std::to_string(no) + " (block at byte " +
-                                              std::to_string(block_at) + "): " + c.detail);
-      }
+      XBAK_RETURN_IF_ERROR(CheckDeltaPage(j, *flags, page, no, block_at));
     }
   }
   if (j.replace && !j.has_page0) {

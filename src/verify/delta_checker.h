@@ -95,7 +95,11 @@ class DeltaChecker {
     if (no == 0 && !innodb::IsAllZero(page, meta_.page_size)) {
       // Page 0 of the space: it tells the exact format of the other pages.
       auto hdr = innodb::ParseSpaceHeader(page, meta_.page_size);
-      if (hdr.ok()) {
+      if (hdr.ok() && hdr->flags.physical_size != meta_.page_size) {
+        // Pages of another size than the .meta's cannot be checked at its size.
+        p_.Add(PageWhere(0, at) + ": its flags say " + std::to_string(hdr->flags.physical_size) +
+               "-byte pages, the .meta says page_size " + std::to_string(meta_.page_size));
+      } else if (hdr.ok()) {
         candidates_ = {hdr->flags};
         if (hdr->space_id != meta_.space_id) {
           p_.Add("page 0 says space id " + std::to_string(hdr->space_id) + ", the .meta says " +

@@ -285,6 +285,27 @@ TEST_F(VerifyTest, DeltaDamage) {
   EXPECT_NE(all.find("db/a.ibd.delta: bad .meta"), std::string::npos) << all;
 }
 
+// Page 0 of a delta says 16 KiB pages, its .meta 4 KiB: named, and the pages
+// are not checked past their end (found by delta_fuzz).
+TEST_F(VerifyTest, DeltaPageZeroOfAnotherPageSizeIsNamed) {
+  std::string inc = MakeIncremental(kCkpt);
+  std::vector<uint8_t> out;
+  innodb::DeltaWriter w(kPs, [&](const uint8_t* d, size_t n) {
+    out.insert(out.end(), d, d + n);
+    return Status::Ok();
+  });
+  auto p0 = MakePage(5, 0, 9, 8);
+  util::StoreBE32(p0.data() + innodb::kFspSpaceFlags, 0x15);  // full_crc32, 16 KiB
+  ASSERT_TRUE(w.AddPage(0, p0.data()).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  Write(inc + "/db/a.ibd.delta", out);
+  std::string all = All(Verify({inc}));
+  EXPECT_NE(all.find("db/a.ibd.delta: page 0 (byte offset 4096): its flags say 16384-byte pages, the .meta "
+                     "says page_size 4096"),
+            std::string::npos)
+      << all;
+}
+
 TEST_F(VerifyTest, ManyBadPagesAreSummarized) {
   std::vector<uint8_t> junk(40 * kPs, 0x5A);
   Write(full_ + "/db/junk.ibd", junk);
