@@ -313,12 +313,10 @@ class BackupRun {
           Status st = CopyTablespace(f, f.rel, *sink_, progress_, to, &r);
           ahead->Consumed();
           XBAK_RETURN_IF_ERROR(st);
-          // No page 0 on disk yet in an incremental: the table is newer than
-          // the incremental's checkpoint, hence than the base. ReconcileDdl
-          // copies it whole as db/t.new under BLOCK_DDL, when its name and
-          // file can no longer change (copied now, a TRUNCATE or RENAME
-          // before BLOCK_DDL would need a second db/t.new, or put it under
-          // its old name).
+          // No page 0 on disk yet in an incremental: the table is newer than the
+          // incremental's checkpoint, hence than the base. ReconcileDdl copies it whole
+          // as db/t.new under BLOCK_DDL, when its name and file can no longer change
+          // (now, a TRUNCATE or RENAME before that would need a second db/t.new).
           const bool whole_pending = r.deferred && o_.incremental;
           std::lock_guard<std::mutex> l(mu_);
           // Only file-per-table tablespaces can be created, renamed or dropped

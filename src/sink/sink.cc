@@ -1,5 +1,7 @@
 #include "xbak/sink/sink.h"
 
+#include <algorithm>
+
 namespace xbak::sink {
 namespace {
 
@@ -16,6 +18,18 @@ class SinkRef : public Sink {
 };
 
 }  // namespace
+
+Status SinkFile::WriteZeros(uint64_t n) {
+  // Read-only zeros, shared: no memory written for them.
+  static constexpr size_t kZeroBytes = 64 << 10;
+  static const uint8_t kZeros[kZeroBytes] = {};
+  while (n > 0) {
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(n, kZeroBytes));
+    XBAK_RETURN_IF_ERROR(Write(kZeros, take));
+    n -= take;
+  }
+  return Status::Ok();
+}
 
 std::unique_ptr<Sink> MakeSinkRef(Sink& sink) { return std::make_unique<SinkRef>(sink); }
 

@@ -35,6 +35,9 @@ class Output {
   // Same for a whole buffer, which the output may take over instead of
   // copying; *buf is left empty either way.
   virtual Status Payload(const std::string& path, uint64_t offset, std::vector<uint8_t>* buf) = 0;
+  // n (<= kXbstreamZeroBlockLen) zero bytes of `path` at `offset`, from the
+  // shared zero block: neither copied nor summed.
+  virtual Status Zeros(const std::string& path, uint64_t offset, size_t n) = 0;
   virtual Status Eof(const std::string& path) = 0;
   // Returns once everything accepted so far has reached the fd.
   virtual Status Drain() = 0;
@@ -57,6 +60,9 @@ class DirectOutput : public Output {
     Status st = writer_.WritePayload(path, offset, buf->data(), buf->size());
     buf->clear();  // keeps the capacity: the file reuses its buffer
     return st;
+  }
+  Status Zeros(const std::string& path, uint64_t offset, size_t n) override {
+    return writer_.WritePayload(path, offset, stream::XbstreamZeroBlock(), n, stream::XbstreamZerosCrc32(n));
   }
   Status Eof(const std::string& path) override { return writer_.WriteEof(path); }
   Status Drain() override { return Status::Ok(); }
@@ -120,10 +126,14 @@ class QueuedOutput : public Output {
     buf->clear();
     return Push(path, offset, std::move(data));
   }
+  Status Zeros(const std::string& path, uint64_t offset, size_t n) override {
+    XBAK_RETURN_IF_ERROR(CheckPath(path));
+    Item item{stream::EncodePayloadChunkHeader(path, n, offset, stream::XbstreamZerosCrc32(n)), {}};
+    item.zeros = n;
+    return Enqueue(std::move(item));
+  }
   Status Eof(const std::string& path) override {
-    if (path.empty() || path.size() > stream::kXbstreamMaxWritePathLen) {
-      return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
-    }
+    XBAK_RETURN_IF_ERROR(CheckPath(path));
     return Enqueue(Item{stream::EncodeEofChunk(path), {}});
   }
   Status Drain() override {
@@ -148,13 +158,19 @@ class QueuedOutput : public Output {
   struct Item {
     std::string header;
     std::vector<uint8_t> payload;
+    size_t zeros = 0;  // or this many bytes of the shared zero block (not held in memory)
     size_t size() const { return header.size() + payload.size(); }
   };
 
-  Status Push(const std::string& path, uint64_t offset, std::vector<uint8_t> data) {
+  static Status CheckPath(const std::string& path) {
     if (path.empty() || path.size() > stream::kXbstreamMaxWritePathLen) {
       return Error(ErrorCode::kUnsupported, "cannot stream '" + path.substr(0, 200) + "': bad path length");
     }
+    return Status::Ok();
+  }
+
+  Status Push(const std::string& path, uint64_t offset, std::vector<uint8_t> data) {
+    XBAK_RETURN_IF_ERROR(CheckPath(path));
     // The CRC is computed here, on the copy threads, not on the one writer.
     std::string header = stream::EncodePayloadChunkHeader(path, data.size(), offset,
                                                           stream::XbstreamCrc32(data.data(), data.size()));
@@ -214,10 +230,11 @@ class QueuedOutput : public Output {
     iovec iov[2];
     iov[0].iov_base = const_cast<char*>(item.header.data());
     iov[0].iov_len = item.header.size();
-    iov[1].iov_base = const_cast<uint8_t*>(item.payload.data());
-    iov[1].iov_len = item.payload.size();
+    iov[1].iov_base =
+        const_cast<uint8_t*>(item.zeros > 0 ? stream::XbstreamZeroBlock() : item.payload.data());
+    iov[1].iov_len = item.zeros > 0 ? item.zeros : item.payload.size();
     iovec* cur = iov;
-    int iovcnt = item.payload.empty() ? 1 : 2;
+    int iovcnt = iov[1].iov_len == 0 ? 1 : 2;
     while (iovcnt > 0) {
       ssize_t w = ::writev(fd_, cur, iovcnt);
       if (w < 0) {
@@ -295,6 +312,25 @@ class XbstreamFile : public SinkFile {
     return Status::Ok();
   }
 
+  // Zeros in chunks of the shared zero block, after what is buffered.
+  Status WriteZeros(uint64_t n) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return Error(ErrorCode::kInternal, "write to closed stream file " + path_);
+    if (n < kSmallZeros) {  // a few pages: coalesced like any write
+      if (buf_.capacity() == 0) buf_.reserve(kXbstreamSinkCoalesceBytes);
+      buf_.resize(buf_.size() + n, 0);
+      return buf_.size() >= kXbstreamSinkCoalesceBytes ? FlushLocked() : Status::Ok();
+    }
+    XBAK_RETURN_IF_ERROR(FlushLocked());
+    while (n > 0) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(n, stream::kXbstreamZeroBlockLen));
+      XBAK_RETURN_IF_ERROR(out_.Zeros(path_, offset_, len));
+      offset_ += len;
+      n -= len;
+    }
+    return Status::Ok();
+  }
+
   Status Close() override {
     Status st;
     {
@@ -326,6 +362,7 @@ class XbstreamFile : public SinkFile {
     if (shared_->open.erase(this) != 0) --shared_->open_per_writer[index_];
   }
 
+  static constexpr uint64_t kSmallZeros = 64 << 10;
   std::shared_ptr<XbstreamShared> shared_;
   Output& out_;
   const size_t index_;

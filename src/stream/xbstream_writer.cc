@@ -75,6 +75,13 @@ Status XbstreamWriter::WritePayload(std::string_view path, uint64_t offset, cons
   return Status::Ok();
 }
 
+Status XbstreamWriter::WritePayload(std::string_view path, uint64_t offset, const void* data, size_t n,
+                                    uint32_t crc) {
+  XBAK_RETURN_IF_ERROR(CheckPath(path));
+  if (n > kXbstreamMaxPayloadLen) return Error(ErrorCode::kInternal, "xbstream chunk above its size limit");
+  return WriteChunk(EncodePayloadChunkHeader(path, n, offset, crc), data, n);
+}
+
 Status XbstreamWriter::WriteEof(std::string_view path) {
   XBAK_RETURN_IF_ERROR(CheckPath(path));
   return WriteChunk(EncodeEofChunk(path), nullptr, 0);

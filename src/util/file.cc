@@ -175,29 +175,49 @@ Result<std::optional<File::Stretch>> File::NextStretch(uint64_t from, uint64_t l
   return std::optional(Stretch{begin, std::min(end, limit)});
 }
 
-Result<size_t> File::PReadData(void* buf, size_t n, uint64_t offset, size_t* read_bytes) const {
+Result<size_t> File::PReadSpans(void* buf, size_t n, uint64_t offset, size_t align, std::vector<Span>* spans,
+                                size_t* read_bytes) const {
   auto* p = static_cast<uint8_t*>(buf);
+  align = std::max<size_t>(align, 1);
+  spans->clear();
   size_t done = 0, read = 0;
   while (done < n) {
-    const uint64_t at = offset + done;
-    XBAK_ASSIGN_OR_RETURN(auto s, NextStretch(at, offset + n));
+    XBAK_ASSIGN_OR_RETURN(auto s, NextStretch(offset + done, offset + n));
     if (!s) {  // a hole up to the end of the file
       XBAK_ASSIGN_OR_RETURN(uint64_t size, Size());
-      const size_t z = size > at ? static_cast<size_t>(std::min<uint64_t>(n - done, size - at)) : 0;
-      std::memset(p + done, 0, z);
-      done += z;
+      if (size > offset) done = std::max(done, static_cast<size_t>(std::min<uint64_t>(n, size - offset)));
       break;
     }
-    std::memset(p + done, 0, static_cast<size_t>(s->begin - at));
-    done += static_cast<size_t>(s->begin - at);
-    const size_t want = static_cast<size_t>(s->end - s->begin);
-    if (want == 0) continue;
-    XBAK_ASSIGN_OR_RETURN(size_t got, PRead(p + done, want, s->begin));
-    done += got;
+    const size_t b = std::max(done, static_cast<size_t>(s->begin - offset) / align * align);
+    const size_t e = std::min(n, (static_cast<size_t>(s->end - offset) + align - 1) / align * align);
+    done = b;
+    if (e <= b) continue;
+    XBAK_ASSIGN_OR_RETURN(size_t got, PRead(p + b, e - b, offset + b));
+    if (got > 0) {
+      if (!spans->empty() && spans->back().end == b) {
+        spans->back().end = b + got;
+      } else {
+        spans->push_back({b, b + got});
+      }
+    }
+    done = b + got;
     read += got;
-    if (got < want) break;  // the end of the file
+    if (got < e - b) break;  // the end of the file
   }
   if (read_bytes != nullptr) *read_bytes = read;
+  return done;
+}
+
+Result<size_t> File::PReadData(void* buf, size_t n, uint64_t offset, size_t* read_bytes) const {
+  std::vector<Span> spans;
+  XBAK_ASSIGN_OR_RETURN(size_t done, PReadSpans(buf, n, offset, 1, &spans, read_bytes));
+  auto* p = static_cast<uint8_t*>(buf);
+  size_t at = 0;
+  for (const Span& s : spans) {
+    std::memset(p + at, 0, s.begin - at);
+    at = s.end;
+  }
+  std::memset(p + at, 0, done - at);
   return done;
 }
 

@@ -19,6 +19,9 @@ class SinkFile {
   virtual ~SinkFile() = default;
   // Appends n bytes. Thread-compatible: one thread per SinkFile at a time.
   virtual Status Write(const void* data, size_t n) = 0;
+  // Appends n zero bytes: what a source file's hole or preallocated space
+  // reads as. A directory leaves a hole; a stream carries the zeros.
+  virtual Status WriteZeros(uint64_t n);
   // Marks the file complete. After Close the object must not be used.
   virtual Status Close() = 0;
 };

@@ -83,6 +83,14 @@ struct Chunk {
 // writes), over any length.
 uint32_t XbstreamCrc32(const void* data, size_t n);
 
+// Zeros to send as a payload (a tablespace's preallocated space, which the
+// format cannot leave out: mbstream takes a file's chunks in order, each at
+// the offset where the last ended): kXbstreamZeroBlockLen read-only zero
+// bytes, and the CRC-32 of `n` of them, computed once for a whole block.
+inline constexpr size_t kXbstreamZeroBlockLen = size_t{1} << 20;
+const uint8_t* XbstreamZeroBlock();
+uint32_t XbstreamZerosCrc32(size_t n);  // n <= kXbstreamZeroBlockLen
+
 // Header bytes of a payload chunk (everything before the payload).
 std::string EncodePayloadChunkHeader(std::string_view path, uint64_t payload_len, uint64_t offset,
                                      uint32_t crc);
@@ -115,6 +123,8 @@ class XbstreamWriter {
   // Writes n bytes of `path` at `offset` as one chunk, or as several if n is
   // above kXbstreamMaxPayloadLen (readers would refuse a bigger one).
   Status WritePayload(std::string_view path, uint64_t offset, const void* data, size_t n);
+  // One chunk whose CRC the caller knows (n <= kXbstreamMaxPayloadLen).
+  Status WritePayload(std::string_view path, uint64_t offset, const void* data, size_t n, uint32_t crc);
   Status WriteEof(std::string_view path);
 
   uint64_t bytes_written() const { return bytes_written_.load(std::memory_order_relaxed); }

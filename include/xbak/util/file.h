@@ -108,6 +108,18 @@ class File {
   // cache, which lseek counts as data, and an O_DIRECT one into preallocated
   // space stays unwritten (a hole to lseek, zeros to a read) until it is done.
   Result<size_t> PReadData(void* buf, size_t n, uint64_t offset, size_t* read_bytes = nullptr) const;
+  // PReadData for a reader that handles the zeros itself (a backup writes
+  // them as holes, checks no page there): only what holds data is read, into
+  // the same place in buf; `spans` lists those parts ([begin, end) within buf,
+  // ascending, each widened to multiples of `align` so that it holds whole
+  // pages); the rest of the first (returned) bytes reads as zeros and is left
+  // as it was in buf. Zero-filling and then scanning it was a fifth of a full
+  // backup's CPU on mostly preallocated tablespaces.
+  struct Span {
+    size_t begin, end;
+  };
+  Result<size_t> PReadSpans(void* buf, size_t n, uint64_t offset, size_t align, std::vector<Span>* spans,
+                            size_t* read_bytes = nullptr) const;
   Status Close();
 
  private:

@@ -3,8 +3,10 @@
 // disk while it is copied, as a table created just before a backup does.
 #include "xbak/backup/tablespace_copy.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "util/temp_dir.h"
 #include "xbak/innodb/page.h"
 #include "xbak/util/endian.h"
+#include "xbak/util/file.h"
 
 namespace xbak::backup {
 namespace {
@@ -152,6 +155,36 @@ TEST_F(TablespaceCopyTest, AFileThatGrewSinceItWasListedIsCopiedWhole) {
     EXPECT_EQ(r.pages, kPages) << "listed as " << listed << " bytes";
     EXPECT_EQ(Read(dir_ + "/out/db/t.ibd"), space) << "listed as " << listed << " bytes";
   }
+}
+
+// Holes and preallocated space are neither read nor written: the copy reads
+// as the source does, and keeps them holes.
+TEST_F(TablespaceCopyTest, HolesAndPreallocatedSpaceStayHoles) {
+  auto space = Space();
+  {
+    auto f = util::File::CreateNew(src_.path);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->PWrite(space.data(), space.size(), 0).ok());
+    for (uint32_t no = 200; no < 204; no++) {  // after a 1.5 MiB hole
+      auto p = ZipPage(no);
+      ASSERT_TRUE(f->PWrite(p.data(), p.size(), uint64_t{no} * kZip).ok());
+    }
+    ASSERT_EQ(::fallocate(f->fd(), 0, uint64_t{204} * kZip, 2 << 20), 0);  // as InnoDB extends a file
+    ASSERT_TRUE(f->Sync().ok());
+    ASSERT_TRUE(f->Close().ok());
+  }
+  const auto want = Read(src_.path);
+  src_.size = want.size();
+  TablespaceCopyOptions o;
+  o.page_size = kLogical;
+  TablespaceCopyResult r;
+  Status s = Copy(o, &r);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(r.pages, want.size() / kZip);
+  EXPECT_EQ(Read(dir_ + "/out/db/t.ibd"), want);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ + "/out/db/t.ibd").c_str(), &st), 0);
+  EXPECT_LE(uint64_t(st.st_blocks) * 512, uint64_t{10} * kZip + 65536) << "holes written as data";
 }
 
 // A header that stays unreadable fails, naming the file and page 0.

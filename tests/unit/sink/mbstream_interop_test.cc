@@ -70,6 +70,35 @@ TEST(MbstreamInterop, MbstreamExtractsOurStream) {
   EXPECT_EQ(TreeContents(t / "out"), files);
 }
 
+// mbstream takes the chunks of zeros a preallocated tablespace is sent as.
+TEST(MbstreamInterop, MbstreamExtractsRunsOfZeros) {
+  if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
+  TempDir t;
+  std::string want;
+  {
+    auto out = util::File::CreateNew(t / "s.xb");
+    ASSERT_TRUE(out.ok());
+    auto sink = MakeXbstreamSink(out->fd());
+    ASSERT_TRUE(sink.ok());
+    auto f = (*sink)->Create("db/t.ibd");
+    ASSERT_TRUE(f.ok());
+    const std::string data(16384, 'p');
+    for (uint64_t zeros : {uint64_t{16384}, uint64_t{(5 << 19) + 16384}}) {
+      ASSERT_TRUE((*f)->Write(data.data(), data.size()).ok());
+      ASSERT_TRUE((*f)->WriteZeros(zeros).ok());
+      want += data + std::string(zeros, '\0');
+    }
+    ASSERT_TRUE((*f)->Close().ok());
+    ASSERT_TRUE((*sink)->Flush().ok());
+  }
+  ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
+  ASSERT_EQ(
+      Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")),
+      0);
+  EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
+  EXPECT_EQ(TreeContents(t / "out"), (std::map<std::string, std::string>{{"db/t.ibd", want}}));
+}
+
 TEST(MbstreamInterop, WeExtractMbstreamsStream) {
   if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
   TempDir t;

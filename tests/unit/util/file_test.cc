@@ -227,6 +227,57 @@ TEST(PReadData, ReadsWhatPReadReadsWithoutReadingHoles) {
   }
 }
 
+// PReadSpans reads only what holds data, widened to whole pages, and leaves
+// the rest of the buffer as it was.
+TEST(PReadSpans, ReadsDataInWholePagesAndLeavesTheRest) {
+  TempDir t;
+  auto f = File::OpenRead(MakeHoleyFile(t));
+  ASSERT_TRUE(f.ok());
+  if (!HolesAsked(*f)) GTEST_SKIP() << "the file system under " << t.path() << " is not asked for holes";
+  std::string buf(8 * kMiB, '?');
+  std::vector<File::Span> spans;
+  size_t read = 0;
+  auto n = f->PReadSpans(buf.data(), buf.size(), 0, 16384, &spans, &read);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 7 * kMiB);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].begin, 0u);
+  EXPECT_EQ(spans[0].end, kMiB);
+  EXPECT_EQ(spans[1].begin, 3 * kMiB);
+  EXPECT_EQ(spans[1].end, 4 * kMiB);
+  EXPECT_EQ(read, 2 * kMiB);
+  EXPECT_EQ(buf.substr(0, kMiB), std::string(kMiB, 'x'));
+  EXPECT_EQ(buf.substr(kMiB, 2 * kMiB), std::string(2 * kMiB, '?'));
+  EXPECT_EQ(buf.substr(4 * kMiB), std::string(4 * kMiB, '?'));
+
+  // Data from byte 70,000 to 200,000 of a 1 MiB file: the file system says
+  // 4 KiB blocks [69,632, 200,704); read as 16 KiB pages [65,536, 212,992).
+  const std::string path = t.path() + "/g";
+  {
+    auto w = File::CreateNew(path);
+    ASSERT_TRUE(w.ok());
+    std::string d(130000, 'd');
+    ASSERT_TRUE(w->PWrite(d.data(), d.size(), 70000).ok());
+    ASSERT_TRUE(w->Truncate(kMiB).ok());
+    ASSERT_TRUE(w->Sync().ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  auto g = File::OpenRead(path);
+  ASSERT_TRUE(g.ok());
+  std::string b2(kMiB, '?');
+  n = g->PReadSpans(b2.data(), b2.size(), 0, 16384, &spans, &read);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, kMiB);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].begin, 65536u);
+  EXPECT_EQ(spans[0].end, 212992u);
+  EXPECT_EQ(b2.substr(0, 65536), std::string(65536, '?'));
+  EXPECT_EQ(b2.substr(65536, 70000 - 65536), std::string(70000 - 65536, '\0'));
+  EXPECT_EQ(b2.substr(70000, 130000), std::string(130000, 'd'));
+  EXPECT_EQ(b2.substr(200000, 12992), std::string(12992, '\0'));
+  EXPECT_EQ(b2.substr(212992), std::string(kMiB - 212992, '?'));
+}
+
 // What a live server wrote into preallocated space and did not sync yet is
 // read: lseek counts the page cache (a tablespace being written as it is
 // copied).
