@@ -33,8 +33,10 @@ class DirectoryFile : public SinkFile {
     XBAK_RETURN_IF_ERROR(sparse_.Finish());
     // No fsync per file: with thousands of small tables that costs more than
     // the copy itself. Start the write-back now (non-blocking) and make it all
-    // durable at once in Sink::Flush() with syncfs().
-    ::sync_file_range(file_.fd(), 0, 0, SYNC_FILE_RANGE_WRITE);
+    // durable at once in Sink::Flush() with syncfs(). Not for a small file: 20,000
+    // table definitions each written back on its own kept DDL blocked 1.7 s
+    // instead of 1.2 (a backup of 20,000 tables, cold, --parallel=2).
+    if (sparse_.size() >= kStartWritebackBytes) ::sync_file_range(file_.fd(), 0, 0, SYNC_FILE_RANGE_WRITE);
     XBAK_RETURN_IF_ERROR(file_.Close());
     // NOREPLACE: the target was empty and every name is created once; a
     // name that exists now was put there by someone else, and stays.
@@ -42,6 +44,7 @@ class DirectoryFile : public SinkFile {
   }
 
  private:
+  static constexpr uint64_t kStartWritebackBytes = 64 << 10;
   util::File file_;
   util::SparseWriter sparse_;  // writes into file_
   const std::string partial_, full_;
