@@ -103,10 +103,11 @@ if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != f
   # MinIO and toxiproxy for the xbcloud tests: built once (about 4 minutes), then cached.
   banner "object-storage test servers (MinIO, toxiproxy)"
   scripts/build-go-tools.sh
-  # MariaDB 11.8 in a Debian 13 root for the tests labelled mariadb-11.8 and t_server_versions:
-  # made once (about 2 minutes), then cached.
-  banner "server roots (MariaDB 11.8)"
+  # MariaDB 11.8 in a Debian 13 root for the tests labelled mariadb-11.8 and t_server_versions,
+  # MySQL 9.7 in a Debian unstable root for t_mysql: made once (about 2 minutes and 1), then cached.
+  banner "server roots (MariaDB 11.8, MySQL 9.7)"
   scripts/server-root.sh "${other_server:-mariadb-11.8}"
+  scripts/server-root.sh mysql-9.7
 fi
 
 run_pass() { # NAME

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Makes, once, a Debian root holding another server than the host's (MariaDB 11.8 from Debian 13),
+# Makes, once, a Debian root holding another server than the host's (MariaDB 11.8 from Debian 13,
+# MySQL 9.7 from Debian's unstable suite),
 # caches it in $XBAK_CACHE/roots/SERVER (default ~/.cache/xbak), and prints on stdout the directory
 # of wrappers that run that root's programs: put it first in PATH and `mariadbd`,
 # `mariadb-install-db`, `mariadb-backup`, `mbstream`, `mariadb` ... are the root's.
 #
 #   scripts/server-root.sh mariadb-11.8      # prints e.g. /root/.cache/xbak/roots/mariadb-11.8/bin
+#   scripts/server-root.sh mysql-9.7         # `mysqld`, `mysql`, `mysqladmin` ... of MySQL 9.7
 #   scripts/server-root.sh --list            # the servers it knows
 #
 # The root is made with debootstrap from the machine's own Debian package source (the first
@@ -33,13 +35,19 @@ server_spec() { # SERVER -> sets suite, pkgs, later_pkgs, progs
         mariadb-plugin-provider-bzip2 mariadb-plugin-provider-lzo mariadb-plugin-provider-snappy)
       progs=(mariadbd mariadb-install-db mariadb-upgrade mariadb-backup mariabackup mbstream mariadb
         mariadb-admin mariadb-dump mariadb-binlog mariadb-check my_print_defaults) ;;
+    mysql-9.7)
+      # Debian's unstable suite carries MySQL 9.7 LTS (mysql-server 9.7.x); no later packages.
+      suite=sid
+      pkgs=mysql-server,mysql-client
+      later_pkgs=()
+      progs=(mysqld mysql mysqladmin mysqldump mysqlbinlog mysqlcheck my_print_defaults) ;;
     *) return 1 ;;
   esac
 }
 
 die() { echo "server-root: $*" >&2; exit 1; }
 
-if [ "${1:-}" = --list ]; then echo mariadb-11.8; exit 0; fi
+if [ "${1:-}" = --list ]; then printf '%s\n' mariadb-11.8 mysql-9.7; exit 0; fi
 server=${1:-}
 [ -n "$server" ] || die "usage: server-root.sh SERVER (one of: $("$0" --list | tr '\n' ' '))"
 server_spec "$server" || die "unknown server '$server' (known: $("$0" --list | tr '\n' ' '))"

@@ -27,10 +27,14 @@ SB_REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export XBAK_WORK
 # XBAK_SERVER: the server every instance runs, and whose tools (mariadb-backup, mbstream, the
 # client) the tests use: mariadb-10.11, the host's (Debian 12), by default; another is run from a
-# Debian root that scripts/server-root.sh makes once (mariadb-11.8: Debian 13's), its wrappers
-# first in PATH. The datadir has the same path inside the root and out.
+# Debian root that scripts/server-root.sh makes once (mariadb-11.8: Debian 13's; mysql-9.7:
+# Debian unstable's), its wrappers first in PATH. The datadir has the same path inside the root
+# and out.
 : "${XBAK_SERVER:=mariadb-10.11}"
 export XBAK_SERVER
+# The server's family: how an instance is initialised and started (mysql-*: mysqld
+# --initialize-insecure, its redo capacity, GTIDs on, no X Protocol port), the rest is shared.
+case "$XBAK_SERVER" in mysql-*) SB_FLAVOR=mysql ;; *) SB_FLAVOR=mariadb ;; esac
 if [ "$XBAK_SERVER" != mariadb-10.11 ]; then
   mkdir -p "$XBAK_WORK"
   _sb_root_bin=$("$SB_REPO_ROOT/scripts/server-root.sh" "$XBAK_SERVER") ||
@@ -129,7 +133,7 @@ bind-address=127.0.0.1
 skip-name-resolve
 innodb_file_per_table=1
 innodb_buffer_pool_size=$SB_BUFFER_POOL_SIZE
-innodb_log_file_size=$SB_LOG_FILE_SIZE
+$(_sb_flavor_cnf)
 innodb_flush_log_at_trx_commit=2
 log-bin=$d/binlog/mysql-bin
 server-id=$port
@@ -146,6 +150,18 @@ CNF
     for l in "$@"; do printf '%s\n' "$l"; done
   } > "$d/my.cnf"
 }
+
+_sb_flavor_cnf() { # the [mysqld] lines that differ between the families
+  if [ "$SB_FLAVOR" = mysql ]; then
+    # One redo capacity for the whole #innodb_redo set; GTIDs, as MariaDB always has them; no
+    # X Protocol listener (every instance would want port 33060).
+    printf '%s\n' "innodb_redo_log_capacity=$SB_LOG_FILE_SIZE" gtid_mode=ON enforce_gtid_consistency=ON mysqlx=OFF
+  else
+    printf '%s\n' "innodb_log_file_size=$SB_LOG_FILE_SIZE"
+  fi
+}
+
+_sb_server_prog() { if [ "$SB_FLAVOR" = mysql ]; then echo mysqld; else echo mariadbd; fi; }
 
 _sb_chown() { # DIR... : hand the instance's files to mysql when running as root
   if _sb_is_root; then chown -R mysql:mysql "$@"; fi
@@ -198,10 +214,17 @@ sb_init() {
   _sb_write_cnf "$name" "$port" "$d/data" "$@" || return
   _sb_chown "$d/data" "$d/run" "$d/binlog"
   t0=$(_sb_now)
-  local args=(--defaults-file="$d/my.cnf" --skip-test-db)
-  if _sb_is_root; then args+=(--user=mysql); else args+=(--auth-root-socket-user="$(id -un)"); fi
-  if ! mariadb-install-db "${args[@]}" > "$d/run/install-db.log" 2>&1; then
-    _sb_err "mariadb-install-db for '$name' failed (full output: $d/run/install-db.log); server log:"
+  local args=(--defaults-file="$d/my.cnf") init=(mariadb-install-db)
+  if [ "$SB_FLAVOR" = mysql ]; then
+    # root@localhost without a password, as mariadb-install-db's unix_socket root is for root.
+    init=(mysqld) args+=(--initialize-insecure)
+    if _sb_is_root; then args+=(--user=mysql); fi
+  else
+    args+=(--skip-test-db)
+    if _sb_is_root; then args+=(--user=mysql); else args+=(--auth-root-socket-user="$(id -un)"); fi
+  fi
+  if ! "${init[@]}" "${args[@]}" > "$d/run/install-db.log" 2>&1; then
+    _sb_err "${init[*]} ${args[*]:1} for '$name' failed (full output: $d/run/install-db.log); server log:"
     tail -n 15 "$d/run/error.log" >&2 2> /dev/null || head -n 5 "$d/run/install-db.log" >&2
     return 1
   fi
@@ -250,7 +273,7 @@ sb_start() {
   # trap shuts it down cleanly. -w keeps the launcher's pid alive for as long as the server runs.
   (
     ulimit -n "$(_sb_open_files_limit)" 2>/dev/null || true
-    exec setsid -w mariadbd --defaults-file="$cnf" < /dev/null >> "$d/run/stdout.log" 2>&1
+    exec setsid -w "$(_sb_server_prog)" --defaults-file="$cnf" < /dev/null >> "$d/run/stdout.log" 2>&1
   ) &
   lpid=$!
   echo "$lpid" > "$d/run/launcher.pid"
@@ -267,7 +290,7 @@ sb_start() {
     _sb_err "$name did not answer within ${SB_START_TIMEOUT}s; stopping it"
     sb_stop "$name" >&2 || true
   else
-    _sb_err "mariadbd for $name exited during startup"
+    _sb_err "$(_sb_server_prog) for $name exited during startup"
   fi
   echo "----- $errlog (new lines, last 30) -----" >&2
   tail -n +"$((mark + 1))" "$errlog" 2> /dev/null | tail -n 30 >&2 || true
