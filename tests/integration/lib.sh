@@ -40,8 +40,9 @@ export XBAK_WORK="$TEST_WORK"
 # shellcheck source=../../scripts/lib/sandbox.sh
 . "$XBAK_SRC/scripts/lib/sandbox.sh"
 # The prefix of the metadata files xbak (and the server's own tool) write for XBAK_SERVER's version
-# (src/backupdir/server.cc): xtrabackup_* up to MariaDB 11.0, mariadb_backup_* from 11.1.
-case "$XBAK_SERVER" in mariadb-10.* | mariadb-11.0) META=xtrabackup_ ;; *) META=mariadb_backup_ ;; esac
+# (src/backupdir/server.cc): xtrabackup_* up to MariaDB 11.0 and for MySQL (XtraBackup's names),
+# mariadb_backup_* from MariaDB 11.1.
+case "$XBAK_SERVER" in mariadb-10.* | mariadb-11.0 | mysql-*) META=xtrabackup_ ;; *) META=mariadb_backup_ ;; esac
 export META
 
 # A previous run that was killed may have left servers behind in this test's work dir.
