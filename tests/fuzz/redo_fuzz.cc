@@ -10,6 +10,7 @@
 
 #include "xbak/innodb/crypt_data.h"
 #include "xbak/innodb/log_crypt.h"
+#include "xbak/innodb/mysql_redo.h"
 #include "xbak/innodb/redo_log.h"
 #include "xbak/util/endian.h"
 
@@ -82,6 +83,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 0 && DecodeRecordLength(buf.data(), buf.size(), &f) == DecodeResult::kOk &&
       f.header_length > 6) {
     std::abort();
+  }
+  // The same bytes as a MySQL redo file (#ib_redoN): header, slots, blocks.
+  namespace my = xbak::innodb::mysql_redo;
+  if (buf.size() >= my::kFileHeaderSize) {
+    auto h = my::ParseFileHeader(buf.data(), "fuzz");
+    if (h.ok() && (h->start_lsn % my::kBlockSize != 0 || h->creator.size() >= 32)) std::abort();
+    for (size_t slot : {my::kCheckpoint1, my::kCheckpoint2}) {
+      auto c = my::ParseCheckpoint(buf.data() + slot);
+      if (c && *c < my::kStartLsn) std::abort();
+    }
+    const uint64_t start = h.ok() ? h->start_lsn : my::kStartLsn;
+    for (size_t off = my::kFileHeaderSize; off + my::kBlockSize <= buf.size(); off += my::kBlockSize) {
+      const uint64_t lsn = start + (off - my::kFileHeaderSize);
+      (void)my::CheckBlock(buf.data() + off, lsn);
+      if (my::ParseBlockHeader(buf.data() + off).data_len > 0x7FFF) std::abort();
+    }
   }
   return 0;
 }
