@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "xbak/util/crc32c.h"
@@ -282,10 +283,52 @@ PageCheck CheckNonFullPlain(const uint8_t* page, const SpaceFlags& flags, int de
 }  // namespace
 
 // ---- Flags -------------------------------------------------------------------
+namespace {
+// Bits 0..9, which both servers encode alike: the page sizes, and the row
+// format bits those depend on (into `f`).
+Status DecodeSizeBits(uint32_t raw, SpaceFlags& f, const std::function<Status(const std::string&)>& bad) {
+  if ((raw & 0x21) == 0x20) return bad("ATOMIC_BLOBS set without POST_ANTELOPE");
+  const uint32_t ssize = (raw >> 6) & 0xF;
+  if (ssize == 1 || ssize == 2 || ssize == 5 || ssize > 7) {
+    return bad("page size code " + std::to_string(ssize) + " (16k must be encoded as 0)");
+  }
+  f.logical_size = ssize == 0 ? 16384 : 512u << ssize;
+  const uint32_t zssize = (raw >> 1) & 0xF;
+  f.physical_size = f.logical_size;
+  if (zssize != 0) {
+    if (zssize > (ssize ? ssize : 5) || zssize > 5) {
+      return bad("ROW_FORMAT=COMPRESSED page size code " + std::to_string(zssize) +
+                 " is larger than the page");
+    }
+    if ((raw & 0x21) != 0x21) return bad("ROW_FORMAT=COMPRESSED needs POST_ANTELOPE and ATOMIC_BLOBS");
+    f.physical_size = f.zip_size = 512u << zssize;
+  }
+  return Status::Ok();
+}
+
+Status BadFlags(uint32_t raw, const std::string& why) {
+  return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + util::Hex32(raw) + ": " + why);
+}
+}  // namespace
+
+Result<SpaceFlags> DecodeMysqlSpaceFlags(uint32_t raw) {
+  auto bad = [raw](const std::string& why) { return BadFlags(raw, why); };
+  if (raw >> 15) return bad("bits above 14 are set (not a MySQL 8.0+ tablespace)");
+  SpaceFlags f;
+  f.raw = raw;
+  XBAK_RETURN_IF_ERROR(DecodeSizeBits(raw, f, bad));
+  f.mysql_shared = (raw >> 11) & 1;
+  f.mysql_encrypted = (raw >> 13) & 1;
+  f.mysql_sdi = (raw >> 14) & 1;
+  return f;
+}
+
+Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw, Dialect d) {
+  return d == Dialect::kMySQL ? DecodeMysqlSpaceFlags(raw) : DecodeSpaceFlags(raw);
+}
+
 Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
-  auto bad = [raw](const std::string& why) {
-    return Error(ErrorCode::kCorrupt, "invalid tablespace flags " + util::Hex32(raw) + ": " + why);
-  };
+  auto bad = [raw](const std::string& why) { return BadFlags(raw, why); };
   SpaceFlags f;
   f.raw = raw;
   if (raw & 0x10) {  // full_crc32 marker
@@ -305,30 +348,15 @@ Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw) {
   // Older encoding: bit 0 POST_ANTELOPE, 1..4 ZIP_SSIZE, 5 ATOMIC_BLOBS,
   // 6..9 PAGE_SSIZE, 10..15 reserved, 16 PAGE_COMPRESSION.
   if (raw >> 17) return bad("bits above 16 are set (memory-only or unknown flags)");
-  if ((raw & 0x21) == 0x20) return bad("ATOMIC_BLOBS set without POST_ANTELOPE");
   if (((raw >> 10) & 0x3F) & ~1u) {
-    return bad("reserved bits 11..15 set (the buggy MariaDB 10.1.0-10.1.20 layout?)");
+    return bad("reserved bits 11..15 set (the buggy MariaDB 10.1.0-10.1.20 layout, or a MySQL tablespace?)");
   }
-  const uint32_t ssize = (raw >> 6) & 0xF;
-  if (ssize == 1 || ssize == 2 || ssize == 5 || ssize > 7) {
-    return bad("page size code " + std::to_string(ssize) + " (16k must be encoded as 0)");
-  }
-  f.logical_size = ssize == 0 ? 16384 : 512u << ssize;
-  const uint32_t zssize = (raw >> 1) & 0xF;
-  f.physical_size = f.logical_size;
-  if (zssize != 0) {
-    if (zssize > (ssize ? ssize : 5) || zssize > 5) {
-      return bad("ROW_FORMAT=COMPRESSED page size code " + std::to_string(zssize) +
-                 " is larger than the page");
-    }
-    if ((raw & 0x21) != 0x21) return bad("ROW_FORMAT=COMPRESSED needs POST_ANTELOPE and ATOMIC_BLOBS");
-    f.physical_size = f.zip_size = 512u << zssize;
-  }
+  XBAK_RETURN_IF_ERROR(DecodeSizeBits(raw, f, bad));
   f.page_compressed = (raw >> 16) & 1;
   return f;
 }
 
-Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len) {
+Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len, Dialect d) {
   if (page0 == nullptr || len < kFspHeaderEnd) {
     return Error(ErrorCode::kCorrupt,
                  "page 0 is only " + std::to_string(len) + " bytes, too short for an FSP header");
@@ -343,7 +371,7 @@ Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len) {
                                           std::to_string(PageSpaceId(page0)) + ", FSP header says " +
                                           std::to_string(h.space_id));
   }
-  auto flags = DecodeSpaceFlags(util::LoadBE32(page0 + kFspSpaceFlags));
+  auto flags = DecodeSpaceFlags(util::LoadBE32(page0 + kFspSpaceFlags), d);
   if (!flags.ok()) return flags.status();
   h.flags = flags.value();
   h.size_in_pages = util::LoadBE32(page0 + kFspSize);

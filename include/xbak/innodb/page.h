@@ -84,6 +84,12 @@ inline constexpr uint32_t kCompressionBzip2 = 5;
 inline constexpr uint32_t kCompressionSnappy = 6;
 
 // ---- Space flags -----------------------------------------------------------
+// Whose tablespaces: MariaDB's and MySQL's page 0 flags agree on bits 0..9
+// (POST_ANTELOPE, ZIP_SSIZE, ATOMIC_BLOBS, PAGE_SSIZE) and mean different
+// things above (MariaDB: full_crc32, PAGE_COMPRESSION; MySQL: DATA_DIR,
+// SHARED, TEMPORARY, ENCRYPTION, SDI).
+enum class Dialect { kMariaDB, kMySQL };
+
 struct SpaceFlags {
   uint32_t raw = 0;
   bool full_crc32 = false;
@@ -92,6 +98,11 @@ struct SpaceFlags {
   uint32_t zip_size = 0;       // ROW_FORMAT=COMPRESSED: KEY_BLOCK_SIZE in bytes; 0 otherwise
   bool page_compressed = false;
   uint32_t compression_algo = 0;  // full_crc32 only (kCompression*); 0 otherwise
+  // MySQL only: a general tablespace (CREATE TABLESPACE), encrypted with a
+  // keyring's key (ENCRYPTION='Y'), holding dictionary copies (SDI pages).
+  bool mysql_shared = false;
+  bool mysql_encrypted = false;
+  bool mysql_sdi = false;
   // ROW_FORMAT=COMPRESSED. Not "physical_size != logical_size": with
   // innodb_page_size=4k and KEY_BLOCK_SIZE=4 (or 8k and 8) the compressed
   // pages are as large as the logical ones, and still have no trailer.
@@ -103,6 +114,12 @@ struct SpaceFlags {
 // the server refuses (bad sizes, reserved bits, the buggy MariaDB 10.1.0-10.1.20
 // layout) are kCorrupt.
 Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw);
+// MySQL's FSP_SPACE_FLAGS (8.0 and later): bits 0..9 as the older encoding
+// above, 10 DATA_DIR, 11 SHARED, 12 TEMPORARY, 13 ENCRYPTION, 14 SDI, the rest
+// zero. Never full_crc32 (MySQL has no such format) nor page_compressed (its
+// page compression is marked on each page, not in the flags).
+Result<SpaceFlags> DecodeMysqlSpaceFlags(uint32_t raw);
+Result<SpaceFlags> DecodeSpaceFlags(uint32_t raw, Dialect d);
 
 struct SpaceHeader {
   uint32_t space_id = 0;
@@ -114,7 +131,7 @@ struct SpaceHeader {
 // Parses the FSP header of page 0 (len >= kFspHeaderEnd). Checks that the page
 // says it is page 0, that FIL_PAGE_SPACE_ID equals FSP_SPACE_ID, and the flags.
 // It does not verify the checksum: run CheckPage on page 0 for that.
-Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len);
+Result<SpaceHeader> ParseSpaceHeader(const uint8_t* page0, size_t len, Dialect d = Dialect::kMariaDB);
 
 // ---- Field access ------------------------------------------------------------
 bool IsAllZero(const uint8_t* p, size_t n);
