@@ -107,7 +107,8 @@ if [ "$unit_only" != 1 ] && [ "${passes[*]}" != arm64 ] && [ "${passes[*]}" != f
   # MySQL 9.7 in a Debian unstable root for t_mysql: made once (about 2 minutes and 1), then cached.
   banner "server roots (MariaDB 11.8, MySQL 9.7)"
   scripts/server-root.sh "${other_server:-mariadb-11.8}"
-  scripts/server-root.sh mysql-9.7
+  # Without it (Debian's unstable suite between two MySQL uploads), t_mysql fails by itself.
+  scripts/server-root.sh mysql-9.7 || echo "WARNING: no MySQL 9.7 root; t_mysql will fail" >&2
 fi
 
 run_pass() { # NAME

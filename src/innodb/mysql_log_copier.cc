@@ -32,6 +32,38 @@ std::vector<uint8_t> MakeMysqlBackupLogHeader(const mr::FileHeader& live, uint64
   return out;
 }
 
+Result<uint64_t> MakeMysqlRecoveryLog(const std::string& path) {
+  XBAK_ASSIGN_OR_RETURN(util::File f, util::File::OpenWrite(path));
+  XBAK_ASSIGN_OR_RETURN(uint64_t size, f.Size());
+  std::vector<uint8_t> head(mr::kFileHeaderSize + kBlock);
+  XBAK_ASSIGN_OR_RETURN(size_t n, f.PRead(head.data(), head.size(), 0));
+  if (n < head.size() || size % kBlock != 0) {
+    return Error(ErrorCode::kCorrupt,
+                 path + ": " + std::to_string(size) +
+                     " bytes, not a backup's redo log (a 2048-byte header and 512-byte blocks)");
+  }
+  XBAK_ASSIGN_OR_RETURN(mr::FileHeader h, mr::ParseFileHeader(head.data(), path));
+  const auto c1 = mr::ParseCheckpoint(head.data() + mr::kCheckpoint1);
+  const auto c2 = mr::ParseCheckpoint(head.data() + mr::kCheckpoint2);
+  if (!c1 && !c2) return Error(ErrorCode::kCorrupt, path + ": no valid checkpoint in its header");
+  const uint64_t cp = std::max(c1.value_or(0), c2.value_or(0));
+  const uint64_t first = cp - cp % kBlock;
+  if (mr::CheckBlock(head.data() + mr::kFileHeaderSize, first) != mr::BlockState::kOk) {
+    return Error(ErrorCode::kCorrupt,
+                 path + ": its first block is not the block of its checkpoint (" + Lsn(cp) + ")");
+  }
+  h.start_lsn = first;
+  h.flags = 0;
+  const std::vector<uint8_t> header = MakeMysqlBackupLogHeader(h, cp, h.creator);
+  XBAK_RETURN_IF_ERROR(f.PWrite(header.data(), header.size(), 0));
+  constexpr uint64_t kUnit = 64 << 10, kMin = 1 << 20;
+  const uint64_t want = std::max(kMin, (size + kUnit - 1) / kUnit * kUnit);
+  if (want > size) XBAK_RETURN_IF_ERROR(f.Truncate(want));
+  XBAK_RETURN_IF_ERROR(f.Sync());
+  XBAK_RETURN_IF_ERROR(f.Close());
+  return cp;
+}
+
 MysqlLogCopier::MysqlLogCopier(Options o, uint64_t checkpoint_lsn, mr::FileHeader header)
     : o_(std::move(o)),
       checkpoint_lsn_(checkpoint_lsn),
@@ -85,13 +117,15 @@ void MysqlLogCopier::Hold() { hold_.store(true, std::memory_order_seq_cst); }
 
 void MysqlLogCopier::Run() {
   Status st = CopyLoop();
+  bool failed = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     ended_ = true;
-    if (!st.ok() && !stop_) error_ = st;
+    failed = !st.ok() && !stop_;  // an error met while being stopped is not the backup's
+    if (failed) error_ = st;
   }
   cv_.notify_all();
-  if (!st.ok() && o_.on_failure) o_.on_failure();
+  if (failed && o_.on_failure) o_.on_failure();
 }
 
 Status MysqlLogCopier::CopyLoop() {
@@ -103,6 +137,7 @@ Status MysqlLogCopier::CopyLoop() {
     }
     XBAK_ASSIGN_OR_RETURN(size_t taken, CopyOnce(buf));
     if (taken > 0) {
+      { std::lock_guard<std::mutex> l(mu_); }  // a waiter between its check and its wait sees this
       cv_.notify_all();
       continue;  // more may be there now
     }
@@ -113,10 +148,11 @@ Status MysqlLogCopier::CopyLoop() {
 
 Result<size_t> MysqlLogCopier::CopyOnce(std::vector<uint8_t>& buf) {
   const uint64_t lsn = copied_lsn();
-  XBAK_ASSIGN_OR_RETURN(const mr::RedoFile* f, FileFor(lsn));
-  if (f == nullptr) return size_t{0};  // the next file is not there yet
+  XBAK_ASSIGN_OR_RETURN(const mr::RedoFile* found, FileFor(lsn));
+  if (found == nullptr) return size_t{0};  // the next file is not there yet
+  const std::string path = found->path;    // by value: ReadBlocks may list the files again
   const size_t n =
-      static_cast<size_t>(std::min<uint64_t>(buf.size() / kBlock, (f->end_lsn() - lsn) / kBlock));
+      static_cast<size_t>(std::min<uint64_t>(buf.size() / kBlock, (found->end_lsn() - lsn) / kBlock));
   XBAK_RETURN_IF_ERROR(ReadBlocks(lsn, buf.data(), n));
   size_t taken = 0;
   for (; taken < n; taken++) {
@@ -124,7 +160,7 @@ Result<size_t> MysqlLogCopier::CopyOnce(std::vector<uint8_t>& buf) {
     const uint64_t at = lsn + taken * kBlock;
     const mr::BlockState st = mr::CheckBlock(b, at);
     if (st == mr::BlockState::kNewer) {
-      return Error(ErrorCode::kIo, "the redo log block of " + Lsn(at) + " in " + f->path +
+      return Error(ErrorCode::kIo, "the redo log block of " + Lsn(at) + " in " + path +
                                        " now holds a later one: the server reused the file before it was "
                                        "copied (the copy fell behind the server's redo writes)");
     }
@@ -220,16 +256,27 @@ Status MysqlLogCopier::Finish(uint64_t lsn, std::chrono::milliseconds stall_time
   const size_t keep = static_cast<size_t>(block_lsn - held_from);
   if (keep > 0) XBAK_RETURN_IF_ERROR(writer_(held_.data(), keep));
   if (lsn == block_lsn) return Status::Ok();
-  std::vector<uint8_t> last(kBlock);
-  if (held_.size() >= keep + kBlock) {
-    std::memcpy(last.data(), held_.data() + keep, kBlock);
-  } else {
-    XBAK_RETURN_IF_ERROR(ReadBlocks(block_lsn, last.data(), 1));
-  }
-  const mr::BlockHeader h = mr::ParseBlockHeader(last.data());
   const size_t cut = static_cast<size_t>(lsn - block_lsn);
-  if (mr::CheckBlock(last.data(), block_lsn) != mr::BlockState::kOk || h.data_len < cut) {
-    return Error(ErrorCode::kCorrupt, "the redo log block holding " + Lsn(lsn) + " was not written that far");
+  // The log ends where this block's records would start: the blocks before it are the whole log.
+  if (cut <= mr::kBlockHeaderSize) return Status::Ok();
+  std::vector<uint8_t> last(kBlock);
+  mr::BlockHeader h;
+  // The server may not have written its log buffer that far yet: read again until it has.
+  for (auto since = std::chrono::steady_clock::now();;) {
+    if (held_.size() >= keep + kBlock) {
+      std::memcpy(last.data(), held_.data() + keep, kBlock);
+    } else {
+      XBAK_RETURN_IF_ERROR(ReadBlocks(block_lsn, last.data(), 1));
+    }
+    h = mr::ParseBlockHeader(last.data());
+    const mr::BlockState st = mr::CheckBlock(last.data(), block_lsn);
+    if (st == mr::BlockState::kOk && h.data_len >= cut) break;
+    if (st == mr::BlockState::kNewer || std::chrono::steady_clock::now() - since > stall_timeout) {
+      return Error(ErrorCode::kTimeout, "the redo log block holding " + Lsn(lsn) +
+                                            " was not written that far within " +
+                                            std::to_string(stall_timeout.count()) + " ms");
+    }
+    std::this_thread::sleep_for(o_.poll_interval);
   }
   // Cut at lsn: nothing after it for recovery to apply. An mtr group that
   // would start past the cut does not start in this block any more.

@@ -138,7 +138,9 @@ Result<innodb::SpaceHeader> ReadPage0(const std::string& path, uint32_t page_siz
   auto h = innodb::ParseSpaceHeader(p.data(), p.size());
   if (!h.ok()) return h.status().With(path + " page 0");
   if (special) {
-    *special = h->flags.page_compressed || h->flags.logical_size != page_size ||
+    // Pages larger than the ones read (a damaged header, another server's file): not looked into.
+    const bool fits = h->flags.physical_size <= page_size;
+    *special = !fits || h->flags.page_compressed || h->flags.logical_size != page_size ||
                innodb::ReadCryptData(p.data(), h->flags).has_value();
   }
   return h;
@@ -202,6 +204,11 @@ Status ValidateDelta(DeltaJob& j, const std::string& base_path, bool base_exists
       if (no == 0) {
         auto h = innodb::ParseSpaceHeader(page, ps);
         if (!h.ok()) return h.status().With(j.delta + ": page 0");
+        if (h->flags.physical_size != ps) {  // before anything reads the page at its flags' size
+          return Error(ErrorCode::kCorrupt,
+                       j.delta + ": page 0 says " + std::to_string(h->flags.physical_size) +
+                           "-byte pages but the .meta says page_size " + std::to_string(ps));
+        }
         if (h->space_id != j.meta.space_id) {
           return Error(ErrorCode::kCorrupt, j.delta + ": page 0 says space id " +
                                                 std::to_string(h->space_id) + " but the .meta says " +

@@ -51,6 +51,18 @@ namespace xbak::innodb {
 std::vector<uint8_t> MakeMysqlBackupLogHeader(const mysql_redo::FileHeader& live, uint64_t checkpoint_lsn,
                                               const std::string& creator);
 
+// Turns a backup's xtrabackup_logfile (MakeMysqlBackupLogHeader and the
+// copied blocks) at `path` into the one redo file MySQL recovers the backup
+// from, in place: its header's start LSN set to its first block's (the
+// checkpoint's block), both checkpoint slots at the checkpoint, the file
+// padded with zeros (a block of zeros ends recovery) to a multiple of 64 KiB
+// and at least 1 MiB, the smallest file the server accepts being 64 KiB. The
+// caller renames it to #innodb_redo/#ib_redo0 (verified with mysqld 9.7.4:
+// recovery from it equals the server's own crash recovery). Returns the
+// checkpoint LSN; kCorrupt naming `path` when its header or first block is not
+// a backup log's.
+Result<uint64_t> MakeMysqlRecoveryLog(const std::string& path);
+
 class MysqlLogCopier {
  public:
   struct Options {

@@ -123,6 +123,44 @@ TEST(MysqlLogCopier, CopiesAcrossFilesAndEndsAtTheConsistentLsn) {
   EXPECT_EQ(last[200], 0);
 }
 
+// The consistent LSN may be ahead of what the server wrote to its files when
+// Finish is called: the block holding it is read again until it is there.
+// An LSN right after a block's header ends the log at that block.
+TEST(MysqlLogCopier, FinishWaitsForTheLastBlockToBeWrittenThatFar) {
+  TempDir t;
+  Redo r(t.path());
+  r.Create(1, kFirst, kFirst + 100);
+  r.Write(1, kFirst, kFirst);
+  r.Write(1, kFirst, kFirst + 512, 40);  // 40 bytes so far; the LSN wanted is 300 in
+  auto c = MysqlLogCopier::Open(Opts(t.path()));
+  ASSERT_TRUE(c.ok());
+  Sink out;
+  ASSERT_TRUE((*c)->Start(out.writer()).ok());
+  (*c)->Hold();
+  std::thread server([&] {
+    std::this_thread::sleep_for(50ms);
+    r.Write(1, kFirst, kFirst + 512, 350);
+  });
+  Status st = (*c)->Finish(kFirst + 512 + 300, 5s);
+  server.join();
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(out.bytes.size(), 1024u);
+  EXPECT_EQ(mr::ParseBlockHeader(out.bytes.data() + 512).data_len, 300u);
+
+  TempDir t2;
+  Redo r2(t2.path());
+  r2.Create(1, kFirst, kFirst + 100);
+  r2.Write(1, kFirst, kFirst);
+  auto d = MysqlLogCopier::Open(Opts(t2.path()));
+  ASSERT_TRUE(d.ok());
+  Sink out2;
+  ASSERT_TRUE((*d)->Start(out2.writer()).ok());
+  (*d)->Hold();
+  st = (*d)->Finish(kFirst + 512 + mr::kBlockHeaderSize, 1s);  // the next block is not written at all
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(out2.bytes.size(), 512u);
+}
+
 TEST(MysqlLogCopier, AFileReusedBeforeItWasCopiedFailsTheCopy) {
   TempDir t;
   Redo r(t.path());
@@ -196,6 +234,45 @@ TEST(MysqlLogCopier, TheBackupLogHeaderNamesItsCreatorAndCheckpoint) {
   EXPECT_FALSE(p->full());
   EXPECT_EQ(mr::ParseCheckpoint(h.data() + mr::kCheckpoint1), std::optional<uint64_t>(kFirst + 700));
   EXPECT_EQ(mr::ParseCheckpoint(h.data() + mr::kCheckpoint2), std::optional<uint64_t>(kFirst + 700));
+}
+
+// The backup log becomes the one redo file recovery reads: its start LSN the
+// checkpoint's block, the blocks as copied, zeros after them.
+TEST(MysqlLogCopier, TheBackupLogBecomesTheRecoveryFile) {
+  TempDir t;
+  const uint64_t cp = kFirst + 5 * 512 + 77, first = kFirst + 5 * 512;
+  mr::FileHeader live{mr::kFormat8030, 7, kFirst, "MySQL 9.7.4", 0};
+  std::vector<uint8_t> log = MakeMysqlBackupLogHeader(live, cp, "xbak 1.0");
+  for (uint64_t i = 0; i < 7; i++) {
+    auto b = Block(first + i * 512, i == 6 ? 100 : 512);
+    log.insert(log.end(), b.begin(), b.end());
+  }
+  const std::string path = t.path() + "/xtrabackup_logfile";
+  ASSERT_TRUE(util::WriteFileAtomic(path, std::string(log.begin(), log.end())).ok());
+  auto got = MakeMysqlRecoveryLog(path);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, cp);
+  auto s = util::ReadSmallFile(path);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), size_t{1} << 20);
+  const auto* d = reinterpret_cast<const uint8_t*>(s->data());
+  auto h = mr::ParseFileHeader(d, path);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->start_lsn, first);
+  EXPECT_EQ(mr::ParseCheckpoint(d + mr::kCheckpoint1), std::optional<uint64_t>(cp));
+  EXPECT_EQ(mr::ParseCheckpoint(d + mr::kCheckpoint2), std::optional<uint64_t>(cp));
+  EXPECT_EQ(std::string(s->begin() + mr::kFileHeaderSize, s->begin() + log.size()),
+            std::string(log.begin() + mr::kFileHeaderSize, log.end()));
+  EXPECT_EQ(s->find_first_not_of('\0', log.size()), std::string::npos);
+  // A log whose first block is not its checkpoint's: refused, named.
+  std::vector<uint8_t> bad = MakeMysqlBackupLogHeader(live, cp + 512, "xbak 1.0");
+  auto b = Block(first);
+  bad.insert(bad.end(), b.begin(), b.end());
+  ASSERT_TRUE(util::WriteFileAtomic(path, std::string(bad.begin(), bad.end())).ok());
+  got = MakeMysqlRecoveryLog(path);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("is not the block of its checkpoint"), std::string::npos)
+      << got.status().message();
 }
 
 }  // namespace
