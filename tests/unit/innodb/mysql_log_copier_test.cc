@@ -15,7 +15,8 @@
 #include "xbak/util/endian.h"
 #include "xbak/util/file.h"
 
-namespace xbak::innodb {
+// A namespace of its own: the unity build compiles this with the layer's other tests.
+namespace xbak::innodb::mysql_log_copier_test {
 namespace {
 
 namespace mr = mysql_redo;
@@ -276,4 +277,4 @@ TEST(MysqlLogCopier, TheBackupLogBecomesTheRecoveryFile) {
 }
 
 }  // namespace
-}  // namespace xbak::innodb
+}  // namespace xbak::innodb::mysql_log_copier_test

@@ -9,7 +9,8 @@
 #include "xbak/innodb/page.h"
 #include "xbak/util/file.h"
 
-namespace xbak::innodb {
+// A namespace of its own: the unity build compiles this with the layer's other tests.
+namespace xbak::innodb::mysql_page_test {
 namespace {
 
 std::vector<uint8_t> ReadPage(const std::string& name) {
@@ -77,4 +78,4 @@ TEST(MysqlPage, RealPagesParseAndPassTheirChecksums) {
 }
 
 }  // namespace
-}  // namespace xbak::innodb
+}  // namespace xbak::innodb::mysql_page_test
