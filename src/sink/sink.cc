@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "xbak/util/sparse.h"
+
 namespace xbak::sink {
 namespace {
 
@@ -20,12 +22,9 @@ class SinkRef : public Sink {
 }  // namespace
 
 Status SinkFile::WriteZeros(uint64_t n) {
-  // Read-only zeros, shared: no memory written for them.
-  static constexpr size_t kZeroBytes = 64 << 10;
-  static const uint8_t kZeros[kZeroBytes] = {};
   while (n > 0) {
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(n, kZeroBytes));
-    XBAK_RETURN_IF_ERROR(Write(kZeros, take));
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(n, util::kZeroBlockLen));
+    XBAK_RETURN_IF_ERROR(Write(util::ZeroBlock(), take));
     n -= take;
   }
   return Status::Ok();

@@ -35,7 +35,7 @@ class Output {
   // Same for a whole buffer, which the output may take over instead of
   // copying; *buf is left empty either way.
   virtual Status Payload(const std::string& path, uint64_t offset, std::vector<uint8_t>* buf) = 0;
-  // n (<= kXbstreamZeroBlockLen) zero bytes of `path` at `offset`, from the
+  // n (<= util::kZeroBlockLen) zero bytes of `path` at `offset`, from the
   // shared zero block: neither copied nor summed.
   virtual Status Zeros(const std::string& path, uint64_t offset, size_t n) = 0;
   virtual Status Eof(const std::string& path) = 0;
@@ -62,7 +62,7 @@ class DirectOutput : public Output {
     return st;
   }
   Status Zeros(const std::string& path, uint64_t offset, size_t n) override {
-    return writer_.WritePayload(path, offset, stream::XbstreamZeroBlock(), n, stream::XbstreamZerosCrc32(n));
+    return writer_.WritePayload(path, offset, util::ZeroBlock(), n, stream::XbstreamZerosCrc32(n));
   }
   Status Eof(const std::string& path) override { return writer_.WriteEof(path); }
   Status Drain() override { return Status::Ok(); }
@@ -230,8 +230,7 @@ class QueuedOutput : public Output {
     iovec iov[2];
     iov[0].iov_base = const_cast<char*>(item.header.data());
     iov[0].iov_len = item.header.size();
-    iov[1].iov_base =
-        const_cast<uint8_t*>(item.zeros > 0 ? stream::XbstreamZeroBlock() : item.payload.data());
+    iov[1].iov_base = const_cast<uint8_t*>(item.zeros > 0 ? util::ZeroBlock() : item.payload.data());
     iov[1].iov_len = item.zeros > 0 ? item.zeros : item.payload.size();
     iovec* cur = iov;
     int iovcnt = iov[1].iov_len == 0 ? 1 : 2;
@@ -323,7 +322,7 @@ class XbstreamFile : public SinkFile {
     }
     XBAK_RETURN_IF_ERROR(FlushLocked());
     while (n > 0) {
-      const size_t len = static_cast<size_t>(std::min<uint64_t>(n, stream::kXbstreamZeroBlockLen));
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(n, util::kZeroBlockLen));
       XBAK_RETURN_IF_ERROR(out_.Zeros(path_, offset_, len));
       offset_ += len;
       n -= len;

@@ -10,14 +10,9 @@ namespace xbak::stream {
 
 uint32_t XbstreamCrc32(const void* data, size_t n) { return util::crc32::Value(data, n); }
 
-const uint8_t* XbstreamZeroBlock() {
-  static const uint8_t kZeros[kXbstreamZeroBlockLen] = {};
-  return kZeros;
-}
-
 uint32_t XbstreamZerosCrc32(size_t n) {
-  static const uint32_t kBlockCrc = XbstreamCrc32(XbstreamZeroBlock(), kXbstreamZeroBlockLen);
-  return n == kXbstreamZeroBlockLen ? kBlockCrc : XbstreamCrc32(XbstreamZeroBlock(), n);
+  static const uint32_t kBlockCrc = XbstreamCrc32(util::ZeroBlock(), util::kZeroBlockLen);
+  return n == util::kZeroBlockLen ? kBlockCrc : XbstreamCrc32(util::ZeroBlock(), n);
 }
 
 namespace {

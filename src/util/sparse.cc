@@ -17,12 +17,14 @@ constexpr size_t kBlock = 4096;
 // server keeps it, never different).
 constexpr uint64_t kHoleGrain = 16384;
 
-bool AllZero(const uint8_t* p) {
-  static constexpr uint8_t kZero[kBlock] = {};
-  return std::memcmp(p, kZero, kBlock) == 0;
-}
+bool AllZero(const uint8_t* p) { return std::memcmp(p, ZeroBlock(), kBlock) == 0; }
 
 }  // namespace
+
+const uint8_t* ZeroBlock() {
+  static const uint8_t kZeros[kZeroBlockLen] = {};
+  return kZeros;
+}
 
 Status WriteSkippingZeroBlocks(const uint8_t* p, size_t n, uint64_t off, const RunWriter& write) {
   // [from, at): data not yet written. Up to the first block boundary of the

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "xbak/util/file.h"
+#include "xbak/util/sparse.h"
 #include "xbak/util/status.h"
 
 namespace xbak::stream {
@@ -85,11 +86,9 @@ uint32_t XbstreamCrc32(const void* data, size_t n);
 
 // Zeros to send as a payload (a tablespace's preallocated space, which the
 // format cannot leave out: mbstream takes a file's chunks in order, each at
-// the offset where the last ended): kXbstreamZeroBlockLen read-only zero
-// bytes, and the CRC-32 of `n` of them, computed once for a whole block.
-inline constexpr size_t kXbstreamZeroBlockLen = size_t{1} << 20;
-const uint8_t* XbstreamZeroBlock();
-uint32_t XbstreamZerosCrc32(size_t n);  // n <= kXbstreamZeroBlockLen
+// the offset where the last ended) come from util::ZeroBlock; the CRC-32 of
+// `n` of them (n <= util::kZeroBlockLen), computed once for a whole block.
+uint32_t XbstreamZerosCrc32(size_t n);
 
 // Header bytes of a payload chunk (everything before the payload).
 std::string EncodePayloadChunkHeader(std::string_view path, uint64_t payload_len, uint64_t offset,

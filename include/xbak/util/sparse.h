@@ -14,6 +14,12 @@
 
 namespace xbak::util {
 
+// kZeroBlockLen read-only zero bytes, shared: what is written or compared for
+// a run of zeros without memory of its own (a stream carries a tablespace's
+// preallocated space as zeros; a block is tested for being all zero).
+inline constexpr size_t kZeroBlockLen = size_t{1} << 20;
+const uint8_t* ZeroBlock();
+
 // Hands `write` the runs of data[0, n), which belong at file offset `offset`,
 // leaving out runs of whole, 4 KiB-aligned (in the file) blocks of zeros that
 // are 16 KiB long or end on a 16 KiB boundary of the file: those
