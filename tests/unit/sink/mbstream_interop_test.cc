@@ -32,6 +32,16 @@ std::map<std::string, std::string> MbstreamSamples() {
   };
 }
 
+// mbstream -x of T/s.xb into T/out: no complaint, and exactly `want` extracted.
+void ExpectMbstreamExtracts(const TempDir& t, const std::map<std::string, std::string>& want) {
+  ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
+  ASSERT_EQ(
+      Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")),
+      0);
+  EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
+  EXPECT_EQ(TreeContents(t / "out"), want);
+}
+
 TEST(MbstreamInterop, MbstreamExtractsOurStream) {
   if (::access(kMbstream, X_OK) != 0) GTEST_SKIP() << kMbstream << " not installed";
   TempDir t;
@@ -62,12 +72,7 @@ TEST(MbstreamInterop, MbstreamExtractsOurStream) {
     for (auto& [path, f] : open) ASSERT_TRUE(f->Close().ok());
     ASSERT_TRUE((*sink)->Flush().ok());
   }
-  ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
-  ASSERT_EQ(
-      Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")),
-      0);
-  EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
-  EXPECT_EQ(TreeContents(t / "out"), files);
+  ExpectMbstreamExtracts(t, files);
 }
 
 // mbstream takes the chunks of zeros a preallocated tablespace is sent as.
@@ -91,12 +96,7 @@ TEST(MbstreamInterop, MbstreamExtractsRunsOfZeros) {
     ASSERT_TRUE((*f)->Close().ok());
     ASSERT_TRUE((*sink)->Flush().ok());
   }
-  ASSERT_EQ(::mkdir((t / "out").c_str(), 0750), 0);
-  ASSERT_EQ(
-      Shell(std::string(kMbstream) + " -x -C " + (t / "out") + " < " + (t / "s.xb") + " 2> " + (t / "err")),
-      0);
-  EXPECT_EQ(testing::ReadFileOrEmpty(t / "err"), "");
-  EXPECT_EQ(TreeContents(t / "out"), (std::map<std::string, std::string>{{"db/t.ibd", want}}));
+  ExpectMbstreamExtracts(t, {{"db/t.ibd", want}});
 }
 
 TEST(MbstreamInterop, WeExtractMbstreamsStream) {
